@@ -1,0 +1,82 @@
+/** Builds the Fastify app from its parts: error handling, the interface description, then each door's routes. */
+import { readFile } from 'node:fs/promises';
+import Fastify, { type FastifyInstance } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { catalogRoutes } from './catalog/routes.js';
+import { ProductSchema, VariantSchema } from './catalog/schemas.js';
+import { ErrorMessage, ErrorSchema, installErrorHandlers, sendError } from './http/errors.js';
+import { metaRoutes, registerOpenApi } from './http/openapi.js';
+import type { Store } from './store.js';
+
+const BODY_LIMIT = 256 * 1024;
+const DEMO_ASSETS = new URL('./catalog/demo-assets/', import.meta.url);
+
+export async function buildApp(store: Store, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ? { level: store.config.logLevel } : false,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    // A request a client sends never ends as an unhandled 5xx from the router or parser.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
+  });
+
+  installErrorHandlers(app);
+  installMethodNotAllowed(app);
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+  });
+
+  app.addSchema(ErrorSchema);
+  app.addSchema(VariantSchema);
+  app.addSchema(ProductSchema);
+  await registerOpenApi(app, store.config.baseUrl);
+
+  catalogRoutes(app, store.catalog);
+  metaRoutes(app, async () => {
+    await store.db.query('select 1');
+  });
+
+  app.get('/assets/demo/:file', { schema: { hide: true } }, async (request, reply) => {
+    const { file } = request.params as { file: string };
+    if (!/^[a-z0-9-]+\.svg$/.test(file)) return sendError(reply, 404, ErrorMessage.notFound, 'No such image.');
+    try {
+      const svg = await readFile(new URL(file, DEMO_ASSETS));
+      return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(svg);
+    } catch {
+      return sendError(reply, 404, ErrorMessage.notFound, 'No such image.');
+    }
+  });
+
+  await app.ready();
+  return app;
+}
+
+/** A path that exists under another method answers 405 with Allow, not 404. */
+function installMethodNotAllowed(app: FastifyInstance): void {
+  const routes = FindMyWay();
+  const methods = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const list = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of list) {
+      if (method === 'HEAD') continue;
+      const known = methods.get(route.url);
+      if (known) known.add(method);
+      else {
+        methods.set(route.url, new Set([method]));
+        routes.on('GET', route.url, () => {}, { url: route.url });
+      }
+    }
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404 === false) return;
+    const path = request.url.split('?')[0] ?? '/';
+    const found = routes.find('GET', path);
+    const allowed = found ? methods.get((found.store as { url: string }).url) : undefined;
+    if (allowed && !allowed.has(request.method)) {
+      const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
+      reply.header('allow', allow);
+      return sendError(reply, 405, ErrorMessage.methodNotAllowed, `${request.method} is not allowed here; use ${allow}.`);
+    }
+  });
+}

@@ -1,0 +1,51 @@
+/** Versioned SQL migrations (migrations/NNN_name.sql), each applied once, in order, in its own transaction. */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Database } from './database.js';
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function loadMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.slice(4, -4),
+      sql: readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8'),
+    }));
+}
+
+/** Applies the migrations not yet applied; returns the names it applied. */
+export async function migrate(db: Database): Promise<string[]> {
+  await db.exec(`create table if not exists schema_migrations (
+    version integer primary key, name text not null, applied_at timestamptz not null default now())`);
+  const applied: string[] = [];
+  for (const migration of loadMigrations()) {
+    const done = await db.transaction(async (tx) => {
+      // Several instances may start at once against one server: one applies, the others wait and skip.
+      await tx.query('lock table schema_migrations in exclusive mode');
+      const rows = await tx.query('select 1 from schema_migrations where version = $1', [migration.version]);
+      if (rows.length > 0) return false;
+      for (const statement of splitStatements(migration.sql)) await tx.query(statement);
+      await tx.query('insert into schema_migrations (version, name) values ($1, $2)', [migration.version, migration.name]);
+      return true;
+    });
+    if (done) applied.push(`${String(migration.version).padStart(3, '0')}_${migration.name}`);
+  }
+  return applied;
+}
+
+/** Splits a migration on statement-ending semicolons; migrations keep to plain DDL (no function bodies). */
+function splitStatements(sql: string): string[] {
+  return sql
+    .replace(/--[^\n]*/g, '')
+    .split(/;\s*(?:\n|$)/)
+    .map((statement) => statement.trim())
+    .filter(Boolean);
+}

@@ -1,0 +1,109 @@
+/**
+ * The interface description (/openapi.json, OpenAPI 3.1, generated from the route schemas) and the scope
+ * metadata (/scopes.json). The security schemes name the spec's scopes; none of them issues a credential.
+ */
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+
+export const SCOPES = [
+  {
+    scope: 'catalog:read',
+    grants: 'Read products, variants, prices and availability; no customer or order data.',
+    credential: 'none',
+    security_scheme: 'publicRead',
+  },
+  {
+    scope: 'cart:write',
+    grants: 'Create and modify one cart; no access to customer or order data.',
+    credential: 'session cookie `cart` only',
+    security_scheme: 'sessionCart',
+  },
+  {
+    scope: 'checkout:write',
+    grants: 'Create and advance a checkout, including shipping address and method.',
+    credential: 'commerce-protocol session',
+    security_scheme: 'ucpSession',
+  },
+  {
+    scope: 'checkout:complete',
+    grants: 'Finalize payment.',
+    credential: "commerce-protocol session plus a human's explicit, contemporaneous approval on this store's approval page",
+    security_scheme: 'ucpSession',
+  },
+] as const;
+
+/** For an operation anyone may call: no credential (`{}`), described as the publicRead scheme's scope. */
+type SecurityRequirement = Record<string, readonly string[]>;
+export const PUBLIC_READ: SecurityRequirement[] = [{}, { publicRead: ['catalog:read'] }];
+export const SESSION_CART: SecurityRequirement[] = [{ sessionCart: ['cart:write'] }];
+
+export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Storefront',
+        version: '1.0.0',
+        description:
+          'Public interface of an online store that sells a drink stick and a capsule: storefront JSON (catalog, search, ' +
+          'recommendations, a session cart) and a commerce-protocol door (UCP over MCP). Money is integer US cents. ' +
+          'Every error is JSON: {status, message, description}.',
+      },
+      servers: [{ url: baseUrl }],
+      tags: [
+        { name: 'catalog', description: 'Products and collections' },
+        { name: 'meta', description: 'Service description and health' },
+      ],
+      components: {
+        securitySchemes: {
+          publicRead: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: 'Scope catalog:read. No credential: send nothing; no key is issued or accepted.',
+          },
+          sessionCart: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'cart',
+            description: 'Scope cart:write. The opaque cart session cookie, set by the store on the first cart request.',
+          },
+          ucpSession: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Mcp-Session-Id',
+            description:
+              'Scopes checkout:write and checkout:complete on the commerce-protocol endpoint. checkout:complete also needs a ' +
+              "human's explicit approval at the moment of payment, given on a page this store serves.",
+          },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
+  });
+}
+
+export function metaRoutes(app: FastifyInstance, isReady: () => Promise<void>): void {
+  app.get(
+    '/openapi.json',
+    { schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ } },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(app.swagger()),
+  );
+  app.get(
+    '/scopes.json',
+    { schema: { operationId: 'getScopes', summary: 'The scopes, what each grants and its credential', tags: ['meta'], security: PUBLIC_READ } },
+    async () => ({ scopes: SCOPES }),
+  );
+  app.get(
+    '/healthz',
+    { schema: { operationId: 'getHealth', summary: 'Liveness and database reachability', tags: ['meta'], security: PUBLIC_READ } },
+    async (_request, reply) => {
+      try {
+        await isReady();
+        return { status: 'ok' };
+      } catch {
+        return reply.code(503).send({ status: 503, message: 'Service unavailable', description: 'The database is not reachable.' });
+      }
+    },
+  );
+}
