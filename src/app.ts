@@ -2,16 +2,25 @@
 import { readFile } from 'node:fs/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import FindMyWay from 'find-my-way';
+import { cartRoutes } from './cart/routes.js';
 import { catalogRoutes } from './catalog/routes.js';
 import { ProductSchema, VariantSchema } from './catalog/schemas.js';
 import { ErrorMessage, ErrorSchema, installErrorHandlers, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
+import { searchRoutes } from './search/routes.js';
 import type { Store } from './store.js';
+import { ucpRoutes } from './ucp/routes.js';
 
 const BODY_LIMIT = 256 * 1024;
 const DEMO_ASSETS = new URL('./catalog/demo-assets/', import.meta.url);
 
-export async function buildApp(store: Store, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export interface AppOptions {
+  logger?: boolean;
+  /** Adds routes before the app is sealed (tests use it to reach the error handler with a crashing route). */
+  extend?: (app: FastifyInstance) => void;
+}
+
+export async function buildApp(store: Store, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ? { level: store.config.logLevel } : false,
     bodyLimit: BODY_LIMIT,
@@ -33,6 +42,10 @@ export async function buildApp(store: Store, options: { logger?: boolean } = {})
   await registerOpenApi(app, store.config.baseUrl);
 
   catalogRoutes(app, store.catalog);
+  // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide.
+  await app.register(searchRoutes, { store });
+  await app.register(cartRoutes, { store });
+  await app.register(ucpRoutes, { store });
   metaRoutes(app, async () => {
     await store.db.query('select 1');
   });
@@ -48,6 +61,7 @@ export async function buildApp(store: Store, options: { logger?: boolean } = {})
     }
   });
 
+  options.extend?.(app);
   await app.ready();
   return app;
 }

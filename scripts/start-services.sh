@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Starts the local PostgreSQL and Redis servers the tests use, when they are installed but not running.
+set -u
+if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+  if command -v pg_ctlcluster >/dev/null 2>&1; then
+    for version in $(ls /etc/postgresql 2>/dev/null); do
+      pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+    done
+  fi
+  for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && break; sleep 1; done
+fi
+if command -v redis-server >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
+fi
+exit 0

@@ -1,0 +1,109 @@
+/**
+ * Test stores on both backends: embedded PGlite (in memory, or in a directory for restart tests) and a
+ * PostgreSQL server (a fresh database per store, dropped on close). Every integration test runs on each.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openPglite, openPostgres, type Database } from '../../src/db/database.js';
+import { openStore, type Store } from '../../src/store.js';
+
+export const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface Backend {
+  name: 'pglite' | 'postgres';
+  /** Opens an empty database; `dir` (PGlite) persists it, `database` (PostgreSQL) reopens an existing one. */
+  open(options?: { dir?: string; database?: string }): Promise<{ db: Database; database?: string }>;
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function databaseUrl(database: string): string {
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+const created: string[] = [];
+
+export const backends: Backend[] = [
+  {
+    name: 'pglite',
+    async open(options = {}) {
+      return { db: await openPglite(options.dir) };
+    },
+  },
+  {
+    name: 'postgres',
+    async open(options = {}) {
+      let database = options.database;
+      if (!database) {
+        database = `sf_test_${randomBytes(6).toString('hex')}`;
+        await adminQuery(`create database ${database}`);
+        created.push(database);
+      }
+      return { db: await openPostgres(databaseUrl(database), 20), database };
+    },
+  },
+];
+
+/** Drops the PostgreSQL databases this test file created (call in an `after` hook). */
+export async function dropTestDatabases(): Promise<void> {
+  while (created.length) {
+    const database = created.pop()!;
+    await adminQuery(`drop database if exists ${database} with (force)`).catch(() => {});
+  }
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ BASE_URL: 'http://store.test', DATA_DIR: 'unused' }), ...overrides };
+}
+
+export interface TestStore {
+  store: Store;
+  app: FastifyInstance;
+  database?: string;
+  close(): Promise<void>;
+}
+
+export async function startTestStore(
+  backend: Backend,
+  options: { seedDemo?: boolean; config?: Partial<Config>; dir?: string; database?: string; app?: AppOptions } = {},
+): Promise<TestStore> {
+  const { db, database } = await backend.open({ dir: options.dir, database: options.database });
+  const store = await openStore(testConfig(options.config), { db, seedDemo: options.seedDemo ?? true });
+  const app = await buildApp(store, options.app);
+  return {
+    store,
+    app,
+    database,
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}
+
+/** GET through the app without a socket; returns status, headers and the parsed JSON body. */
+export async function getJson(app: FastifyInstance, url: string, headers: Record<string, string> = {}) {
+  const response = await app.inject({ method: 'GET', url, headers });
+  return { status: response.statusCode, headers: response.headers, body: parseBody(response.body), raw: response.body };
+}
+
+export function parseBody(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
