@@ -9,6 +9,12 @@ export interface Config {
   databaseUrl: string | undefined;
   logLevel: string;
   cartMaxLineQuantity: number;
+  /** Request-rate limits; RATE_LIMIT=off for load tests or behind a proxy that limits instead. */
+  rateLimit: boolean;
+  /** Hosts (host or host:port) the commerce endpoint accepts in Host/Origin besides BASE_URL's (MCP_ALLOWED_HOSTS, comma-separated). */
+  mcpAllowedHosts: string[];
+  /** Lets agent profiles be fetched over plain http from loopback (UCP_ALLOW_INSECURE_PROFILES=1), for tests only. */
+  allowInsecureProfiles: boolean;
 }
 
 export class ConfigError extends Error {
@@ -26,6 +32,14 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `expected an integer from ${min} to ${max}, got "${raw}"`);
   return value;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, `expected on or off, got "${env[name]}"`);
 }
 
 function absoluteHttpUrl(name: string, raw: string): string {
@@ -56,5 +70,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
   const cartMaxLineQuantity = integer(env, 'CART_MAX_LINE_QUANTITY', 10, 1, 1_000_000);
-  return { port, host, baseUrl, dataDir, databaseUrl, logLevel, cartMaxLineQuantity };
+  const rateLimit = flag(env, 'RATE_LIMIT', true);
+  const mcpAllowedHosts = (env.MCP_ALLOWED_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  const badHost = mcpAllowedHosts.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/.test(h));
+  if (badHost) throw new ConfigError('MCP_ALLOWED_HOSTS', `expected host or host:port entries, got "${badHost}"`);
+  const allowInsecureProfiles = flag(env, 'UCP_ALLOW_INSECURE_PROFILES', false);
+  return {
+    port,
+    host,
+    baseUrl,
+    dataDir,
+    databaseUrl,
+    logLevel,
+    cartMaxLineQuantity,
+    rateLimit,
+    mcpAllowedHosts,
+    allowInsecureProfiles,
+  };
 }
