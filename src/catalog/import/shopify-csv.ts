@@ -1,0 +1,258 @@
+/**
+ * Reads the product CSV that Shopify admin exports (Products → Export) into the CatalogDocument form.
+ * A product spans every row with its Handle: the first carries the product and its first variant,
+ * later rows add variants and/or images. Rows are numbered as a spreadsheet shows them: the header is row 1.
+ */
+import { parse, CsvError } from 'csv-parse/sync';
+import { ImportError, type CatalogDocument, type ProductInput, type VariantInput } from './catalog-document.js';
+
+const OPTIONS = [
+  { name: 'Option1 Name', value: 'Option1 Value' },
+  { name: 'Option2 Name', value: 'Option2 Value' },
+  { name: 'Option3 Name', value: 'Option3 Value' },
+] as const;
+
+type OptionValueColumn = (typeof OPTIONS)[number]['value'];
+type Column =
+  | (typeof OPTIONS)[number]['name']
+  | OptionValueColumn
+  | 'Handle' | 'Title' | 'Body (HTML)' | 'Vendor' | 'Type' | 'Tags' | 'Published' | 'Status'
+  | 'Variant SKU' | 'Variant Grams' | 'Variant Inventory Tracker' | 'Variant Inventory Qty'
+  | 'Variant Inventory Policy' | 'Variant Price' | 'Variant Compare At Price'
+  | 'Variant Requires Shipping' | 'Variant Taxable' | 'Variant Barcode'
+  | 'Image Src' | 'Image Position' | 'Image Alt Text' | 'Variant Image';
+
+const REQUIRED: Column[] = ['Handle', 'Title', 'Variant Price'];
+const HANDLE = /^[a-z0-9-]+$/;
+const MAX_CENTS = 100_000_000;
+const MAX_COUNT = 1_000_000_000;
+const MAX_ITEMS = 250;
+
+class Row {
+  constructor(
+    readonly number: number,
+    private readonly cells: string[],
+    private readonly columns: Map<string, number>,
+  ) {}
+
+  get blank(): boolean {
+    return this.cells.every((cell) => cell.trim() === '');
+  }
+
+  /** The trimmed cell; an optional column the file lacks reads as empty. */
+  get(column: Column, maxLength = 255): string {
+    const index = this.columns.get(column.toLowerCase());
+    const value = (index === undefined ? '' : (this.cells[index] ?? '')).trim();
+    if (value.length > maxLength) {
+      throw this.error(column, `expected at most ${maxLength} characters, got ${value.length}`);
+    }
+    return value;
+  }
+
+  error(column: Column, problem: string): ImportError {
+    return new ImportError(`row ${this.number}, column "${column}"`, problem);
+  }
+}
+
+interface Image {
+  src: string;
+  alt: string | null;
+  position: number | undefined;
+  row: number;
+}
+
+interface Draft {
+  product: ProductInput;
+  /** The real options: their names and the column holding each variant's value. */
+  options: { name: string; column: OptionValueColumn }[];
+  /** Each variant's option values (as JSON) → the row that introduced it. */
+  variantRows: Map<string, number>;
+  images: Image[];
+}
+
+export function parseShopifyCsv(text: string): CatalogDocument {
+  const [header, ...records] = readCsv(text);
+  if (!header || [header, ...records].every((cells) => cells.every((cell) => cell.trim() === ''))) {
+    throw new ImportError('file', 'the file is empty');
+  }
+  const columns = new Map<string, number>();
+  header.forEach((name, index) => {
+    const key = name.trim().toLowerCase();
+    if (!columns.has(key)) columns.set(key, index);
+  });
+  const missing = REQUIRED.find((column) => !columns.has(column.toLowerCase()));
+  if (missing) throw new ImportError('header', `missing the "${missing}" column`);
+
+  const rows = records.map((cells, index) => new Row(index + 2, cells, columns)).filter((row) => !row.blank);
+  if (rows.length === 0) throw new ImportError('file', 'the file has a header but no products');
+
+  const drafts = new Map<string, Draft>();
+  const skuRows = new Map<string, number>();
+  for (const row of rows) {
+    const handle = row.get('Handle');
+    if (!handle) throw row.error('Handle', 'every row needs the handle of its product');
+    if (!HANDLE.test(handle)) {
+      throw row.error('Handle', `expected lowercase letters, digits and hyphens, got "${handle}"`);
+    }
+    let draft = drafts.get(handle);
+    if (!draft) drafts.set(handle, (draft = startProduct(row, handle)));
+    const isVariantRow = (['Option1 Value', 'Variant Price', 'Variant SKU'] as const).some((c) => row.get(c) !== '');
+    // The first row always holds a variant, so a product never ends up with none.
+    if (draft.product.variants.length === 0 || isVariantRow) addVariant(draft, row, skuRows);
+    addImages(draft, row);
+  }
+  return { products: [...drafts.values()].map(finishProduct) };
+}
+
+function readCsv(text: string): string[][] {
+  try {
+    // Fewer cells than the header read as empty; more mean a stray delimiter, which csv-parse rejects.
+    return parse(text, { bom: true, relax_column_count_less: true });
+  } catch (error) {
+    // csv-parse counts the records before the bad one, header and blank lines included: one per spreadsheet row.
+    if (error instanceof CsvError && typeof error.records === 'number') {
+      throw new ImportError(`row ${error.records + 1}`, error.message);
+    }
+    throw error;
+  }
+}
+
+function startProduct(row: Row, handle: string): Draft {
+  const title = row.get('Title');
+  if (!title) throw row.error('Title', `the first row of "${handle}" needs the product's title`);
+  // Shopify writes a product without options as the single option "Title" with the value "Default Title".
+  const optionless = row.get('Option1 Name') === 'Title' && row.get('Option1 Value') === 'Default Title';
+  const options = optionless
+    ? []
+    : OPTIONS.map(({ name, value }) => ({ name: row.get(name), column: value })).filter((option) => option.name !== '');
+  const status = row.get('Status').toLowerCase();
+  return {
+    product: {
+      handle,
+      title,
+      description_html: row.get('Body (HTML)', 100_000),
+      vendor: row.get('Vendor'),
+      product_type: row.get('Type'),
+      tags: readTags(row),
+      published: row.get('Published').toLowerCase() !== 'false' && status !== 'draft' && status !== 'archived',
+      options: options.map((option) => option.name),
+      variants: [],
+    },
+    options,
+    variantRows: new Map(),
+    images: [],
+  };
+}
+
+function readTags(row: Row): string[] {
+  const tags = [...new Set(row.get('Tags', Infinity).split(',').map((tag) => tag.trim()).filter((tag) => tag !== ''))];
+  if (tags.length > MAX_ITEMS || tags.some((tag) => tag.length > 255)) {
+    throw row.error('Tags', `expected at most ${MAX_ITEMS} tags of at most 255 characters each`);
+  }
+  return tags;
+}
+
+function addVariant(draft: Draft, row: Row, skuRows: Map<string, number>): void {
+  const options = draft.options.map(({ name, column }) => {
+    const value = row.get(column);
+    if (!value) throw row.error(column, `expected a value for the option "${name}"`);
+    return value;
+  });
+  const title = options.length > 0 ? options.join(' / ') : 'Default Title';
+  const key = JSON.stringify(options);
+  const earlier = draft.variantRows.get(key);
+  if (earlier !== undefined) {
+    const column = draft.options[0]?.column ?? 'Option1 Value';
+    throw row.error(column, `duplicate variant: "${title}" is already on row ${earlier}`);
+  }
+  if (draft.variantRows.size === MAX_ITEMS) throw row.error('Handle', `a product has at most ${MAX_ITEMS} variants`);
+  draft.variantRows.set(key, row.number);
+
+  const sku = row.get('Variant SKU');
+  if (sku) {
+    const skuRow = skuRows.get(sku);
+    if (skuRow !== undefined) throw row.error('Variant SKU', `the SKU "${sku}" is already used on row ${skuRow}`);
+    skuRows.set(sku, row.number);
+  }
+
+  const price = readCents(row, 'Variant Price');
+  const compareAt = row.get('Variant Compare At Price') ? readCents(row, 'Variant Compare At Price') : null;
+  const variant: VariantInput = {
+    sku: sku || null,
+    title,
+    options,
+    price,
+    // A compare-at price not above the price shows no sale, so it is dropped.
+    compare_at_price: compareAt !== null && compareAt > price ? compareAt : null,
+    // "shopify", or a fulfilment app's name: either way the stock is counted.
+    inventory_tracked: row.get('Variant Inventory Tracker') !== '',
+    barcode: row.get('Variant Barcode') || null,
+  };
+  // Empty cells stay out of the variant so the importer's defaults apply.
+  const quantity = readWholeNumber(row, 'Variant Inventory Qty', /^-?\d+$/, 'a whole number such as 12');
+  // Shopify exports an oversold variant's stock as negative; nothing is left to sell.
+  if (quantity !== undefined) variant.inventory_quantity = Math.max(0, quantity);
+  const policy = row.get('Variant Inventory Policy').toLowerCase();
+  if (policy === 'deny' || policy === 'continue') variant.inventory_policy = policy;
+  else if (policy) throw row.error('Variant Inventory Policy', `expected "deny" or "continue", got "${policy}"`);
+  // Shopify may write grams with decimals after converting from ounces or pounds.
+  const grams = readWholeNumber(row, 'Variant Grams', /^\d+(\.\d+)?$/, 'a weight in grams such as 250');
+  if (grams !== undefined) variant.weight_grams = grams;
+  const requiresShipping = readBoolean(row, 'Variant Requires Shipping');
+  if (requiresShipping !== undefined) variant.requires_shipping = requiresShipping;
+  const taxable = readBoolean(row, 'Variant Taxable');
+  if (taxable !== undefined) variant.taxable = taxable;
+  draft.product.variants.push(variant);
+}
+
+/** "19.99" → 1999 read from the digits, because 19.99 * 100 in floating point is not 1999. */
+function readCents(row: Row, column: Column): number {
+  const text = row.get(column);
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
+  if (!match) throw row.error(column, `expected a price such as 19.99, got "${text}"`);
+  const cents = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  if (cents > MAX_CENTS) throw row.error(column, `expected a price up to 1000000.00, got "${text}"`);
+  return cents;
+}
+
+/** A number the pattern accepts, rounded to a whole one; undefined when the cell is empty. */
+function readWholeNumber(row: Row, column: Column, pattern: RegExp, example: string): number | undefined {
+  const text = row.get(column);
+  if (!text) return undefined;
+  const value = Math.round(Number(text));
+  if (!pattern.test(text) || Math.abs(value) > MAX_COUNT) throw row.error(column, `expected ${example}, got "${text}"`);
+  return value;
+}
+
+function readBoolean(row: Row, column: Column): boolean | undefined {
+  const text = row.get(column).toLowerCase();
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (text) throw row.error(column, `expected true or false, got "${text}"`);
+  return undefined;
+}
+
+function addImages(draft: Draft, row: Row): void {
+  const src = row.get('Image Src', 2048);
+  if (src) {
+    const position = readWholeNumber(row, 'Image Position', /^[1-9]\d*$/, 'a position such as 1');
+    draft.images.push({ src, alt: row.get('Image Alt Text', 512) || null, position, row: row.number });
+  }
+  // In Shopify a variant's image is always one of the product's images; keep it even if no Image Src lists it.
+  const variantImage = row.get('Variant Image', 2048);
+  if (variantImage) draft.images.push({ src: variantImage, alt: null, position: undefined, row: row.number });
+}
+
+function finishProduct(draft: Draft): ProductInput {
+  const seen = new Set<string>();
+  // Positioned images first by position; the sort is stable, so the rest keep file order.
+  const images = draft.images
+    .sort((a, b) => (a.position ?? MAX_COUNT + 1) - (b.position ?? MAX_COUNT + 1))
+    .filter((image) => {
+      if (seen.has(image.src)) return false;
+      seen.add(image.src);
+      return true;
+    });
+  const extra = images[MAX_ITEMS];
+  if (extra) throw new ImportError(`row ${extra.row}, column "Image Src"`, `a product has at most ${MAX_ITEMS} images`);
+  return { ...draft.product, images: images.map(({ src, alt }) => ({ src, alt })) };
+}
