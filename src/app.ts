@@ -27,6 +27,10 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     return503OnClosing: true,
     // A request a client sends never ends as an unhandled 5xx from the router or parser.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Errors the router raises before any route runs (a bad percent-encoding, an over-long URL) answer JSON too.
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply, 400, ErrorMessage.badRequest, error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid.' : 'The request could not be understood.');
+    },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
   });
 

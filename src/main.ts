@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { openDatabase } from './db/database.js';
+import { DatabaseInUseError, openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { ImportError } from './catalog/import/catalog-document.js';
 import { importCatalog, type ImportReport } from './catalog/import/import-catalog.js';
@@ -91,7 +91,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`storefront: bad configuration: ${error.message}`);
   else if (error instanceof ImportError) console.error(`storefront: import rejected, nothing was imported: ${error.message}`);
-  else if (error instanceof UsageError) console.error(`storefront: ${error.message}`);
+  else if (error instanceof UsageError || error instanceof DatabaseInUseError) console.error(`storefront: ${error.message}`);
   else console.error(`storefront: ${(error as Error).message ?? error}`);
   process.exit(1);
 });

@@ -96,7 +96,10 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
         summary: 'Every published product and collection URL (re-derive handles here after a 404)',
         tags: ['catalog'],
         security: PUBLIC_READ,
-        response: { 200: { description: 'sitemap XML', content: { 'application/xml': { schema: { type: 'string' } } } } },
+        response: {
+          200: { description: 'sitemap XML', content: { 'application/xml': { schema: { type: 'string' } } } },
+          429: Type.Ref('Error'),
+        },
       },
     },
     async (_request, reply) => reply.type('application/xml; charset=utf-8').send(sitemapXml(catalog)),

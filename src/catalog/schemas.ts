@@ -79,7 +79,7 @@ export const ProductSchema = Type.Object(
     compare_at_price_min: Cents,
     compare_at_price_max: Cents,
     compare_at_price_varies: Type.Boolean(),
-    variants: Type.Array(VariantSchema),
+    variants: Type.Array(Type.Ref('Variant')),
     images: Type.Array(Type.String({ format: 'uri' })),
     featured_image: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
     options: Type.Array(Type.Object({ name: Type.String(), position: Type.Integer(), values: Type.Array(Type.String()) })),

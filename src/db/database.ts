@@ -2,7 +2,8 @@
  * One SQL interface over two engines: embedded PostgreSQL (PGlite) by default, a PostgreSQL server via
  * DATABASE_URL. The same SQL and migrations run on both.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
 
@@ -24,9 +25,56 @@ export interface Database extends Queryable {
 // int8 ids fit in a JS number (they stay below 2^53); read them as numbers on both engines.
 const parseInt8 = (value: string) => Number(value);
 
+export class DatabaseInUseError extends Error {}
+
+/**
+ * Embedded PostgreSQL belongs to one process: a second one opening the same DATA_DIR would corrupt it.
+ * A lock file holding the owner's pid keeps a second server or `storefront import` out while the first runs.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const lockFile = path.join(dataDir, 'storefront.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockFile, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lockFile, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(lockFile, 'utf8').trim());
+      if (owner && owner !== process.pid && processAlive(owner)) {
+        throw new DatabaseInUseError(
+          `the embedded database in DATA_DIR is in use by process ${owner}; stop it first, or use DATABASE_URL to share a PostgreSQL server`,
+        );
+      }
+      rmSync(lockFile, { force: true }); // left behind by a process that died
+    }
+  }
+  throw new DatabaseInUseError('could not lock the embedded database in DATA_DIR');
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir, { parsers: { [pgliteTypes.INT8]: parseInt8 } });
+  let unlock = () => {};
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    unlock = lockDataDir(dataDir);
+  }
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir, { parsers: { [pgliteTypes.INT8]: parseInt8 } });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const run = async <T extends Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
     (await target.query<T>(sql, params as unknown[] | undefined)).rows;
   return {
@@ -36,7 +84,10 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     exec: async (sql) => {
       await db.exec(sql);
     },
-    close: () => db.close(),
+    close: async () => {
+      await db.close();
+      unlock();
+    },
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 
 export const SCOPES = [
   {
@@ -44,6 +45,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
       info: {
         title: 'Storefront',
         version: '1.0.0',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         description:
           'Public interface of an online store that sells a drink stick and a capsule: storefront JSON (catalog, search, ' +
           'recommendations, a session cart) and a commerce-protocol door (UCP over MCP). Money is integer US cents. ' +
@@ -83,20 +85,38 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
   });
 }
 
+const rateLimited = { 429: Type.Ref('Error') };
+
 export function metaRoutes(app: FastifyInstance, isReady: () => Promise<void>): void {
   app.get(
     '/openapi.json',
-    { schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ } },
+    { schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ, response: rateLimited } },
     async (_request, reply) => reply.type('application/json; charset=utf-8').send(app.swagger()),
   );
   app.get(
     '/scopes.json',
-    { schema: { operationId: 'getScopes', summary: 'The scopes, what each grants and its credential', tags: ['meta'], security: PUBLIC_READ } },
-    async () => ({ scopes: SCOPES }),
+    {
+      schema: {
+        operationId: 'getScopes',
+        summary: 'The scopes, what each grants and its credential',
+        tags: ['meta'],
+        security: PUBLIC_READ,
+        response: rateLimited,
+      },
+    },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify({ scopes: SCOPES })),
   );
   app.get(
     '/healthz',
-    { schema: { operationId: 'getHealth', summary: 'Liveness and database reachability', tags: ['meta'], security: PUBLIC_READ } },
+    {
+      schema: {
+        operationId: 'getHealth',
+        summary: 'Liveness and database reachability',
+        tags: ['meta'],
+        security: PUBLIC_READ,
+        response: { 503: Type.Ref('Error') },
+      },
+    },
     async (_request, reply) => {
       try {
         await isReady();

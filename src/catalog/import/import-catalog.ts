@@ -65,13 +65,13 @@ export function validateCatalogDocument(input: unknown): CatalogDocument {
   return doc;
 }
 
-export function importCatalog(db: Database, input: unknown): Promise<ImportReport> {
+export async function importCatalog(db: Database, input: unknown): Promise<ImportReport> {
   const doc = validateCatalogDocument(input);
   return db.transaction((tx) => applyCatalogDocument(tx, doc));
 }
 
 /** Seeds a catalog only into an empty store; instances starting together against one server seed it once. */
-export function seedCatalogIfEmpty(db: Database, input: unknown): Promise<ImportReport | undefined> {
+export async function seedCatalogIfEmpty(db: Database, input: unknown): Promise<ImportReport | undefined> {
   const doc = validateCatalogDocument(input);
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock(hashtext('storefront:seed-catalog'))");

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { backends, dropTestDatabases, getJson, parseBody, startTestStore, type TestStore } from '../helpers/store.js';
+import { schemaErrors } from '../helpers/schemas.js';
+
+after(dropTestDatabases);
+
+const LEAKS = /at \w+ \(|\.ts:\d+|node_modules|select |insert |relation "|\/src\/|\/work\//i;
+
+for (const backend of backends) {
+  describe(`JSON errors everywhere (${backend.name})`, () => {
+    let t: TestStore;
+    before(async () => {
+      t = await startTestStore(backend, {
+        app: {
+          extend(app) {
+            // A route that fails the way a real bug would: an internal error carrying SQL and a path.
+            app.get('/__crash', async () => {
+              throw new Error('relation "secret_table" does not exist: select * from secret_table at /srv/app/src/x.ts:12');
+            });
+            app.post('/__echo', async (request) => ({ received: request.body }));
+          },
+        },
+      });
+    });
+    after(() => t.close());
+
+    const expectError = (response: { statusCode: number; body: string; headers: Record<string, unknown> }, status: number) => {
+      assert.equal(response.statusCode, status);
+      assert.match(String(response.headers['content-type']), /^application\/json/);
+      const body = parseBody(response.body);
+      assert.deepEqual(schemaErrors('Error', body), [], response.body);
+      assert.equal(body.status, status);
+      assert.doesNotMatch(response.body, LEAKS);
+      return body;
+    };
+
+    it('an unknown route answers 404 JSON', async () => {
+      expectError(await t.app.inject({ method: 'GET', url: '/no/such/route' }), 404);
+      expectError(await t.app.inject({ method: 'DELETE', url: '/no/such/route' }), 404);
+    });
+
+    it('a known path with the wrong method answers 405 JSON with Allow', async () => {
+      for (const url of ['/products/hydration-drink-stick.js', '/collections/all/products.json', '/sitemap.xml', '/openapi.json']) {
+        const response = await t.app.inject({ method: 'POST', url });
+        const body = expectError(response, 405);
+        assert.equal(body.message, 'Method not allowed');
+        assert.match(String(response.headers.allow), /GET/);
+      }
+      expectError(await t.app.inject({ method: 'DELETE', url: '/products/hydration-drink-stick.js' }), 405);
+    });
+
+    it('malformed JSON answers 400 JSON and names no parser internals', async () => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/__echo',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"items": [',
+      });
+      const body = expectError(response, 400);
+      assert.match(body.description, /JSON/);
+    });
+
+    it('an empty JSON body answers 400', async () => {
+      const response = await t.app.inject({ method: 'POST', url: '/__echo', headers: { 'content-type': 'application/json' }, payload: '' });
+      expectError(response, 400);
+    });
+
+    it('a body over the limit answers 413 JSON', async () => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/__echo',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ pad: 'x'.repeat(300 * 1024) }),
+      });
+      expectError(response, 413);
+    });
+
+    it('an unsupported content type answers 415 JSON', async () => {
+      const response = await t.app.inject({ method: 'POST', url: '/__echo', headers: { 'content-type': 'application/x-unknown' }, payload: 'x' });
+      expectError(response, 415);
+    });
+
+    it('a crash answers 500 JSON with no stack trace, SQL or path', async () => {
+      const body = expectError(await t.app.inject({ method: 'GET', url: '/__crash' }), 500);
+      assert.equal(body.message, 'Internal server error');
+    });
+
+    it('a malformed percent-encoding in the URL is a client error, not a 5xx', async () => {
+      const response = await t.app.inject({ method: 'GET', url: '/products/%E0%A4%A.js' });
+      assert.ok(response.statusCode >= 400 && response.statusCode < 500, String(response.statusCode));
+      assert.equal(parseBody(response.body).status, response.statusCode);
+    });
+
+    it('a huge or odd query string is a client error, never a 5xx', async () => {
+      for (const query of ['limit=1e400', 'page=99999999999999999999999', 'limit[]=3', 'limit=3&limit=4', `page=${'9'.repeat(5000)}`]) {
+        const { status, body } = await getJson(t.app, `/collections/all/products.json?${query}`);
+        assert.ok(status === 200 || status === 422, `${query} -> ${status}`);
+        assert.ok(body && (status === 200 ? Array.isArray(body.products) : body.status === 422));
+      }
+    });
+  });
+}
