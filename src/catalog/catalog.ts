@@ -9,6 +9,7 @@ import { productJson } from './product-json.js';
 import type { Collection, Product, Variant } from './types.js';
 
 export const ALL_COLLECTION = 'all';
+const MAX_CACHED_PAGES = 2000;
 
 export class CatalogSnapshot {
   readonly version: number;
@@ -22,6 +23,8 @@ export class CatalogSnapshot {
   private readonly collectionByHandle = new Map<string, Collection>();
   private readonly collectionMembers = new Map<string, Product[]>();
   private readonly json = new Map<number, string>();
+  /** Collection pages as sent, built on first request; bounded so odd limit/page mixes cannot grow it without end. */
+  private readonly pages = new Map<string, Buffer>();
 
   constructor(rows: CatalogRows, readonly baseUrl: string) {
     this.version = rows.version;
@@ -73,6 +76,20 @@ export class CatalogSnapshot {
   /** `{"products":[…]}` for a list of products, joined from the serialised products. */
   productListJsonText(products: readonly Product[], extra = ''): string {
     return `{"products":[${products.map((p) => this.productJsonText(p)).join(',')}]${extra}}`;
+  }
+
+  /** One page of a collection as the response body; undefined when no such collection. */
+  collectionPage(handle: string, limit: number, page: number): Buffer | undefined {
+    const key = `${handle}:${limit}:${page}`;
+    const cached = this.pages.get(key);
+    if (cached) return cached;
+    const products = this.collectionMembers.get(handle);
+    if (!products) return undefined;
+    const start = (page - 1) * limit;
+    const body = Buffer.from(this.productListJsonText(start < products.length ? products.slice(start, start + limit) : []));
+    if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear();
+    this.pages.set(key, body);
+    return body;
   }
 
   /** Ids of the published collections each product belongs to. */

@@ -42,12 +42,10 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
     page: Type.Integer({ minimum: 1, default: 1, description: '1-based page number' }),
   });
 
-  const listProducts = (handle: string, limit: number, page: number): string => {
-    const snapshot = catalog.snapshot;
-    const products = HANDLE.test(handle) ? snapshot.collectionProducts(handle) : undefined;
-    if (!products) throw notFound(`No collection has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
-    const start = (page - 1) * limit;
-    return snapshot.productListJsonText(start < products.length ? products.slice(start, start + limit) : []);
+  const listProducts = (handle: string, limit: number, page: number): Buffer => {
+    const body = HANDLE.test(handle) ? catalog.snapshot.collectionPage(handle, limit, page) : undefined;
+    if (!body) throw notFound(`No collection has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
+    return body;
   };
 
   app.get(

@@ -1,0 +1,151 @@
+/**
+ * `npm run bench`: throughput and latency of the storefront's hot paths next to a bare node:http server
+ * answering a fixed JSON body of the same size, measured in the same run, printed as ratios. Every server
+ * listens on 127.0.0.1 and every load is bounded in time.
+ *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const CATALOG_SIZE = Number(process.env.BENCH_PRODUCTS ?? 10_000);
+
+interface Target {
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function startTarget(args: string[]): Promise<Target> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/target.ts', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+  });
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) {
+    const match = /^READY (\d+)$/.exec(line);
+    if (match) {
+      return {
+        port: Number(match[1]),
+        async stop() {
+          child.kill('SIGTERM');
+          if (child.exitCode === null) await once(child, 'exit');
+        },
+      };
+    }
+  }
+  throw new Error(`bench target ${args.join(' ')} did not start`);
+}
+
+interface Load {
+  requestsPerSecond: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  bytes: number;
+}
+
+async function load(url: string, options: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Load> {
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    method: (options.method ?? 'GET') as 'GET',
+    body: options.body,
+    headers: options.headers,
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    bytes: Math.round(result.throughput.average / Math.max(1, result.requests.average)),
+  };
+}
+
+async function responseSize(url: string): Promise<number> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return (await response.arrayBuffer()).byteLength;
+}
+
+interface Row {
+  scenario: string;
+  storeRps: number;
+  bareRps: number;
+  ratio: number;
+  goal: string;
+  p99Ms: number;
+  note: string;
+}
+
+/** Measures one storefront path, then the bare server with a body of the same size. */
+async function compare(scenario: string, store: Target, path: string, goal: number, extra: { p99Goal?: number } = {}): Promise<Row> {
+  const url = `http://127.0.0.1:${store.port}${path}`;
+  const size = await responseSize(url);
+  const measured = await load(url);
+  const bare = await startTarget(['bare', String(size)]);
+  let baseline: Load;
+  try {
+    baseline = await load(`http://127.0.0.1:${bare.port}/`);
+  } finally {
+    await bare.stop();
+  }
+  const ratio = measured.requestsPerSecond / baseline.requestsPerSecond;
+  const goals = [`≥ ${goal}`, ...(extra.p99Goal ? [`p99 < ${extra.p99Goal} ms`] : [])].join(', ');
+  const met = ratio >= goal && (!extra.p99Goal || measured.p99Ms < extra.p99Goal);
+  return {
+    scenario: `${scenario} (${size} B)`,
+    storeRps: Math.round(measured.requestsPerSecond),
+    bareRps: Math.round(baseline.requestsPerSecond),
+    ratio: Number(ratio.toFixed(2)),
+    goal: goals,
+    p99Ms: measured.p99Ms,
+    note: [met ? 'met' : 'MISSED', measured.non2xx ? `${measured.non2xx} non-2xx` : '', measured.errors ? `${measured.errors} errors` : '']
+      .filter(Boolean)
+      .join(', '),
+  };
+}
+
+async function main(): Promise<void> {
+  console.log(`storefront bench: ${SECONDS} s per measurement, ${CONNECTIONS} connections, Node ${process.version}, catalog of ${CATALOG_SIZE} generated products`);
+  const rows: Row[] = [];
+  const store = await startTarget(['store', String(CATALOG_SIZE), 'pglite']);
+  try {
+    rows.push(await compare('GET /products/{handle}.js', store, '/products/hydration-drink-stick.js', 0.75));
+    rows.push(await compare('GET /collections/all/products.json, 30 products', store, '/collections/all/products.json?limit=30&page=7', 0.5));
+    const search = await fetch(`http://127.0.0.1:${store.port}/search/suggest.json?q=capsu`);
+    if (search.ok) {
+      rows.push(await compare('GET /search/suggest.json?q=espresso capsu', store, '/search/suggest.json?q=espresso%20capsu', 0.4, { p99Goal: 10 }));
+    } else {
+      console.log(`(search not measured: /search/suggest.json answered ${search.status})`);
+    }
+  } finally {
+    await store.stop();
+  }
+  console.table(rows);
+
+  const extra = process.argv.slice(2);
+  if (extra.length === 0 || extra.includes('cart')) {
+    const cartModule = await import('./cart.js').catch(() => undefined);
+    if (cartModule?.benchCartAdds) {
+      for (const backend of ['pglite', 'postgres'] as const) {
+        const result = await cartModule.benchCartAdds({ backend, seconds: SECONDS, connections: CONNECTIONS });
+        console.log(`cart adds on ${backend}: ${Math.round(result.addsPerSecond)} adds/s, ${result.adds} adds, lost updates ${result.lostUpdates}`);
+      }
+    }
+  }
+  if (extra.length === 0 || extra.includes('mcp')) {
+    const mcpModule = (await import('./mcp.js').catch(() => undefined)) as
+      | { benchMcpSearch?: (o: { seconds: number; connections: number }) => Promise<{ callsPerSecond: number; p99Ms: number; errors: number }> }
+      | undefined;
+    if (mcpModule?.benchMcpSearch) {
+      const result = await mcpModule.benchMcpSearch({ seconds: SECONDS, connections: CONNECTIONS });
+      console.log(`MCP tools/call search_catalog: ${Math.round(result.callsPerSecond)} calls/s, p99 ${result.p99Ms} ms, errors ${result.errors}`);
+    }
+  }
+}
+
+await main();

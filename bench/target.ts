@@ -1,0 +1,42 @@
+/**
+ * A server for the benchmark to load, in its own process so the load generator does not share its core:
+ *   bare BYTES             node:http answering a fixed JSON body of BYTES bytes (the baseline)
+ *   store PRODUCTS [pglite|postgres]   the storefront with the demo catalog plus PRODUCTS generated products
+ * Prints "READY <port>" once listening on 127.0.0.1.
+ */
+import http from 'node:http';
+import { buildApp } from '../src/app.js';
+import { importCatalog } from '../src/catalog/import/import-catalog.js';
+import { loadConfig } from '../src/config.js';
+import { openStore } from '../src/store.js';
+import { backends } from '../test/helpers/store.js';
+import { generateCatalog } from './generated-catalog.js';
+
+const [mode, arg, backendName = 'pglite'] = process.argv.slice(2);
+
+function fixedBody(bytes: number): string {
+  const skeleton = JSON.stringify({ products: [{ title: '' }] });
+  return JSON.stringify({ products: [{ title: 'x'.repeat(Math.max(0, bytes - skeleton.length)) }] });
+}
+
+if (mode === 'bare') {
+  const body = Buffer.from(fixedBody(Number(arg)));
+  const server = http.createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    response.end(body);
+  });
+  server.listen(0, '127.0.0.1', () => console.log(`READY ${(server.address() as { port: number }).port}`));
+} else if (mode === 'store') {
+  const backend = backends.find((b) => b.name === backendName)!;
+  const { db } = await backend.open();
+  const config = { ...loadConfig({ RATE_LIMIT: 'off', BASE_URL: 'http://127.0.0.1', DATA_DIR: 'unused' }) };
+  const store = await openStore(config, { db });
+  await importCatalog(store.db, generateCatalog(Number(arg)));
+  await store.catalog.refresh();
+  const app = await buildApp(store);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  console.log(`READY ${(app.server.address() as { port: number }).port}`);
+} else {
+  console.error('usage: target.ts bare BYTES | store PRODUCTS [pglite|postgres]');
+  process.exit(2);
+}
