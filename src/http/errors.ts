@@ -107,6 +107,6 @@ export function installErrorHandlers(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    return sendError(reply, 404, ErrorMessage.notFound, `Nothing is at ${request.method} ${request.url.split('?')[0]}.`);
+    return sendError(reply, 404, ErrorMessage.notFound, `Nothing is at ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)}.`);
   });
 }
