@@ -5,11 +5,15 @@ import { migrate } from './db/migrate.js';
 import { Catalog } from './catalog/catalog.js';
 import { demoCatalog } from './catalog/demo-catalog.js';
 import { seedCatalogIfEmpty } from './catalog/import/import-catalog.js';
+import { Recommendations } from './recommendations/recommendations.js';
+import { CatalogSearch } from './search/catalog-search.js';
 
 export interface Store {
   config: Config;
   db: Database;
   catalog: Catalog;
+  search: CatalogSearch;
+  recommendations: Recommendations;
   close(): Promise<void>;
 }
 
@@ -27,6 +31,8 @@ export async function openStore(config: Config, options: { seedDemo?: boolean; d
       config,
       db,
       catalog,
+      search: new CatalogSearch(catalog),
+      recommendations: new Recommendations(catalog),
       async close() {
         catalog.close();
         await db.close();
