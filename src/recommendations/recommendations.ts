@@ -3,6 +3,8 @@ import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import type { Product } from '../catalog/types.js';
 import { complementaryProducts, relatedProducts } from './recommend.js';
 
+const MAX_CACHED_LISTS = 10_000;
+
 export type RecommendationIntent = 'related' | 'complementary';
 
 /** Other product id -> times bought together with the product in completed orders. */
@@ -14,11 +16,14 @@ export const noPurchaseHistory: PurchaseHistory = async () => new Map();
 export class Recommendations {
   private collectionsByProduct = new Map<number, number[]>();
   private byHandle = new Map<string, Product>();
+  /** Related lists cost a pass over the catalog: kept per snapshot (purchase history joins the key once orders exist). */
+  private related = new Map<string, Product[]>();
 
   constructor(private readonly catalog: Catalog, private readonly purchaseHistory: PurchaseHistory = noPurchaseHistory) {
     catalog.onChange((snapshot: CatalogSnapshot) => {
       this.collectionsByProduct = snapshot.collectionsByProduct();
       this.byHandle = new Map(snapshot.products.map((p) => [p.handle, p]));
+      this.related = new Map();
     });
   }
 
@@ -28,7 +33,14 @@ export class Recommendations {
     const product = snapshot.productById(productId);
     if (!product) return undefined;
     if (intent === 'complementary') return complementaryProducts(product, this.byHandle, limit);
+    const key = `${productId}:${limit}`;
+    const cached = this.related.get(key);
+    if (cached) return cached;
     const boughtTogether = await this.purchaseHistory(productId);
-    return relatedProducts(product, snapshot.products, { collectionsByProduct: this.collectionsByProduct, boughtTogether }, limit);
+    const related = relatedProducts(product, snapshot.products, { collectionsByProduct: this.collectionsByProduct, boughtTogether }, limit);
+    if (this.related.size >= MAX_CACHED_LISTS) this.related.clear();
+    // Only a list computed against the snapshot still current is kept.
+    if (this.catalog.snapshot === snapshot) this.related.set(key, related);
+    return related;
   }
 }
