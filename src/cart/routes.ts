@@ -1,5 +1,294 @@
-/** Session cart routes (/cart.js, /cart/add.js, /cart/change.js, …): built by the [cart] issue. */
-import type { FastifyPluginAsync } from 'fastify';
+/**
+ * Session cart routes, Shopify's AJAX cart: /cart.js (/cart.json), /cart/add.js, /cart/change.js,
+ * /cart/update.js, /cart/clear.js, the same without `.js` as themes post them, and /cart/c/{token}, the
+ * continue_url that opens a cart by its token. Thin adapters: parse the body, call the cart service, answer
+ * the Cart and keep the `cart` cookie; the rules live in cart.ts and cart-service.ts.
+ */
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { Type } from 'typebox';
+import { ErrorMessage, StorefrontError, invalidParameter, notFound } from '../http/errors.js';
+import { SESSION_CART } from '../http/openapi.js';
 import type { Store } from '../store.js';
+import { CartError, cartServiceFor, lineTargetFromId, type CartView, type ItemToAdd } from './cart-service.js';
+import { isCartToken } from './cart-token.js';
+import { cartFromCookie, setCartCookie } from './cookie.js';
+import { formFields, indexedArray, urlencodedFields } from './form-body.js';
+import {
+  AddCartItemsBody,
+  CartSchema,
+  ChangeCartItemBody,
+  UpdateCartBody,
+  type AddCartItemsInput,
+  type ChangeCartItemInput,
+  type UpdateCartInput,
+} from './schemas.js';
 
-export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async () => {};
+const JSON_TYPE = 'application/json; charset=utf-8';
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/** Multipart bypasses Fastify's body limit; these bound a FormData post (a product form is a dozen fields). */
+const MULTIPART_LIMITS = { fields: 300, fieldNameSize: 300, fieldSize: 4096, files: 5, fileSize: 64 * 1024, parts: 310 };
+
+const cartResponses = {
+  200: Type.Ref('Cart'),
+  422: Type.Ref('Error'),
+  429: Type.Ref('Error'),
+};
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** AJAX callers get JSON; a plain HTML form post to a non-.js route is redirected to the cart (Shopify's behaviour). */
+function wantsJson(request: FastifyRequest): boolean {
+  const requestedWith = request.headers['x-requested-with'];
+  const accept = request.headers.accept ?? '';
+  return (
+    (typeof requestedWith === 'string' && requestedWith.toLowerCase() === 'xmlhttprequest') ||
+    /application\/(json|javascript)/i.test(accept)
+  );
+}
+
+/** The add body's three forms -> `{items: [...]}`: `items` as an array or a numbered form object, or one top-level item. */
+function normalizeAddBody(body: unknown): unknown {
+  if (body === undefined || body === null) return {};
+  if (!isRecord(body)) return body;
+  const { items, id, quantity, properties, selling_plan, ...rest } = body;
+  const list = items !== undefined ? indexedArray(items) : id !== undefined ? [{ id, quantity, properties, selling_plan }] : undefined;
+  if (!Array.isArray(list)) return list === undefined ? rest : { ...rest, items: list };
+  return {
+    ...rest,
+    items: list.map((item) => {
+      if (!isRecord(item)) return item;
+      // Themes post empty inputs: a blank quantity means the default 1, a blank selling plan means none.
+      const cleaned = { ...item };
+      for (const field of ['quantity', 'selling_plan', 'properties'] as const) {
+        if (cleaned[field] === '' || cleaned[field] === null || cleaned[field] === undefined) delete cleaned[field];
+      }
+      return cleaned;
+    }),
+  };
+}
+
+function normalizeObjectBody(body: unknown): unknown {
+  return body === undefined || body === null ? {} : body;
+}
+
+function itemsToAdd(body: AddCartItemsInput): ItemToAdd[] {
+  return body.items.map((item) => ({
+    variantId: item.id,
+    quantity: item.quantity,
+    properties: item.properties,
+    sellingPlanId: item.selling_plan ?? null,
+  }));
+}
+
+export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+  const service = cartServiceFor(store);
+  const { baseUrl } = store.config;
+
+  await app.register(cookie);
+  await app.register(formbody, { parser: urlencodedFields });
+  await app.register(multipart, { limits: MULTIPART_LIMITS });
+  installLenientJsonParser(app);
+  app.addHook('preValidation', async (request) => {
+    if (request.isMultipart()) request.body = await multipartFields(request, app.initialConfig.bodyLimit ?? 1024 * 1024);
+  });
+  app.addSchema(CartSchema);
+
+  // Carts unchanged for 14 days: purged at start and hourly (reads already ignore them).
+  let purgeTimer: NodeJS.Timeout | undefined;
+  const purge = () => service.purgeExpired().catch((error: unknown) => app.log.error({ err: error }, 'cart purge failed'));
+  app.addHook('onReady', async () => {
+    await purge();
+    purgeTimer = setInterval(purge, PURGE_INTERVAL_MS);
+    purgeTimer.unref();
+  });
+  app.addHook('onClose', async () => clearInterval(purgeTimer));
+
+  /**
+   * Answers the cart, setting the cookie when the cart changed (renewal), is not the one the cookie named, or
+   * `setCookie` says so. `redirectForms`: a plain HTML form post is redirected to the cart instead.
+   */
+  const answer = (request: FastifyRequest, reply: FastifyReply, view: CartView, options: { redirectForms?: boolean; setCookie?: boolean } = {}) => {
+    if (options.setCookie || view.changed || view.token !== cartFromCookie(request)) setCartCookie(reply, view.token, baseUrl);
+    reply.header('cache-control', 'no-store');
+    if (options.redirectForms && !wantsJson(request)) return reply.redirect('/cart.js', 302);
+    return reply.type(JSON_TYPE).send(JSON.stringify(view.cart));
+  };
+
+  /** A refused cart change is a 422 Cart Error; the description is the service's, written for the shopper. */
+  const cartErrors = async (run: () => Promise<CartView>): Promise<CartView> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof CartError) throw new StorefrontError(422, ErrorMessage.cartError, error.description);
+      throw error;
+    }
+  };
+
+  /**
+   * Registers the documented `.js` route (always JSON) and the undocumented form themes post to, which
+   * answers JSON to AJAX callers and redirects a plain HTML form post to the cart.
+   */
+  const post = (
+    path: string,
+    options: RouteShorthandOptions & { schema: Record<string, unknown> },
+    change: (request: FastifyRequest) => Promise<CartView>,
+  ) => {
+    app.post(`${path}.js`, options, async (request, reply) => answer(request, reply, await cartErrors(() => change(request))));
+    app.post(path, { ...options, schema: { ...options.schema, hide: true } }, async (request, reply) =>
+      answer(request, reply, await cartErrors(() => change(request)), { redirectForms: true }),
+    );
+  };
+
+  const getCartOptions = {
+    schema: {
+      operationId: 'getCart',
+      summary: 'The session cart (cookie `cart`); without a live cart, a fresh empty one and a new cookie',
+      tags: ['cart'],
+      security: SESSION_CART,
+      response: { 200: Type.Ref('Cart'), 429: Type.Ref('Error') },
+    },
+  };
+  const getCart = async (request: FastifyRequest, reply: FastifyReply) => answer(request, reply, await service.getCart(cartFromCookie(request)));
+  app.get('/cart.js', getCartOptions, getCart);
+  app.get('/cart.json', { schema: { ...getCartOptions.schema, operationId: undefined, hide: true } }, getCart);
+
+  post(
+    '/cart/add',
+    {
+      schema: {
+        operationId: 'addCartItems',
+        summary: 'Add items to the cart: the same variant, properties and selling plan raise one line; all items or none',
+        description:
+          'Accepts JSON `{items:[…]}` or a single top-level `{id, quantity, properties, selling_plan}`, and the urlencoded and ' +
+          'multipart forms themes post (`id=…&quantity=…`, `items[0][id]=…`, `properties[Name]=…`). Answers the updated Cart.',
+        tags: ['cart'],
+        security: SESSION_CART,
+        body: AddCartItemsBody,
+        response: cartResponses,
+      },
+      preValidation: async (request) => {
+        request.body = normalizeAddBody(request.body);
+      },
+    },
+    (request) => service.addItems(cartFromCookie(request), itemsToAdd(request.body as AddCartItemsInput)),
+  );
+
+  post(
+    '/cart/change',
+    {
+      schema: {
+        operationId: 'changeCartItem',
+        summary: 'Set the quantity of one line, named by its key (`id`) or its 1-based place (`line`); 0 removes it',
+        tags: ['cart'],
+        security: SESSION_CART,
+        body: ChangeCartItemBody,
+        response: cartResponses,
+      },
+      preValidation: async (request) => {
+        request.body = normalizeObjectBody(request.body);
+      },
+    },
+    async (request) => {
+      const body = request.body as ChangeCartItemInput;
+      const target = body.line !== undefined ? { line: body.line } : body.id !== undefined ? lineTargetFromId(body.id) : undefined;
+      if (!target) throw invalidParameter('Required parameter missing: id (a line key) or line (1-based).');
+      return service.changeLine(cartFromCookie(request), target, body.quantity);
+    },
+  );
+
+  post(
+    '/cart/update',
+    {
+      schema: {
+        operationId: 'updateCart',
+        summary: 'Set several quantities at once (`updates`: {line key or variant id: quantity}), the note and attributes',
+        tags: ['cart'],
+        security: SESSION_CART,
+        body: UpdateCartBody,
+        response: cartResponses,
+      },
+      preValidation: async (request) => {
+        request.body = normalizeObjectBody(request.body);
+      },
+    },
+    (request) => {
+      const body = request.body as UpdateCartInput;
+      return service.setQuantities(cartFromCookie(request), body.updates ?? {}, { note: body.note, attributes: body.attributes });
+    },
+  );
+
+  post(
+    '/cart/clear',
+    {
+      schema: {
+        operationId: 'clearCart',
+        summary: 'Remove every line (the note and attributes stay)',
+        tags: ['cart'],
+        security: SESSION_CART,
+        response: cartResponses,
+      },
+    },
+    (request) => service.clear(cartFromCookie(request)),
+  );
+
+  app.get(
+    '/cart/c/:token',
+    {
+      schema: {
+        operationId: 'openCartByToken',
+        summary: "Open a cart by its token (a commerce-protocol cart's continue_url): sets the `cart` cookie to it and answers the Cart",
+        tags: ['cart'],
+        security: SESSION_CART,
+        params: Type.Object({ token: Type.String({ description: 'Cart.token' }) }),
+        response: { 200: Type.Ref('Cart'), 404: Type.Ref('Error'), 429: Type.Ref('Error') },
+      },
+    },
+    async (request, reply) => {
+      const { token } = request.params as { token: string };
+      const view = isCartToken(token) ? await service.findCart(token) : undefined;
+      if (!view) throw notFound('No live cart has this token; it may have expired. Start a new cart with POST /cart/add.js.');
+      // The token is a credential for the cart: keep it out of Referer headers sent from the page.
+      reply.header('referrer-policy', 'no-referrer');
+      // Opening the link sets the cookie even when this browser already holds the cart, renewing it.
+      return answer(request, reply, view, { setCookie: true });
+    },
+  );
+};
+
+/** JSON as Fastify parses it, except that an empty body is `{}`: themes post clear.js with a JSON type and no body. */
+function installLenientJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, {});
+    return parseJson(request, body as string, done);
+  });
+}
+
+/** A multipart body's text fields in order -> nested fields; file parts are read and ignored. */
+async function multipartFields(request: FastifyRequest, bodyLimit: number): Promise<Record<string, unknown>> {
+  if (Number(request.headers['content-length'] ?? 0) > bodyLimit) throw new StorefrontError(413, ErrorMessage.payloadTooLarge, 'The request body is too large.');
+  const pairs: [string, string][] = [];
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        await part.toBuffer();
+        continue;
+      }
+      if (part.valueTruncated || part.fieldnameTruncated) {
+        throw new StorefrontError(413, ErrorMessage.payloadTooLarge, `The form field ${part.fieldname.slice(0, 100)} is too large.`);
+      }
+      pairs.push([part.fieldname, typeof part.value === 'string' ? part.value : String(part.value)]);
+    }
+  } catch (error) {
+    if (error instanceof StorefrontError) throw error;
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status === 413) throw new StorefrontError(413, ErrorMessage.payloadTooLarge, 'The form has too many fields or files, or one is too large.');
+    throw new StorefrontError(400, ErrorMessage.badRequest, 'The multipart form body is malformed.');
+  }
+  return formFields(pairs);
+}

@@ -1,5 +1,94 @@
-/** Commerce-protocol door (/.well-known/ucp, /api/ucp/mcp): built by the [protocol] issue. */
-import type { FastifyPluginAsync } from 'fastify';
+/**
+ * Commerce-protocol door: the UCP business profile (/.well-known/ucp) and the MCP endpoint (/api/ucp/mcp).
+ * Its own plugin scope holds what only this door needs: Host/Origin checks, JSON-RPC error bodies, and
+ * per-IP rate limits (RATE_LIMIT=off lifts them).
+ */
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../store.js';
+import { AgentProfiles } from './agent/agent-profiles.js';
+import { JsonRpcCode } from './jsonrpc-errors.js';
+import { allowedHosts, isAllowedHost, isAllowedOrigin } from './mcp/allowed-hosts.js';
+import { mcpRoutes } from './mcp/mcp-routes.js';
+import { requestId, sendRpcError } from './mcp/rpc-reply.js';
+import { SdkServers } from './mcp/sdk-servers.js';
+import { profileRoutes } from './profile-routes.js';
+import { IMPLEMENTED_CAPABILITIES, MCP_PATH, UCP_VERSION } from './protocol.js';
+import { SUPPORTED_VERSIONS } from './profile.js';
+import { cartTools } from './tools/cart-tools.js';
+import { catalogTools } from './tools/catalog-tools.js';
+import { ToolCalls } from './tools/tool-calls.js';
 
-export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async () => {};
+/**
+ * Per client IP, per minute. An agent platform calls from few addresses for many shoppers, so the MCP
+ * budget is generous (10 calls/s sustained); the profile is cached by its readers and needs little.
+ */
+export const RATE_LIMITS = {
+  mcp: { max: 600, timeWindow: 60_000 },
+  profile: { max: 120, timeWindow: 60_000 },
+} as const;
+
+class RateLimited extends Error {
+  readonly statusCode = 429;
+  constructor(readonly retryAfterSeconds: number) {
+    super('Rate limit exceeded');
+  }
+}
+
+const isJsonBodyError = (error: FastifyError) =>
+  error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY';
+
+export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+  const { config } = store;
+  const tools = [...catalogTools, ...cartTools];
+  const agentProfiles = new AgentProfiles({
+    businessVersion: UCP_VERSION,
+    supportedVersions: SUPPORTED_VERSIONS,
+    capabilities: Object.fromEntries(tools.map((t) => [t.capability, [IMPLEMENTED_CAPABILITIES[t.capability]]])),
+    allowInsecure: config.allowInsecureProfiles,
+  });
+  const toolCalls = new ToolCalls(store, tools, agentProfiles, app.log);
+  const hosts = allowedHosts(config.baseUrl, config.mcpAllowedHosts);
+
+  if (config.rateLimit) {
+    await app.register(rateLimit, {
+      global: true,
+      hook: 'preHandler', // after parsing, so a 429 can echo the JSON-RPC id
+      keyGenerator: (request) => request.ip,
+      errorResponseBuilder: (_request, context) => new RateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+    });
+  }
+
+  app.setErrorHandler((error: FastifyError | RateLimited, request: FastifyRequest, reply: FastifyReply) => {
+    const onMcp = request.routeOptions.url === MCP_PATH;
+    if (error instanceof RateLimited) {
+      reply.header('retry-after', String(error.retryAfterSeconds));
+      if (!onMcp) throw error; // the profile: the storefront Error, from the app's handler
+      return sendRpcError(reply, 429, requestId(request.body), JsonRpcCode.protocolError, 'Rate limit exceeded', {
+        retry_after: error.retryAfterSeconds,
+      });
+    }
+    if (!onMcp) throw error;
+    const status = error.statusCode ?? 500;
+    if (isJsonBodyError(error)) return sendRpcError(reply, 400, null, JsonRpcCode.parseError, 'Parse error: the body is not valid JSON');
+    if (status === 413) return sendRpcError(reply, 413, null, JsonRpcCode.protocolError, 'Payload too large: the body exceeds the size limit');
+    if (status === 415) return sendRpcError(reply, 415, null, JsonRpcCode.protocolError, 'Unsupported Media Type: Content-Type must be application/json');
+    if (status >= 400 && status < 500) return sendRpcError(reply, 400, null, JsonRpcCode.invalidRequest, 'Invalid Request');
+    request.log.error({ err: error }, 'MCP request failed');
+    return sendRpcError(reply, 500, requestId(request.body), JsonRpcCode.internalError, 'Internal error');
+  });
+
+  // DNS-rebinding protection, before anything else runs for the endpoint.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.url !== MCP_PATH) return;
+    if (!isAllowedHost(request.headers.host, hosts)) {
+      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Host header not allowed');
+    }
+    if (!isAllowedOrigin(request.headers.origin, hosts)) {
+      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Origin not allowed');
+    }
+  });
+
+  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: toolCalls.capabilities, rateLimit: RATE_LIMITS.profile });
+  mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl, rateLimit: RATE_LIMITS.mcp });
+};

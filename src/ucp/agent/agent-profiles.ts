@@ -1,0 +1,81 @@
+/**
+ * Agent profiles: fetched once per URL, validated against the UCP platform profile schema, version-checked
+ * and intersected with this store's capabilities. Results are cached (at least 60 s, longer when the
+ * profile's Cache-Control asks, at most an hour), concurrent requests for one URL share one fetch, failures
+ * are remembered briefly, and the cache has a fixed size: a busy store keeps a fixed discovery footprint.
+ */
+import { discoveryFailed } from '../jsonrpc-errors.js';
+import { bundledRef, firstError, validatorFor } from '../schemas/schema-bundle.js';
+import { fetchProfileDocument } from './profile-fetch.js';
+import { intersectCapabilities, isVersionSupported, type CapabilityDeclaration, type NegotiatedCapabilities } from './negotiation.js';
+
+export interface AgentProfilesOptions {
+  businessVersion: string;
+  supportedVersions: readonly string[];
+  capabilities: Readonly<Record<string, readonly CapabilityDeclaration[]>>;
+  allowInsecure: boolean;
+  timeoutMs?: number;
+  maxBytes?: number;
+  now?: () => number;
+}
+
+const MIN_CACHE_SECONDS = 60;
+const MAX_CACHE_SECONDS = 3600;
+const FAILURE_CACHE_SECONDS = 5;
+const MAX_ENTRIES = 1000;
+
+interface CacheEntry {
+  expiresAt: number;
+  result: Promise<NegotiatedCapabilities>;
+}
+
+interface PlatformProfile {
+  ucp: { version: string; capabilities?: Record<string, { version: string }[]> };
+}
+
+export class AgentProfiles {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: AgentProfilesOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The capabilities this store and the agent share; throws a -32001 discovery error when negotiation fails. */
+  negotiate(profileUrl: string): Promise<NegotiatedCapabilities> {
+    const cached = this.cache.get(profileUrl);
+    if (cached && cached.expiresAt > this.now()) return cached.result;
+    const entry: CacheEntry = { expiresAt: Number.POSITIVE_INFINITY, result: this.resolve(profileUrl, (seconds) => {
+      entry.expiresAt = this.now() + seconds * 1000;
+    }) };
+    entry.result.catch(() => {
+      entry.expiresAt = this.now() + FAILURE_CACHE_SECONDS * 1000;
+    });
+    this.cache.delete(profileUrl);
+    this.cache.set(profileUrl, entry);
+    if (this.cache.size > MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    return entry.result;
+  }
+
+  private async resolve(profileUrl: string, keepFor: (seconds: number) => void): Promise<NegotiatedCapabilities> {
+    const { document, maxAgeSeconds } = await fetchProfileDocument(profileUrl, {
+      allowInsecure: this.options.allowInsecure,
+      timeoutMs: this.options.timeoutMs ?? 2000,
+      maxBytes: this.options.maxBytes ?? 64 * 1024,
+    });
+    const validate = validatorFor(bundledRef('platform_profile'));
+    if (!validate(document)) {
+      const { path, message } = firstError(validate);
+      throw discoveryFailed('profile_malformed', `The agent profile does not match the UCP platform profile schema: ${path} ${message}.`);
+    }
+    const profile = document as PlatformProfile;
+    if (!isVersionSupported(profile.ucp.version, this.options.businessVersion, this.options.supportedVersions)) {
+      throw discoveryFailed(
+        'version_unsupported',
+        `UCP version ${String(profile.ucp.version).slice(0, 20)} is not supported; this store speaks ${this.options.supportedVersions.join(', ')}.`,
+      );
+    }
+    keepFor(Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, maxAgeSeconds ?? MIN_CACHE_SECONDS)));
+    return intersectCapabilities(this.options.capabilities, profile.ucp.capabilities ?? {});
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Fetches an agent (platform) profile document the way UCP asks a business to: https only, no redirects,
+ * a short timeout, a size cap, and never into the store's own network. The address check runs inside the
+ * connection's DNS lookup, so the address checked is the address connected to (no rebinding window).
+ */
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { discoveryFailed } from '../jsonrpc-errors.js';
+import { isAllowedProfileAddress, isLoopbackAddress } from './public-address.js';
+
+export interface ProfileFetchOptions {
+  /** Plain http (and addresses) on loopback allowed: UCP_ALLOW_INSECURE_PROFILES, for tests only. */
+  allowInsecure: boolean;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+export interface FetchedProfile {
+  document: unknown;
+  /** The profile's own Cache-Control max-age, when it sent one. */
+  maxAgeSeconds: number | undefined;
+}
+
+const MAX_URL_LENGTH = 2048;
+
+class RefusedAddress extends Error {}
+
+function guardedLookup(allowLoopback: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 4);
+      const list = addresses as dns.LookupAddress[];
+      const bad = list.find((a) => !isAllowedProfileAddress(a.address, { allowLoopback }));
+      if (bad || list.length === 0) return callback(new RefusedAddress(hostname), '', 4);
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      const first = list[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+function maxAge(cacheControl: string | undefined): number | undefined {
+  const match = /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(cacheControl ?? '');
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The URL, or a discovery error saying why the store will not fetch it. */
+export function checkProfileUrl(raw: string, allowInsecure: boolean): URL {
+  if (raw.length > MAX_URL_LENGTH) throw discoveryFailed('invalid_profile_url', 'The agent profile URL is too long.');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw discoveryFailed('invalid_profile_url', 'The agent profile URL is not an absolute URL.');
+  }
+  if (url.username || url.password) throw discoveryFailed('invalid_profile_url', 'The agent profile URL must not carry credentials.');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopbackHost = host === 'localhost' || (isIP(host) !== 0 && isLoopbackAddress(host));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowInsecure && loopbackHost)) {
+    throw discoveryFailed('invalid_profile_url', 'The agent profile URL must use https.');
+  }
+  if (isIP(host) !== 0 && !isAllowedProfileAddress(host, { allowLoopback: allowInsecure })) {
+    throw discoveryFailed('invalid_profile_url', 'The agent profile URL points to an address this store does not fetch from.');
+  }
+  return url;
+}
+
+export function fetchProfileDocument(raw: string, options: ProfileFetchOptions): Promise<FetchedProfile> {
+  const url = checkProfileUrl(raw, options.allowInsecure);
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise<FetchedProfile>((resolve, reject) => {
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      reject(error);
+    };
+    const timer = setTimeout(
+      () => fail(discoveryFailed('profile_unreachable', `The agent profile did not arrive within ${options.timeoutMs} ms.`)),
+      options.timeoutMs,
+    );
+    const request = client.request(
+      url,
+      {
+        method: 'GET',
+        agent: false,
+        lookup: guardedLookup(options.allowInsecure),
+        headers: { accept: 'application/json', 'user-agent': 'storefront-ucp/1.0' },
+      },
+      (response) => {
+        const status = response.statusCode ?? 0;
+        if (status >= 300 && status < 400) {
+          response.resume();
+          return fail(discoveryFailed('profile_unreachable', `The agent profile answered HTTP ${status}; redirects are not followed.`));
+        }
+        if (status < 200 || status >= 300) {
+          response.resume();
+          return fail(discoveryFailed('profile_unreachable', `The agent profile answered HTTP ${status}.`));
+        }
+        const tooLarge = () => discoveryFailed('profile_malformed', `The agent profile is larger than ${options.maxBytes} bytes.`);
+        if (Number(response.headers['content-length'] ?? 0) > options.maxBytes) return fail(tooLarge());
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > options.maxBytes) return fail(tooLarge());
+          chunks.push(chunk);
+        });
+        response.on('error', () => fail(discoveryFailed('profile_unreachable', 'The agent profile connection broke.')));
+        response.on('end', () => {
+          if (settled) return;
+          let document: unknown;
+          try {
+            document = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            return fail(discoveryFailed('profile_malformed', 'The agent profile is not valid JSON.'));
+          }
+          settled = true;
+          clearTimeout(timer);
+          resolve({ document, maxAgeSeconds: maxAge(response.headers['cache-control']) });
+        });
+      },
+    );
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (error instanceof RefusedAddress) {
+        return fail(discoveryFailed('invalid_profile_url', 'The agent profile host resolves to an address this store does not fetch from.'));
+      }
+      if (error.code === 'ENOTFOUND') {
+        return fail(discoveryFailed('invalid_profile_url', 'The agent profile host does not resolve.'));
+      }
+      fail(discoveryFailed('profile_unreachable', 'The agent profile could not be fetched.'));
+    });
+    request.end();
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * Domain product -> UCP Product (types/product.json, 2026-04-08). Ids are the storefront's ids as strings,
+ * so the variant id an agent reads here is the `item.id` it puts in a cart. Amounts are integer cents.
+ */
+import { absoluteUrl } from '../../catalog/product-json.js';
+import { isVariantAvailable, type Product, type Variant } from '../../catalog/types.js';
+import { htmlToText } from '../../search/text-normalisation.js';
+import { STORE_CURRENCY } from '../protocol.js';
+
+export interface UcpPrice {
+  amount: number;
+  currency: string;
+}
+
+export interface UcpSelectedOption {
+  name: string;
+  label: string;
+}
+
+export interface UcpVariant {
+  id: string;
+  title: string;
+  description: { plain: string };
+  price: UcpPrice;
+  list_price?: UcpPrice;
+  sku?: string;
+  barcodes?: { type: string; value: string }[];
+  url: string;
+  availability: { available: boolean; status: 'in_stock' | 'backorder' | 'out_of_stock' };
+  options?: UcpSelectedOption[];
+}
+
+export interface UcpProduct {
+  id: string;
+  handle: string;
+  title: string;
+  description: { html: string; plain: string };
+  url: string;
+  categories: { value: string; taxonomy: string }[];
+  price_range: { min: UcpPrice; max: UcpPrice };
+  list_price_range?: { min: UcpPrice; max: UcpPrice };
+  media: { type: 'image'; url: string; alt_text?: string; width?: number; height?: number }[];
+  options?: { name: string; values: { label: string }[] }[];
+  variants: UcpVariant[];
+  tags: string[];
+  metadata?: { vendor: string };
+}
+
+export const price = (amount: number): UcpPrice => ({ amount, currency: STORE_CURRENCY });
+
+function availabilityOf(variant: Variant): UcpVariant['availability'] {
+  if (!isVariantAvailable(variant)) return { available: false, status: 'out_of_stock' };
+  const backordered = variant.inventoryTracked && variant.inventoryPolicy === 'continue' && variant.inventoryQuantity <= 0;
+  return { available: true, status: backordered ? 'backorder' : 'in_stock' };
+}
+
+/** A barcode's standard, told by its length; other values are not barcodes a platform can use. */
+function barcodeOf(barcode: string | null): UcpVariant['barcodes'] {
+  if (!barcode || !/^(\d{8}|\d{12,14})$/.test(barcode)) return undefined;
+  const type = barcode.length === 12 ? 'UPC' : barcode.length === 13 ? 'EAN' : 'GTIN';
+  return [{ type, value: barcode }];
+}
+
+/** The selections that define a variant (`Flavour: Lemon-Lime`); none for a product without options. */
+export function variantOptions(product: Product, variant: Variant): UcpSelectedOption[] {
+  return product.optionNames.flatMap((name, index) => {
+    const label = variant.optionValues[index];
+    return label ? [{ name, label }] : [];
+  });
+}
+
+export function ucpVariant(product: Product, variant: Variant, baseUrl: string): UcpVariant {
+  const options = variantOptions(product, variant);
+  const isDefault = product.optionNames.length === 0;
+  return {
+    id: String(variant.id),
+    title: variant.title,
+    description: { plain: isDefault ? product.title : `${product.title} - ${variant.title}` },
+    price: price(variant.priceCents),
+    ...(variant.compareAtCents !== null && variant.compareAtCents > variant.priceCents ? { list_price: price(variant.compareAtCents) } : {}),
+    ...(variant.sku ? { sku: variant.sku } : {}),
+    ...(barcodeOf(variant.barcode) ? { barcodes: barcodeOf(variant.barcode) } : {}),
+    url: `${baseUrl}/products/${product.handle}?variant=${variant.id}`,
+    availability: availabilityOf(variant),
+    ...(options.length ? { options } : {}),
+  };
+}
+
+function range(amounts: number[]): { min: UcpPrice; max: UcpPrice } {
+  return { min: price(Math.min(...amounts)), max: price(Math.max(...amounts)) };
+}
+
+/** `categories`: the product type and the titles of the collections the product is in. */
+export function ucpProduct(product: Product, baseUrl: string, collectionTitles: readonly string[], variants?: readonly Variant[]): UcpProduct {
+  const listed = variants ?? product.variants;
+  const onSale = product.variants.some((v) => v.compareAtCents !== null && v.compareAtCents > v.priceCents);
+  const categories = [product.productType, ...collectionTitles].filter(Boolean).map((value) => ({ value, taxonomy: 'merchant' }));
+  const options = product.optionNames.map((name, index) => ({
+    name,
+    values: [...new Set(product.variants.map((v) => v.optionValues[index]).filter((v): v is string => !!v))].map((label) => ({ label })),
+  }));
+  return {
+    id: String(product.id),
+    handle: product.handle,
+    title: product.title,
+    description: { html: product.descriptionHtml, plain: htmlToText(product.descriptionHtml).trim() },
+    url: `${baseUrl}/products/${product.handle}`,
+    categories,
+    price_range: range(product.variants.map((v) => v.priceCents)),
+    ...(onSale ? { list_price_range: range(product.variants.map((v) => Math.max(v.priceCents, v.compareAtCents ?? 0))) } : {}),
+    media: product.images.map((image) => ({
+      type: 'image' as const,
+      url: absoluteUrl(baseUrl, image.src),
+      ...(image.alt ? { alt_text: image.alt } : {}),
+      ...(image.width && image.width > 0 ? { width: image.width } : {}),
+      ...(image.height && image.height > 0 ? { height: image.height } : {}),
+    })),
+    ...(options.some((o) => o.values.length > 0) ? { options: options.filter((o) => o.values.length > 0) } : {}),
+    variants: listed.map((variant) => ucpVariant(product, variant, baseUrl)),
+    tags: product.tags,
+    ...(product.vendor ? { metadata: { vendor: product.vendor } } : {}),
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * The JSON-RPC error catalogue of the commerce endpoint, in one place: codes, the HTTP status each is sent
+ * with (UCP: on Streamable HTTP the HTTP status is the primary signal, the code the secondary one), and
+ * the body. A body sent with a non-200 status is both a JSON-RPC response and the storefront Error
+ * (`status`, `message`, `description`), so plain HTTP clients and JSON-RPC clients both understand it.
+ */
+import { ErrorMessage } from '../http/errors.js';
+
+export const JsonRpcCode = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  /** UCP: authentication, forbidden, idempotency conflict, rate limit, unavailable. */
+  protocolError: -32000,
+  /** UCP: discovery (agent profile) and version negotiation failures. */
+  discoveryFailed: -32001,
+} as const;
+
+/** UCP discovery error codes (overview, error codes) and the HTTP status each is sent with. */
+export const DiscoveryErrorStatus = {
+  invalid_profile_url: 400,
+  profile_unreachable: 424,
+  profile_malformed: 422,
+  version_unsupported: 422,
+} as const;
+export type DiscoveryErrorCode = keyof typeof DiscoveryErrorStatus;
+
+export type JsonRpcId = string | number | null;
+
+/** An error a handler throws on purpose; the SDK and the fast path both send `{code, message, data}`. */
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+export const invalidParams = (message: string, data?: Record<string, unknown>) => new JsonRpcError(JsonRpcCode.invalidParams, message, data);
+export const unknownTool = (name: string) => new JsonRpcError(JsonRpcCode.invalidParams, `Unknown tool: ${name.slice(0, 100)}`);
+export const internalError = () => new JsonRpcError(JsonRpcCode.internalError, 'Internal error');
+export const idempotencyConflict = () =>
+  new JsonRpcError(JsonRpcCode.protocolError, 'Idempotency key reused with different parameters', {
+    code: 'idempotency_conflict',
+    content: 'This idempotency-key was used with other arguments; use a new key for a new request.',
+  });
+export const discoveryFailed = (code: DiscoveryErrorCode, content: string) =>
+  new JsonRpcError(JsonRpcCode.discoveryFailed, 'UCP discovery failed', { code, content });
+
+/** The HTTP status a JSON-RPC error response travels with. */
+export function httpStatusOf(error: { code: number; data?: unknown }): number {
+  switch (error.code) {
+    case JsonRpcCode.parseError:
+    case JsonRpcCode.invalidRequest:
+      return 400;
+    case JsonRpcCode.internalError:
+      return 500;
+    case JsonRpcCode.protocolError:
+      return (error.data as { code?: string } | undefined)?.code === 'idempotency_conflict' ? 409 : 200;
+    case JsonRpcCode.discoveryFailed: {
+      const code = (error.data as { code?: string } | undefined)?.code;
+      return code && code in DiscoveryErrorStatus ? DiscoveryErrorStatus[code as DiscoveryErrorCode] : 400;
+    }
+    default:
+      return 200;
+  }
+}
+
+const STOREFRONT_MESSAGE: Record<number, string> = {
+  400: ErrorMessage.badRequest,
+  403: 'Forbidden',
+  404: ErrorMessage.notFound,
+  405: ErrorMessage.methodNotAllowed,
+  406: 'Not acceptable',
+  409: 'Conflict',
+  413: ErrorMessage.payloadTooLarge,
+  415: ErrorMessage.unsupportedMediaType,
+  422: 'Unprocessable entity',
+  424: 'Failed dependency',
+  429: ErrorMessage.tooManyRequests,
+  500: ErrorMessage.internal,
+  503: ErrorMessage.unavailable,
+};
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** The body of an error response: JSON-RPC always, plus the storefront Error fields when the status is not 200. */
+export function errorResponseBody(status: number, id: JsonRpcId, error: JsonRpcErrorObject, description?: string): Record<string, unknown> {
+  const rpc = { jsonrpc: '2.0', id, error };
+  if (status === 200) return rpc;
+  const content = (error.data as { content?: unknown } | undefined)?.content;
+  return {
+    status,
+    message: STOREFRONT_MESSAGE[status] ?? ErrorMessage.badRequest,
+    description: description ?? (typeof content === 'string' ? content : error.message),
+    ...rpc,
+  };
+}
+
+/** Adds the storefront Error fields to a JSON-RPC error body the SDK produced with a non-200 status. */
+export function withStorefrontFields(status: number, body: unknown): unknown {
+  if (status === 200 || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const rpc = body as { id?: JsonRpcId; error?: JsonRpcErrorObject };
+  if (!rpc.error || typeof rpc.error.message !== 'string') return body;
+  return errorResponseBody(status, rpc.id ?? null, rpc.error);
+}

@@ -1,0 +1,149 @@
+/**
+ * POST /api/ucp/mcp: JSON-RPC 2.0 over MCP Streamable HTTP, stateless, always answering JSON (UCP clients
+ * send `Accept: application/json` alone and skip initialize). A single tools/call in the exact envelope
+ * takes the fast path; everything else is answered by the SDK. GET and DELETE: 405 (no SSE stream, no
+ * session to end).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { PUBLIC_READ } from '../../http/openapi.js';
+import { JsonRpcCode, withStorefrontFields } from '../jsonrpc-errors.js';
+import { MCP_PATH } from '../protocol.js';
+import type { ToolCalls } from '../tools/tool-calls.js';
+import { answerToolsCall, exactToolsCall } from './fast-path.js';
+import { JSON_TYPE, requestId, sendRpcError } from './rpc-reply.js';
+import { correctedSdkAnswer, type SdkServers } from './sdk-servers.js';
+
+const RpcErrorObject = Type.Object({
+  code: Type.Integer(),
+  message: Type.String(),
+  data: Type.Optional(Type.Object({}, { additionalProperties: true })),
+});
+const RpcId = Type.Union([Type.String(), Type.Integer(), Type.Null()]);
+
+const McpErrorBody = Type.Object(
+  {
+    status: Type.Integer({ description: 'the HTTP status code repeated in the body' }),
+    message: Type.String({ description: 'short machine-stable error class' }),
+    description: Type.Optional(Type.String()),
+    jsonrpc: Type.Literal('2.0'),
+    id: RpcId,
+    error: RpcErrorObject,
+  },
+  { description: 'Both the storefront Error and a JSON-RPC error response (every non-200 answer of this endpoint).' },
+);
+
+const JsonRpcRequest = Type.Union([
+  Type.Object(
+    {
+      jsonrpc: Type.Literal('2.0'),
+      method: Type.String({ description: 'initialize, tools/list, tools/call, ping, …' }),
+      id: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+      params: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    },
+    { additionalProperties: true },
+  ),
+  Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'a batch (MCP 2025-03-26)' }),
+]);
+
+const JsonRpcResponse = Type.Object(
+  { jsonrpc: Type.Literal('2.0'), id: RpcId, result: Type.Optional(Type.Object({}, { additionalProperties: true })), error: Type.Optional(RpcErrorObject) },
+  { additionalProperties: true },
+);
+
+const DESCRIPTION =
+  'Tools (UCP 2026-04-08 MCP binding): search_catalog, lookup_catalog, get_product, create_cart, get_cart, update_cart, ' +
+  'cancel_cart. A cart created here is the same cart /cart.js shows; its continue_url opens it in a browser. Arguments carry ' +
+  '`meta["ucp-agent"].profile` (the agent platform profile URL, optional: anonymous callers get the catalog and cart tools). ' +
+  'Business outcomes are results with `structuredContent.ucp.status`; protocol problems are JSON-RPC errors ' +
+  '(-32700 parse, -32600 invalid request, -32601 unknown method, -32602 invalid params or unknown tool, -32001 agent ' +
+  'profile/version negotiation with HTTP 400/422/424, -32000 with HTTP 403/405/406/409/413/415/429, -32603 internal). ' +
+  'Clients may send `Accept: application/json` alone and skip initialize.';
+
+function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((part) => {
+    const type = part.split(';')[0]!.trim().toLowerCase();
+    return type === 'application/json' || type === 'application/*' || type === '*/*';
+  });
+}
+
+const FORWARDED_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id'] as const;
+
+const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(;|$)/i.test(value);
+
+export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls; sdk: SdkServers; baseUrl: string; rateLimit: object }): void {
+  const { toolCalls, sdk } = options;
+
+  async function answerWithSdk(request: FastifyRequest, reply: FastifyReply) {
+    // Only what the SDK's transport reads; it wants both types in Accept and answers JSON here anyway.
+    const headers = new Headers({ accept: 'application/json, text/event-stream' });
+    for (const name of FORWARDED_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const response = await sdk.handle(new Request(`${options.baseUrl}${MCP_PATH}`, { method: 'POST', headers }), request.body);
+    const text = await response.text();
+    const allow = response.headers.get('allow');
+    if (allow) reply.header('allow', allow);
+    if (!text) return reply.code(response.status).send();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return reply.code(response.status).type(response.headers.get('content-type') ?? JSON_TYPE).send(text);
+    }
+    const answer = correctedSdkAnswer(response.status, body);
+    return reply.code(answer.status).type(JSON_TYPE).send(JSON.stringify(withStorefrontFields(answer.status, answer.body)));
+  }
+
+  app.post(
+    MCP_PATH,
+    {
+      config: { rateLimit: options.rateLimit },
+      // The SDK judges the JSON-RPC message itself; the schema only documents it.
+      validatorCompiler: () => () => true,
+      schema: {
+        operationId: 'callMcpEndpoint',
+        summary: 'JSON-RPC 2.0 over MCP Streamable HTTP (stateless, JSON responses): initialize, tools/list, tools/call, ping',
+        description: DESCRIPTION,
+        tags: ['ucp'],
+        security: PUBLIC_READ,
+        body: JsonRpcRequest,
+        response: {
+          200: JsonRpcResponse,
+          202: { description: 'notifications or responses only: accepted, no body', type: 'null' },
+          ...Object.fromEntries([400, 403, 405, 406, 409, 413, 415, 422, 424, 429, 500].map((status) => [status, McpErrorBody])),
+        },
+      },
+    },
+    async (request, reply: FastifyReply) => {
+      if (!isJsonContentType(request.headers['content-type'])) {
+        return sendRpcError(reply, 415, null, JsonRpcCode.protocolError, 'Unsupported Media Type: Content-Type must be application/json');
+      }
+      if (!acceptsJson(request.headers.accept)) {
+        return sendRpcError(reply, 406, requestId(request.body), JsonRpcCode.protocolError, 'Not Acceptable: the client must accept application/json');
+      }
+      if (Array.isArray(request.body) && request.body.length === 0) {
+        return sendRpcError(reply, 400, null, JsonRpcCode.invalidRequest, 'Invalid Request: an empty batch');
+      }
+      const call = exactToolsCall(request.body, request.headers['mcp-protocol-version'] as string | undefined);
+      if (!call) return answerWithSdk(request, reply);
+      const answer = await answerToolsCall(toolCalls, call);
+      return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
+    },
+  );
+
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: MCP_PATH,
+      schema: { hide: true },
+      config: { rateLimit: options.rateLimit },
+      handler: async (_request, reply) => {
+        reply.header('allow', 'POST');
+        return sendRpcError(reply, 405, null, JsonRpcCode.protocolError, 'Method not allowed: this endpoint is stateless and takes POST only.');
+      },
+    });
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The MCP endpoint on the official SDK (@modelcontextprotocol/sdk 1.x), stateless: each HTTP request gets
+ * a fresh Streamable HTTP transport (the SDK's stateless transport serves one request), connected to a
+ * server taken from a pool. A server is connected to one transport at a time, and building one (request
+ * handlers, schema validator) costs more than answering a call, so servers are reused, not rebuilt.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+  ListToolsRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { httpStatusOf, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
+import type { ToolCalls } from '../tools/tool-calls.js';
+import type { ToolOutcome } from '../tools/tool.js';
+
+/** MCP revisions `initialize` agrees to; a client asking for another gets the latest (MCP lifecycle). */
+export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+
+export const SERVER_INFO = { name: 'storefront', title: 'Storefront (UCP 2026-04-08)', version: '1.0.0' };
+
+export const INSTRUCTIONS =
+  'A store of drink sticks and capsules, speaking the Universal Commerce Protocol (UCP 2026-04-08). Find products with ' +
+  'search_catalog (or lookup_catalog / get_product), put variant ids (`item.id`) in a cart with create_cart, then hand ' +
+  "the cart's continue_url to the buyer, who checks out in the browser. Prices are integer US cents. Pass " +
+  '`meta["ucp-agent"].profile` (your UCP profile URL) to negotiate capabilities; without it you are anonymous.';
+
+/** Tools; and logging, so clients may set a level (the server sends no log notifications on stateless calls). */
+const SERVER_CAPABILITIES = { tools: {}, logging: {} };
+
+/** Idle servers kept for reuse; beyond this, a burst's extra servers are dropped after use. */
+const MAX_IDLE_SERVERS = 64;
+
+export function callToolResult(outcome: ToolOutcome): CallToolResult {
+  return { content: [{ type: 'text', text: outcome.json }], structuredContent: JSON.parse(outcome.json), isError: outcome.isError };
+}
+
+export class SdkServers {
+  private readonly idle: Server[] = [];
+  private readonly validator = new AjvJsonSchemaValidator();
+
+  constructor(private readonly tools: ToolCalls) {}
+
+  /** Answers one HTTP request (already parsed) through the SDK's transport. */
+  async handle(request: Request, parsedBody: unknown): Promise<Response> {
+    const server = this.idle.pop() ?? this.create();
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(request, { parsedBody });
+    } finally {
+      await transport.close();
+      if (this.idle.length < MAX_IDLE_SERVERS) this.idle.push(server);
+    }
+  }
+
+  private create(): Server {
+    const server = new Server(SERVER_INFO, {
+      capabilities: SERVER_CAPABILITIES,
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: this.validator,
+    });
+    server.setRequestHandler(InitializeRequestSchema, (request) => {
+      const requested = request.params.protocolVersion;
+      return {
+        protocolVersion: (MCP_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+        capabilities: SERVER_CAPABILITIES,
+        serverInfo: SERVER_INFO,
+        instructions: INSTRUCTIONS,
+      };
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.listed }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) =>
+      callToolResult(await this.tools.call(request.params.name, request.params.arguments)),
+    );
+    return server;
+  }
+}
+
+/** Names the first problem of a ZodError message (a JSON list of issues), e.g. `params.protocolVersion: Invalid input`. */
+function firstIssue(message: string): string {
+  try {
+    const [issue] = JSON.parse(message) as { path?: (string | number)[]; message?: string }[];
+    if (issue) return `${(issue.path ?? []).join('.') || 'params'}: ${issue.message ?? 'invalid'}`;
+  } catch {
+    // not a list of issues
+  }
+  return 'params do not match the method';
+}
+
+function corrected(error: JsonRpcErrorObject): JsonRpcErrorObject {
+  // The body was parsed already, so "parse error" means a JSON value that is no JSON-RPC message.
+  if (error.code === JsonRpcCode.parseError) return { code: JsonRpcCode.invalidRequest, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
+  // The SDK reports params failing a method's request schema as an internal error; our own handlers
+  // send exactly "Internal error" for what is really ours.
+  if (error.code === JsonRpcCode.internalError && error.message !== 'Internal error') {
+    return { code: JsonRpcCode.invalidParams, message: `Invalid params: ${firstIssue(error.message)}` };
+  }
+  return error;
+}
+
+/**
+ * The SDK's answer with JSON-RPC codes corrected where the SDK differs from JSON-RPC (above), and the HTTP
+ * status a single error travels with (UCP: -32001 as 400/422/424, -32603 as 500).
+ */
+export function correctedSdkAnswer(status: number, body: unknown): { status: number; body: unknown } {
+  const messages = (Array.isArray(body) ? body : [body]) as { error?: JsonRpcErrorObject }[];
+  for (const message of messages) {
+    if (message && typeof message === 'object' && message.error && typeof message.error.code === 'number') message.error = corrected(message.error);
+  }
+  const single = Array.isArray(body) ? undefined : messages[0];
+  return { status: status === 200 && single?.error ? httpStatusOf(single.error) : status, body };
+}

@@ -1,0 +1,68 @@
+/** GET /.well-known/ucp (the business profile) and /.well-known/ucp/{version} (each supported version's leaf). */
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { JSON_TYPE } from './mcp/rpc-reply.js';
+import { businessProfile, SUPPORTED_VERSIONS } from './profile.js';
+import { PROFILE_PATH, type CapabilityName } from './protocol.js';
+
+/** UCP: profiles are served public with max-age >= 60 s, never private, no-store or no-cache. */
+const PROFILE_CACHE_CONTROL = 'public, max-age=300';
+
+const ProfileSchema = Type.Object(
+  {
+    ucp: Type.Object(
+      {
+        version: Type.String(),
+        supported_versions: Type.Optional(Type.Record(Type.String(), Type.String({ format: 'uri' }))),
+        services: Type.Object({}, { additionalProperties: true }),
+        capabilities: Type.Object({}, { additionalProperties: true }),
+        payment_handlers: Type.Object({}, { additionalProperties: true }),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true, description: 'UCP 2026-04-08 business profile' },
+);
+
+export function profileRoutes(app: FastifyInstance, options: { baseUrl: string; capabilities: CapabilityName[]; rateLimit: object }): void {
+  const profile = JSON.stringify(businessProfile(options.baseUrl, options.capabilities));
+  const leaves = new Map<string, string>(
+    SUPPORTED_VERSIONS.map((version) => [version, JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf: true }))]),
+  );
+
+  app.get(
+    PROFILE_PATH,
+    {
+      config: { rateLimit: options.rateLimit },
+      schema: {
+        operationId: 'getUcpProfile',
+        summary: 'The UCP business profile: protocol version, the MCP service endpoint, capabilities, payment handlers',
+        tags: ['ucp'],
+        security: [],
+        response: { 200: ProfileSchema, 429: Type.Ref('Error') },
+      },
+    },
+    async (_request, reply) => reply.type(JSON_TYPE).header('cache-control', PROFILE_CACHE_CONTROL).send(profile),
+  );
+
+  app.get(
+    `${PROFILE_PATH}/:version`,
+    {
+      config: { rateLimit: options.rateLimit },
+      schema: {
+        operationId: 'getUcpProfileForVersion',
+        summary: 'The self-contained business profile for one supported UCP version (linked from supported_versions)',
+        tags: ['ucp'],
+        security: [],
+        params: Type.Object({ version: Type.String() }),
+        response: { 200: ProfileSchema, 404: Type.Ref('Error'), 429: Type.Ref('Error') },
+      },
+    },
+    async (request, reply) => {
+      const leaf = leaves.get((request.params as { version: string }).version);
+      if (leaf) return reply.type(JSON_TYPE).header('cache-control', PROFILE_CACHE_CONTROL).send(leaf);
+      const description = `This store does not speak that UCP version; it speaks ${SUPPORTED_VERSIONS.join(', ')}.`;
+      return reply.code(404).type(JSON_TYPE).send(JSON.stringify({ status: 404, message: 'Not found', description }));
+    },
+  );
+}

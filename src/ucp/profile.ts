@@ -1,0 +1,42 @@
+/**
+ * The business profile at /.well-known/ucp (UCP 2026-04-08 shape): the protocol version, the one MCP
+ * service entry, the capabilities the tools implement, and payment handlers (none until checkout lands).
+ * Each supported version also has a self-contained leaf profile at /.well-known/ucp/{version}.
+ */
+import {
+  IMPLEMENTED_CAPABILITIES,
+  MCP_PATH,
+  MCP_SERVICE_ENTRY,
+  PROFILE_PATH,
+  SHOPPING_SERVICE,
+  UCP_VERSION,
+  type CapabilityEntry,
+  type CapabilityName,
+} from './protocol.js';
+
+export interface BusinessProfile {
+  ucp: {
+    version: string;
+    supported_versions?: Record<string, string>;
+    services: Record<string, Array<typeof MCP_SERVICE_ENTRY & { endpoint: string }>>;
+    capabilities: Record<string, CapabilityEntry[]>;
+    payment_handlers: Record<string, unknown[]>;
+  };
+}
+
+/** Versions this store answers, each with its leaf profile. */
+export const SUPPORTED_VERSIONS = [UCP_VERSION] as const;
+
+export function businessProfile(baseUrl: string, capabilities: readonly CapabilityName[], options: { leaf?: boolean } = {}): BusinessProfile {
+  const leaf = options.leaf ?? false;
+  return {
+    ucp: {
+      version: UCP_VERSION,
+      // Leaf documents must not carry supported_versions (UCP overview, protocol version).
+      ...(leaf ? {} : { supported_versions: Object.fromEntries(SUPPORTED_VERSIONS.map((v) => [v, `${baseUrl}${PROFILE_PATH}/${v}`])) }),
+      services: { [SHOPPING_SERVICE]: [{ ...MCP_SERVICE_ENTRY, endpoint: `${baseUrl}${MCP_PATH}` }] },
+      capabilities: Object.fromEntries(capabilities.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
+      payment_handlers: {},
+    },
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The cart tools of the UCP MCP binding (dev.ucp.shopping.cart): create_cart, get_cart, update_cart and
+ * cancel_cart, adapters over the store's one cart service, the same carts /cart.js shows. A cart's UCP
+ * id is its token; `continue_url` opens it in a browser. Refusals (unknown variant, sold out, quantity
+ * limit) are UCP error results with recoverable messages, never JSON-RPC errors.
+ */
+import { CartError, cartServiceFor, type CartView, type ItemToAdd } from '../../cart/cart-service.js';
+import { ucpCart, cartEnvelope } from '../cart/ucp-cart.js';
+import { Capability } from '../protocol.js';
+import { bundledRef } from '../schemas/schema-bundle.js';
+import { errorOutcome, outcome, toolInput, toolOutput, type ToolContext, type ToolDefinition, type ToolOutcome } from './tool.js';
+
+interface RequestLine {
+  id?: string;
+  item: { id: string };
+  quantity: number;
+}
+
+const CART_ID = { type: 'string', description: 'The cart id, as create_cart returned it.' };
+
+/** UCP message codes for the cart's refusals. */
+const REFUSAL_CODE: Record<CartError['reason'], string> = {
+  unknown_variant: 'not_found',
+  unavailable_product: 'item_unavailable',
+  sold_out: 'out_of_stock',
+  invalid_selling_plan: 'invalid_selling_plan',
+  quantity_limit: 'quantity_limit',
+  no_such_line: 'not_found',
+  too_many_lines: 'too_many_lines',
+};
+
+function refusal(error: CartError, continueUrl?: string): ToolOutcome {
+  const hint = error.reason === 'unknown_variant' ? ' An item id is a variant id from search_catalog or lookup_catalog (products[].variants[].id).' : '';
+  return errorOutcome([{ type: 'error', code: REFUSAL_CODE[error.reason], content: error.description + hint, severity: 'recoverable' }], continueUrl);
+}
+
+function notFound(id: string, context: ToolContext): ToolOutcome {
+  return errorOutcome(
+    [{ type: 'error', code: 'not_found', content: `No live cart has the id "${id.slice(0, 64)}"; it may have expired or been canceled.`, severity: 'unrecoverable' }],
+    `${context.store.config.baseUrl}/`,
+  );
+}
+
+function cartOutcome(view: CartView, context: ToolContext, options: { continueUrl?: boolean } = {}): ToolOutcome {
+  const { continue_url, ...cart } = ucpCart(view.cart, context.store.config.baseUrl);
+  const version = context.capabilities.get(Capability.cart)!;
+  return outcome({ ucp: cartEnvelope(version), ...cart, ...(options.continueUrl === false ? {} : { continue_url }) });
+}
+
+/** Item ids are variant ids; anything else names no variant (the cart service explains which). */
+function variantId(line: RequestLine): number {
+  return /^\d{1,15}$/.test(line.item.id) ? Number(line.item.id) : -1;
+}
+
+/** Runs a cart change; the cart's refusals become UCP error results. */
+async function refusing(change: () => Promise<ToolOutcome>, continueUrl?: string): Promise<ToolOutcome> {
+  try {
+    return await change();
+  } catch (error) {
+    if (error instanceof CartError) return refusal(error, continueUrl);
+    throw error;
+  }
+}
+
+const CART_DESCRIPTION =
+  'Line items name variants by `item.id` (a variant id from search_catalog or lookup_catalog) with a quantity. ' +
+  'Prices and totals are integer US cents. The answer carries the cart `id` for the other cart tools and a ' +
+  '`continue_url` that opens the same cart in a browser, where the buyer continues to checkout.';
+
+export const createCartTool: ToolDefinition = {
+  name: 'create_cart',
+  title: 'Create a cart',
+  description: `Create a cart with line items (at least one). ${CART_DESCRIPTION}`,
+  capability: Capability.cart,
+  inputSchema: toolInput({ cart: bundledRef('cart_create_request') }, ['cart']),
+  outputSchema: toolOutput('cart'),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(args: { cart: { line_items: RequestLine[] } }, context) {
+    const lines = args.cart.line_items;
+    if (lines.length === 0) {
+      return errorOutcome([{ type: 'error', code: 'empty_cart', content: 'A cart needs at least one line item.', severity: 'recoverable', path: '$.line_items' }]);
+    }
+    const items: ItemToAdd[] = lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity }));
+    return refusing(async () => cartOutcome(await cartServiceFor(context.store).addItems(undefined, items), context));
+  },
+};
+
+export const getCartTool: ToolDefinition = {
+  name: 'get_cart',
+  title: 'Get a cart',
+  description: `The cart as it is now. ${CART_DESCRIPTION}`,
+  capability: Capability.cart,
+  inputSchema: toolInput({ id: CART_ID }, ['id']),
+  outputSchema: toolOutput('cart'),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(args: { id: string }, context) {
+    const view = await cartServiceFor(context.store).findCart(args.id);
+    return view ? cartOutcome(view, context) : notFound(args.id, context);
+  },
+};
+
+/**
+ * UCP update is a full replacement of the lines. The service sets quantities by line key (or adds by
+ * variant id), so each requested line is matched to a cart line: by its line `id`, else by its variant;
+ * cart lines no requested line matches are set to 0 (removed). All of it applies, or none.
+ */
+function replacementQuantities(view: CartView, lines: readonly RequestLine[]): Record<string, number> {
+  const current = view.cart.items.map((item) => ({ key: item.key, variantId: item.id }));
+  const updates: Record<string, number> = {};
+  const claimed = new Set<string>();
+  for (const line of lines) {
+    const wanted = variantId(line);
+    const sameVariant = current.filter((c) => c.variantId === wanted);
+    const target =
+      sameVariant.find((c) => c.key === line.id && !claimed.has(c.key)) ??
+      sameVariant.find((c) => !claimed.has(c.key)) ??
+      sameVariant[0];
+    // Two requested lines for one cart line (or one new variant) add up.
+    const key = target ? target.key : String(wanted);
+    updates[key] = (updates[key] ?? 0) + line.quantity;
+    claimed.add(key);
+  }
+  for (const { key } of current) if (!claimed.has(key)) updates[key] = 0;
+  return updates;
+}
+
+export const updateCartTool: ToolDefinition = {
+  name: 'update_cart',
+  title: 'Replace the lines of a cart',
+  description:
+    'Replace the cart\'s line items with the ones given (full replacement: a line left out is removed; an empty list ' +
+    `empties the cart). Send a line's \`id\` to keep it, or just \`item.id\` and \`quantity\`. ${CART_DESCRIPTION}`,
+  capability: Capability.cart,
+  inputSchema: toolInput({ id: CART_ID, cart: bundledRef('cart_update_request') }, ['id', 'cart']),
+  outputSchema: toolOutput('cart'),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async run(args: { id: string; cart: { line_items: RequestLine[] } }, context) {
+    const service = cartServiceFor(context.store);
+    const view = await service.findCart(args.id);
+    if (!view) return notFound(args.id, context);
+    const continueUrl = ucpCart(view.cart, context.store.config.baseUrl).continue_url;
+    return refusing(async () => cartOutcome(await service.setQuantities(args.id, replacementQuantities(view, args.cart.line_items)), context), continueUrl);
+  },
+};
+
+export const cancelCartTool: ToolDefinition = {
+  name: 'cancel_cart',
+  title: 'Cancel a cart',
+  description:
+    'Delete the cart; its id then names no cart. Answers the cart as it was before deletion. `meta["idempotency-key"]` ' +
+    '(a UUID) is required: a retry with the same key gets the same answer.',
+  capability: Capability.cart,
+  inputSchema: toolInput({ id: CART_ID }, ['id'], { idempotencyKey: true }),
+  outputSchema: toolOutput('cart'),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async run(args: { id: string; meta: { 'idempotency-key': string } }, context) {
+    return context.idempotency.run(args.meta['idempotency-key'], 'cancel_cart', args, async () => {
+      const service = cartServiceFor(context.store);
+      const view = await service.findCart(args.id);
+      if (!view) return notFound(args.id, context);
+      await service.cancel(args.id);
+      return cartOutcome(view, context, { continueUrl: false });
+    });
+  },
+};
+
+export const cartTools = [createCartTool, getCartTool, updateCartTool, cancelCartTool];

@@ -1,0 +1,166 @@
+/**
+ * The catalog tools of the UCP MCP binding: search_catalog (dev.ucp.shopping.catalog.search), and
+ * lookup_catalog and get_product (dev.ucp.shopping.catalog.lookup). Adapters over the catalog view:
+ * read the UCP request, call one query, shape the UCP response.
+ */
+import { catalogView, lookupCatalog, productDetail, searchCatalog, type CatalogFilters } from '../catalog/catalog-view.js';
+import { ucpProduct } from '../catalog/ucp-product.js';
+import { invalidParams } from '../jsonrpc-errors.js';
+import { Capability, STORE_CURRENCY } from '../protocol.js';
+import { bundledRef } from '../schemas/schema-bundle.js';
+import { errorOutcome, JsonTextBuilder, outcome, toolInput, toolOutput, ucpEnvelope, type ToolDefinition, type UcpMessage } from './tool.js';
+
+const DEFAULT_PAGE_SIZE = 10;
+const MAX_PAGE_SIZE = 50;
+const MAX_LOOKUP_IDS = 50;
+/** Search reads this much of a query (the storefront search caps `q` too); the rest is not worth ranking on. */
+const MAX_QUERY_LENGTH = 1000;
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+interface RequestFilters {
+  categories?: string[];
+  price?: { min?: number; max?: number };
+}
+interface RequestContext {
+  currency?: string;
+}
+
+/** UCP filters -> catalog filters. A price filter in another currency cannot apply here: say so instead. */
+function catalogFilters(filters: RequestFilters | undefined, context: RequestContext | undefined, messages: UcpMessage[]): CatalogFilters {
+  const result: CatalogFilters = {};
+  if (filters?.categories?.length) result.categories = filters.categories;
+  if (filters?.price) {
+    if (context?.currency && context.currency.toUpperCase() !== STORE_CURRENCY) {
+      messages.push({
+        type: 'warning',
+        code: 'price_filter_ignored',
+        content: `Prices here are in ${STORE_CURRENCY}; the price filter in ${context.currency} was not applied.`,
+        path: '$.catalog.filters.price',
+      });
+    } else {
+      if (filters.price.min !== undefined) result.priceMin = filters.price.min;
+      if (filters.price.max !== undefined) result.priceMax = filters.price.max;
+    }
+  }
+  return result;
+}
+
+/** The cursor is the offset of the next page, opaque to clients. */
+function decodeCursor(cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  const offset = /^o(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'))?.[1];
+  if (offset === undefined) throw invalidParams('Invalid params: catalog.pagination.cursor is not a cursor this store issued.', { path: '/catalog/pagination/cursor' });
+  return Number(offset);
+}
+const encodeCursor = (offset: number) => Buffer.from(`o${offset}`, 'latin1').toString('base64url');
+
+export const searchCatalogTool: ToolDefinition = {
+  name: 'search_catalog',
+  title: 'Search the catalog',
+  description:
+    'Search the store\'s products (drink sticks and capsules) by free text, with optional filters (categories: a product ' +
+    'type or collection title; price: min/max in US cents) and cursor pagination (default 10, at most 50 per page). ' +
+    'Without a query, lists every product. Each product lists its variants; a variant\'s `id` is the `item.id` to put in a cart.',
+  capability: Capability.catalogSearch,
+  inputSchema: toolInput({ catalog: bundledRef('search_request') }, ['catalog']),
+  outputSchema: toolOutput('search_response'),
+  annotations: READ_ONLY,
+  async run(args: { catalog: { query?: string; filters?: RequestFilters; context?: RequestContext; pagination?: { cursor?: string; limit?: number } } }, context) {
+    const { catalog } = args;
+    const messages: UcpMessage[] = [];
+    const filters = catalogFilters(catalog.filters, catalog.context, messages);
+    const offset = decodeCursor(catalog.pagination?.cursor);
+    const limit = Math.min(catalog.pagination?.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+    const view = catalogView(context.store.catalog.snapshot);
+    const page = searchCatalog(view, (catalog.query ?? '').slice(0, MAX_QUERY_LENGTH), filters, offset, limit);
+    const pagination = {
+      has_next_page: page.hasNextPage,
+      ...(page.hasNextPage ? { cursor: encodeCursor(offset + limit) } : {}),
+      ...(page.total !== undefined ? { total_count: page.total } : {}),
+    };
+    const json = new JsonTextBuilder().add(`{"ucp":${ucpEnvelope(context, Capability.catalogSearch)},"products":[`);
+    page.products.forEach((product, i) => {
+      const { text, escaped } = view.productJson(product);
+      if (i > 0) json.add(',');
+      json.add(text, escaped);
+    });
+    json.add(`],"pagination":${JSON.stringify(pagination)}`);
+    if (messages.length) json.add(`,"messages":${JSON.stringify(messages)}`);
+    return json.add('}').outcome();
+  },
+};
+
+export const lookupCatalogTool: ToolDefinition = {
+  name: 'lookup_catalog',
+  title: 'Look up products by identifier',
+  description:
+    `Batch lookup (up to ${MAX_LOOKUP_IDS} identifiers) of products and variants by product id, variant id, handle or SKU. ` +
+    'A variant id or SKU returns that variant (match "exact"); a product id or handle returns the product with its featured ' +
+    'variant (match "featured"). Unknown identifiers are left out and reported in `messages` (info, not_found).',
+  capability: Capability.catalogLookup,
+  inputSchema: toolInput({ catalog: bundledRef('lookup_request') }, ['catalog']),
+  outputSchema: toolOutput('lookup_response'),
+  annotations: READ_ONLY,
+  async run(args: { catalog: { ids: string[]; filters?: RequestFilters; context?: RequestContext } }, context) {
+    const { catalog } = args;
+    if (catalog.ids.length > MAX_LOOKUP_IDS) {
+      throw invalidParams(`Invalid params: catalog.ids lists ${catalog.ids.length} identifiers; at most ${MAX_LOOKUP_IDS} per call.`, {
+        path: '/catalog/ids',
+      });
+    }
+    const messages: UcpMessage[] = [];
+    const filters = catalogFilters(catalog.filters, catalog.context, messages);
+    const view = catalogView(context.store.catalog.snapshot);
+    const { matches, notFound } = lookupCatalog(view, catalog.ids, filters);
+    const products = matches.map(({ product, variants }) => {
+      const shaped = ucpProduct(product, view.snapshot.baseUrl, view.collectionTitles(product), variants.map((v) => v.variant));
+      return { ...shaped, variants: shaped.variants.map((variant, i) => ({ ...variant, inputs: variants[i]!.inputs })) };
+    });
+    for (const id of notFound) messages.push({ type: 'info', code: 'not_found', content: id.slice(0, 200) });
+    return {
+      json: `{"ucp":${ucpEnvelope(context, Capability.catalogLookup)},"products":${JSON.stringify(products)}${messages.length ? `,"messages":${JSON.stringify(messages)}` : ''}}`,
+      isError: false,
+    };
+  },
+};
+
+export const getProductTool: ToolDefinition = {
+  name: 'get_product',
+  title: 'Get one product in detail',
+  description:
+    'One product with all its variants, by product id, variant id, handle or SKU. `selected` options (e.g. Flavour: ' +
+    'Lemon-Lime) narrow to a variant, listed first; each option value says whether a matching variant exists and is ' +
+    'available. `preferences` names the options to relax first when no variant matches every selection.',
+  capability: Capability.catalogLookup,
+  inputSchema: toolInput({ catalog: bundledRef('get_product_request') }, ['catalog']),
+  outputSchema: toolOutput('get_product_response'),
+  annotations: READ_ONLY,
+  async run(
+    args: { catalog: { id: string; selected?: { name: string; label: string }[]; preferences?: string[]; filters?: RequestFilters; context?: RequestContext } },
+    context,
+  ) {
+    const { catalog } = args;
+    const messages: UcpMessage[] = [];
+    const filters = catalogFilters(catalog.filters, catalog.context, messages);
+    const view = catalogView(context.store.catalog.snapshot);
+    const detail = productDetail(view, catalog.id, { selected: catalog.selected, preferences: catalog.preferences, filters });
+    if (!detail) {
+      return errorOutcome([
+        { type: 'error', code: 'not_found', content: `No product or variant has the identifier "${catalog.id.slice(0, 100)}".`, severity: 'unrecoverable' },
+      ]);
+    }
+    const product = ucpProduct(detail.product, view.snapshot.baseUrl, view.collectionTitles(detail.product), detail.variants);
+    return outcome({
+      ucp: JSON.parse(ucpEnvelope(context, Capability.catalogLookup)),
+      product: {
+        ...product,
+        ...(detail.selected.length ? { selected: detail.selected } : {}),
+        ...(detail.options.length ? { options: detail.options } : {}),
+      },
+      ...(messages.length ? { messages } : {}),
+    });
+  },
+};
+
+export const catalogTools = [searchCatalogTool, lookupCatalogTool, getProductTool];

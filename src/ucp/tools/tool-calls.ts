@@ -1,0 +1,85 @@
+/**
+ * Calling a tool, the same way for the SDK server and the fast path: find the tool, validate the arguments
+ * against its UCP schema (-32602), negotiate with the agent's profile when one is given (-32001 on
+ * failure), check that the negotiated capabilities grant the tool, run it. An unexpected failure becomes
+ * -32603 "Internal error" and is logged; nothing internal reaches the client.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Store } from '../../store.js';
+import type { AgentProfiles } from '../agent/agent-profiles.js';
+import type { NegotiatedCapabilities } from '../agent/negotiation.js';
+import { internalError, invalidParams, JsonRpcError, unknownTool } from '../jsonrpc-errors.js';
+import { UCP_VERSION, type CapabilityName } from '../protocol.js';
+import { firstError, selfContained, validatorFor, withoutAnnotations, type JsonSchema } from '../schemas/schema-bundle.js';
+import { IdempotentOutcomes } from './idempotency.js';
+import { errorOutcome, type ToolDefinition, type ToolOutcome } from './tool.js';
+
+/** A tool as `tools/list` shows it. */
+export interface ListedTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema & { type: 'object' };
+  outputSchema: JsonSchema & { type: 'object' };
+  annotations: ToolDefinition['annotations'];
+}
+
+export class ToolCalls {
+  private readonly byName: Map<string, ToolDefinition>;
+  private readonly anonymous: NegotiatedCapabilities;
+  private readonly idempotency = new IdempotentOutcomes();
+  readonly listed: ListedTool[];
+
+  constructor(
+    private readonly store: Store,
+    tools: readonly ToolDefinition[],
+    private readonly agentProfiles: AgentProfiles,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.byName = new Map(tools.map((tool) => [tool.name, tool]));
+    this.anonymous = new Map(this.capabilities.map((name) => [name, UCP_VERSION]));
+    this.listed = tools.map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: selfContained(tool.inputSchema) as ListedTool['inputSchema'],
+      outputSchema: withoutAnnotations(selfContained(tool.outputSchema)) as ListedTool['outputSchema'],
+      annotations: tool.annotations,
+    }));
+  }
+
+  /** The capabilities the tools implement: what the profile advertises. */
+  get capabilities(): CapabilityName[] {
+    return [...new Set([...this.byName.values()].map((tool) => tool.capability))];
+  }
+
+  async call(name: string, args: unknown): Promise<ToolOutcome> {
+    const tool = this.byName.get(name);
+    if (!tool) throw unknownTool(name);
+    const input = args ?? {};
+    const validate = validatorFor(tool.inputSchema);
+    if (!validate(input)) {
+      const { path, message } = firstError(validate);
+      throw invalidParams(`Invalid params for ${name}: ${path} ${message}`, { path });
+    }
+    try {
+      const profile = (input as { meta?: { 'ucp-agent'?: { profile?: string } } }).meta?.['ucp-agent']?.profile;
+      const capabilities = profile === undefined ? this.anonymous : await this.agentProfiles.negotiate(profile);
+      if (!capabilities.has(tool.capability)) {
+        return errorOutcome([
+          {
+            type: 'error',
+            code: 'capabilities_incompatible',
+            content: `${name} needs the capability ${tool.capability} (version ${UCP_VERSION}), which the agent profile does not declare.`,
+            severity: 'unrecoverable',
+          },
+        ]);
+      }
+      return await tool.run(input, { store: this.store, capabilities, idempotency: this.idempotency });
+    } catch (error) {
+      if (error instanceof JsonRpcError) throw error;
+      this.log.error({ err: error, tool: name }, 'tool call failed');
+      throw internalError();
+    }
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * What an MCP tool of this store is: a UCP operation with its input and output schemas (bundled from the
+ * official UCP schemas), the capability that grants it, and a thin adapter that calls one domain function
+ * and shapes the UCP payload. Shared helpers for the `ucp` envelope and business-outcome results.
+ */
+import type { Store } from '../../store.js';
+import type { NegotiatedCapabilities } from '../agent/negotiation.js';
+import type { CapabilityName } from '../protocol.js';
+import { UCP_VERSION } from '../protocol.js';
+import { bundledRef, type JsonSchema } from '../schemas/schema-bundle.js';
+import type { IdempotentOutcomes } from './idempotency.js';
+
+export interface ToolContext {
+  store: Store;
+  /** Capabilities this caller may use: the negotiated intersection, or everything for an anonymous caller. */
+  capabilities: NegotiatedCapabilities;
+  /** Outcomes kept for idempotency keys. */
+  idempotency: IdempotentOutcomes;
+}
+
+/** A tool's answer: the UCP payload, already serialised, and whether it reports a business error. */
+export interface ToolOutcome {
+  json: string;
+  /** `json` as a JSON string literal (the text content), when the tool built it alongside; else derived. */
+  jsonString?: string;
+  isError: boolean;
+}
+
+/**
+ * Builds a payload's JSON text and, alongside, the same text as a JSON string literal: escaping is
+ * compositional, so pieces escaped once (a product's JSON, per catalog snapshot) are reused per call.
+ */
+export class JsonTextBuilder {
+  private readonly raw: string[] = [];
+  private readonly escaped: string[] = [];
+
+  add(raw: string, escaped = JSON.stringify(raw).slice(1, -1)): this {
+    this.raw.push(raw);
+    this.escaped.push(escaped);
+    return this;
+  }
+
+  outcome(isError = false): ToolOutcome {
+    return { json: this.raw.join(''), jsonString: `"${this.escaped.join('')}"`, isError };
+  }
+}
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  capability: CapabilityName;
+  inputSchema: JsonSchema;
+  outputSchema: JsonSchema;
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  run(args: any, context: ToolContext): Promise<ToolOutcome>;
+}
+
+/**
+ * `meta` as the UCP MCP binding defines it, except that `ucp-agent` is optional: without an agent profile
+ * the caller is anonymous and may use the catalog and cart tools.
+ */
+export function metaSchema(options: { idempotencyKey: boolean }): JsonSchema {
+  return {
+    type: 'object',
+    description:
+      'UCP request metadata. `ucp-agent.profile` is the URL of the calling platform\'s UCP profile (https); the store ' +
+      'fetches it and negotiates capabilities. Without it the call is anonymous (catalog and cart tools only).' +
+      (options.idempotencyKey ? ' `idempotency-key` (a UUID) is required: a retry with the same key is safe.' : ''),
+    additionalProperties: true,
+    properties: {
+      'ucp-agent': {
+        type: 'object',
+        required: ['profile'],
+        properties: { profile: { type: 'string', format: 'uri', description: "URL of the platform's UCP profile." } },
+      },
+      'idempotency-key': { type: 'string', format: 'uuid', description: 'Unique key for retry safety.' },
+    },
+    ...(options.idempotencyKey ? { required: ['idempotency-key'] } : {}),
+  };
+}
+
+/** A tool's input: `meta` plus its named UCP arguments, each a bundled schema or a plain one. */
+export function toolInput(properties: Record<string, JsonSchema>, required: string[], options = { idempotencyKey: false }): JsonSchema {
+  return {
+    type: 'object',
+    properties: { meta: metaSchema(options), ...properties },
+    required: options.idempotencyKey ? ['meta', ...required] : required,
+  };
+}
+
+/** A tool's output: the UCP response, or the UCP error response when no resource could be produced. */
+export function toolOutput(responseSchema: string): JsonSchema {
+  return { type: 'object', oneOf: [bundledRef(responseSchema), bundledRef('error_response')] };
+}
+
+/** The `ucp` member of a successful response: the version and the capabilities this operation used. */
+export function ucpEnvelope(context: ToolContext, capability: CapabilityName): string {
+  const version = context.capabilities.get(capability) ?? UCP_VERSION;
+  return `{"version":"${UCP_VERSION}","status":"success","capabilities":{"${capability}":[{"version":"${version}"}]}}`;
+}
+
+export interface UcpMessage {
+  type: 'error' | 'warning' | 'info';
+  code?: string;
+  content: string;
+  severity?: 'recoverable' | 'requires_buyer_input' | 'requires_buyer_review' | 'unrecoverable';
+  path?: string;
+}
+
+/** A business outcome that produced no resource (UCP error_response): not found, capabilities incompatible, … */
+export function errorOutcome(messages: UcpMessage[], continueUrl?: string): ToolOutcome {
+  return {
+    json: JSON.stringify({ ucp: { version: UCP_VERSION, status: 'error' }, messages, ...(continueUrl ? { continue_url: continueUrl } : {}) }),
+    isError: true,
+  };
+}
+
+export function outcome(payload: object): ToolOutcome {
+  return { json: JSON.stringify(payload), isError: false };
+}

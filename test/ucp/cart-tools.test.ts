@@ -1,0 +1,198 @@
+/**
+ * The cart tools: one cart model, two doors. A cart made with create_cart is the cart /cart.js shows to a
+ * browser holding its token, its continue_url opens it there, and changes through either door show in the
+ * other. Refusals are UCP error results; cancel_cart is idempotent by key.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
+
+after(dropTestDatabases);
+
+const HEADERS = { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' };
+
+for (const backend of backends) {
+  describe(`${backend.name}: cart tools`, () => {
+    let test: TestStore;
+    let nextId = 1;
+    const rpc = async (name: string, args: unknown) => {
+      const response = await test.app.inject({
+        method: 'POST',
+        url: '/api/ucp/mcp',
+        headers: HEADERS,
+        payload: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      return { status: response.statusCode, body: JSON.parse(response.body) };
+    };
+    const call = async (name: string, args: unknown) => {
+      const { body } = await rpc(name, args);
+      assert.ok(body.result, JSON.stringify(body));
+      const structured = body.result.structuredContent;
+      assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), []);
+      assert.equal(body.result.isError, structured.ucp.status === 'error');
+      return structured;
+    };
+    const browserCart = async (token: string) => JSON.parse((await test.app.inject({ url: '/cart.js', cookies: { cart: token } })).body);
+    /** Variant ids as an agent finds them: from the catalog tools, by SKU. */
+    const variantIds = async (...skus: string[]) => {
+      const { products } = await call('lookup_catalog', { catalog: { ids: skus } });
+      const bySku = new Map(products.flatMap((p: any) => p.variants.map((v: any) => [v.sku, v.id])));
+      return skus.map((sku) => bySku.get(sku) as string);
+    };
+
+    before(async () => {
+      test = await startTestStore(backend, { config: { rateLimit: false } });
+    });
+    after(() => test.close());
+
+    it('create_cart makes the cart /cart.js shows for its token, with the same lines and totals in cents', async () => {
+      const [stick, espresso] = await variantIds('HYD-LEMONLIME-10', 'ESP-CLA-10');
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: stick }, quantity: 2 }, { item: { id: espresso }, quantity: 1 }] } });
+      assert.equal(cart.ucp.status, 'success');
+      assert.equal(cart.currency, 'USD');
+      const browser = await browserCart(cart.id);
+      assert.equal(browser.token, cart.id);
+      assert.equal(browser.item_count, 3);
+      assert.deepEqual(cart.totals, [
+        { type: 'subtotal', amount: browser.original_total_price },
+        { type: 'total', amount: browser.total_price },
+      ]);
+      assert.deepEqual(
+        cart.line_items.map((line: any) => [line.id, line.item.id, line.quantity, line.item.price]).sort(),
+        browser.items.map((item: any) => [item.key, String(item.id), item.quantity, item.price]).sort(),
+      );
+      assert.equal(cart.continue_url, `http://store.test/cart/c/${cart.id}`);
+    });
+
+    it("continue_url opens the same cart in a browser and sets its cart cookie", async () => {
+      const [sleep] = await variantIds('SLP-120');
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: sleep }, quantity: 1 }] } });
+      const opened = await test.app.inject({ url: new URL(cart.continue_url).pathname });
+      assert.equal(opened.statusCode, 200);
+      assert.equal(JSON.parse(opened.body).token, cart.id);
+      assert.ok(opened.cookies.some((c) => c.name === 'cart' && c.value === cart.id));
+    });
+
+    it('a change made in the browser shows in get_cart, and one made by update_cart shows in the browser', async () => {
+      const [decaf, energy] = await variantIds('ESP-DEC-10', 'NRG-CITRUS-12');
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: decaf }, quantity: 1 }] } });
+      const added = await test.app.inject({
+        method: 'POST',
+        url: '/cart/add.js',
+        cookies: { cart: cart.id },
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ items: [{ id: Number(energy), quantity: 2 }] }),
+      });
+      assert.equal(added.statusCode, 200, added.body);
+      const seen = await call('get_cart', { id: cart.id });
+      assert.deepEqual(seen.line_items.map((l: any) => [l.item.id, l.quantity]).sort(), [[decaf, 1], [energy, 2]].sort());
+      const decafLine = seen.line_items.find((l: any) => l.item.id === decaf);
+      const updated = await call('update_cart', { id: cart.id, cart: { line_items: [{ id: decafLine.id, item: { id: decaf }, quantity: 4 }] } });
+      assert.deepEqual(updated.line_items.map((l: any) => [l.id, l.quantity]), [[decafLine.id, 4]]);
+      const browser = await browserCart(cart.id);
+      assert.deepEqual(browser.items.map((i: any) => [i.key, i.quantity]), [[decafLine.id, 4]]);
+    });
+
+    it('update_cart replaces every line: new variants are added, lines left out removed, an empty list empties the cart', async () => {
+      const [a, b, c] = await variantIds('HYD-MIXEDBERRY-10', 'ESP-LUN-10', 'SLP-60');
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: a }, quantity: 1 }, { item: { id: b }, quantity: 1 }] } });
+      const replaced = await call('update_cart', { id: cart.id, cart: { line_items: [{ item: { id: b }, quantity: 2 }, { item: { id: c }, quantity: 1 }] } });
+      assert.deepEqual(replaced.line_items.map((l: any) => [l.item.id, l.quantity]).sort(), [[b, 2], [c, 1]].sort());
+      assert.equal(replaced.id, cart.id);
+      const emptied = await call('update_cart', { id: cart.id, cart: { line_items: [] } });
+      assert.deepEqual(emptied.line_items, []);
+      assert.deepEqual(emptied.totals, [{ type: 'subtotal', amount: 0 }, { type: 'total', amount: 0 }]);
+    });
+
+    it('refusals are UCP error results with recoverable messages, and change nothing', async () => {
+      const [stick, soldOut] = await variantIds('HYD-LEMONLIME-30', 'HYD-WATERMELON-30');
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: stick }, quantity: 1 }] } });
+      const cases: [unknown, string][] = [
+        [{ line_items: [{ item: { id: soldOut }, quantity: 1 }] }, 'out_of_stock'],
+        [{ line_items: [{ item: { id: stick }, quantity: 11 }] }, 'quantity_limit'],
+        [{ line_items: [{ item: { id: '999999999' }, quantity: 1 }] }, 'not_found'],
+        [{ line_items: [{ item: { id: 'not-a-variant' }, quantity: 1 }] }, 'not_found'],
+      ];
+      for (const [change, code] of cases) {
+        const refused = await call('update_cart', { id: cart.id, cart: change });
+        assert.equal(refused.ucp.status, 'error');
+        assert.deepEqual([refused.messages[0].code, refused.messages[0].severity], [code, 'recoverable']);
+        assert.equal(refused.continue_url, cart.continue_url);
+        const created = await call('create_cart', { cart: change });
+        assert.equal(created.messages[0].code, code);
+      }
+      const unchanged = await browserCart(cart.id);
+      assert.deepEqual(unchanged.items.map((i: any) => [String(i.id), i.quantity]), [[stick, 1]]);
+    });
+
+    it('a product id is not an item id: not_found, saying where variant ids come from', async () => {
+      const { products } = await call('search_catalog', { catalog: { query: 'decaf' } });
+      const refused = await call('create_cart', { cart: { line_items: [{ item: { id: products[0].id }, quantity: 1 }] } });
+      assert.equal(refused.messages[0].code, 'not_found');
+      assert.match(refused.messages[0].content, /variant id/);
+    });
+
+    it('an empty new cart is refused; a quantity below 1 is invalid params', async () => {
+      const empty = await call('create_cart', { cart: { line_items: [] } });
+      assert.equal(empty.messages[0].code, 'empty_cart');
+      const [stick] = await variantIds('HYD-LEMONLIME-10');
+      const { body } = await rpc('create_cart', { cart: { line_items: [{ item: { id: stick }, quantity: 0 }] } });
+      assert.equal(body.error.code, -32602);
+    });
+
+    it('get_cart and update_cart of an unknown cart answer not_found', async () => {
+      for (const [name, args] of [
+        ['get_cart', { id: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+        ['get_cart', { id: '../../etc' }],
+        ['update_cart', { id: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', cart: { line_items: [] } }],
+      ] as const) {
+        const result = await call(name, args);
+        assert.deepEqual([result.ucp.status, result.messages[0].code, result.messages[0].severity], ['error', 'not_found', 'unrecoverable']);
+      }
+    });
+
+    it('a subscription line bought in the browser shows its saving as a negative items_discount', async () => {
+      const { products } = await call('lookup_catalog', { catalog: { ids: ['HYD-LEMONLIME-10'] } });
+      const product = (await test.app.inject({ url: `/products/${products[0].handle}.js` })).body;
+      const plan = JSON.parse(product).selling_plan_groups[0].selling_plans[0].id;
+      const added = await test.app.inject({
+        method: 'POST',
+        url: '/cart/add.js',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ items: [{ id: Number(products[0].variants[0].id), quantity: 2, selling_plan: plan }] }),
+      });
+      const token = JSON.parse(added.body).token ?? added.cookies.find((c) => c.name === 'cart')?.value;
+      const cart = await call('get_cart', { id: token });
+      const browser = await browserCart(token);
+      assert.deepEqual(cart.totals, [
+        { type: 'subtotal', amount: browser.original_total_price },
+        { type: 'items_discount', amount: -browser.total_discount, display_text: 'Subscription savings' },
+        { type: 'total', amount: browser.total_price },
+      ]);
+      assert.ok(browser.total_discount > 0);
+    });
+
+    it('cancel_cart needs an idempotency key, answers the cart as it was, and then the cart is gone from both doors', async () => {
+      const [stick] = await variantIds('NRG-CHERRYCOLA-12');
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: stick }, quantity: 1 }] } });
+      const { body } = await rpc('cancel_cart', { id: cart.id });
+      assert.equal(body.error.code, -32602);
+      const key = randomUUID();
+      const canceled = await call('cancel_cart', { meta: { 'idempotency-key': key }, id: cart.id });
+      assert.equal(canceled.id, cart.id);
+      assert.deepEqual(canceled.line_items, cart.line_items);
+      assert.equal((await call('get_cart', { id: cart.id })).messages[0].code, 'not_found');
+      assert.equal((await test.app.inject({ url: `/cart/c/${cart.id}` })).statusCode, 404);
+      assert.equal((await browserCart(cart.id)).item_count, 0);
+
+      const retried = await call('cancel_cart', { meta: { 'idempotency-key': key }, id: cart.id });
+      assert.deepEqual(retried, canceled);
+      const conflict = await rpc('cancel_cart', { meta: { 'idempotency-key': key }, id: 'BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' });
+      assert.equal(conflict.status, 409);
+      assert.equal(conflict.body.error.code, -32000);
+      assert.equal(conflict.body.error.data.code, 'idempotency_conflict');
+    });
+  });
+}

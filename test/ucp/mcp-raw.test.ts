@@ -1,0 +1,219 @@
+/**
+ * The commerce endpoint as UCP clients call it: one raw JSON-RPC POST per call, `Accept: application/json`
+ * only, no initialize, no session. Every tool, and every protocol error with its code and HTTP status.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { backends, dropTestDatabases } from '../helpers/store.js';
+import { callTool, postRpc, postWithHost, startListeningStore, type ListeningStore } from './mcp-harness.js';
+import { officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
+
+after(dropTestDatabases);
+
+/** A non-200 answer is both the storefront Error and a JSON-RPC error. */
+function assertDualError(answer: { status: number; body: any }, status: number, code: number) {
+  assert.equal(answer.status, status, JSON.stringify(answer.body));
+  assert.equal(answer.body.status, status);
+  assert.equal(typeof answer.body.message, 'string');
+  assert.equal(typeof answer.body.description, 'string');
+  assert.equal(answer.body.jsonrpc, '2.0');
+  assert.ok('id' in answer.body);
+  assert.equal(answer.body.error.code, code);
+  assert.equal(typeof answer.body.error.message, 'string');
+}
+
+for (const backend of backends) {
+  describe(`${backend.name}: raw JSON-RPC on /api/ucp/mcp`, () => {
+    let store: ListeningStore;
+    before(async () => {
+      store = await startListeningStore(backend);
+    });
+    after(() => store.close());
+
+    describe('tools without initialize, Accept: application/json only', () => {
+      it('tools/list answers in application/json', async () => {
+        const answer = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+        assert.equal(answer.status, 200);
+        assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+        assert.equal(answer.body.id, 'list');
+        assert.ok(answer.body.result.tools.length >= 3);
+      });
+
+      it('tools/list tolerates the UCP meta a UCP client sends with it', async () => {
+        const answer = await postRpc(store.mcpUrl, {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/list',
+          params: { arguments: { meta: { 'ucp-agent': { profile: 'https://agent.example/profile.json' } } } },
+        });
+        assert.equal(answer.status, 200);
+        assert.ok(answer.body.result.tools.length >= 3);
+      });
+
+      const calls: [string, unknown][] = [
+        ['search_catalog', { catalog: { query: 'drink stick', pagination: { limit: 1 } } }],
+        ['search_catalog', { catalog: {} }],
+        ['search_catalog', { catalog: { query: 'zzzzqqq' } }],
+        ['lookup_catalog', { catalog: { ids: ['energy-drink-stick', 'SLP-120', 'no-such-id'] } }],
+        ['get_product', { catalog: { id: 'espresso-capsules', selected: [{ name: 'Roast', label: 'Lungo' }] } }],
+        ['get_product', { catalog: { id: 'no-such-product' } }],
+        ['create_cart', { cart: { line_items: [{ item: { id: '42100000001' }, quantity: 1 }] } }],
+        ['create_cart', { cart: { line_items: [{ item: { id: 'no-such-variant' }, quantity: 1 }] } }],
+        ['get_cart', { id: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+        ['update_cart', { id: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', cart: { line_items: [] } }],
+        ['cancel_cart', { meta: { 'idempotency-key': '1b4e28ba-2fa1-41d2-883f-0016d3cca427' }, id: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+      ];
+      for (const [name, args] of calls) {
+        it(`${name} ${JSON.stringify(args)} answers a UCP payload valid against the official schema`, async () => {
+          const answer = await callTool(store.mcpUrl, name, args);
+          assert.equal(answer.status, 200);
+          const { structuredContent, content, isError } = answer.body.result;
+          assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structuredContent), structuredContent), []);
+          assert.deepEqual(JSON.parse(content[0].text), structuredContent);
+          assert.equal(isError, structuredContent.ucp.status === 'error');
+          assert.equal(structuredContent.ucp.version, '2026-04-08');
+        });
+      }
+
+      it('the same call answers the same through the SDK (a batch of one) as through the fast path', async () => {
+        const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'search_catalog', arguments: { catalog: { query: 'capsules' } } } };
+        const fast = await postRpc(store.mcpUrl, call);
+        const viaSdk = await postRpc(store.mcpUrl, [call]);
+        const sdkAnswer = Array.isArray(viaSdk.body) ? viaSdk.body[0] : viaSdk.body;
+        assert.deepEqual(sdkAnswer.result, fast.body.result);
+        const unknownFast = await callTool(store.mcpUrl, 'nope', {});
+        const unknownSdk = await postRpc(store.mcpUrl, [{ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'nope', arguments: {} } }]);
+        assert.deepEqual((Array.isArray(unknownSdk.body) ? unknownSdk.body[0] : unknownSdk.body).error, unknownFast.body.error);
+      });
+
+      it('ping answers {}', async () => {
+        const answer = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'ping' });
+        assert.deepEqual(answer.body, { jsonrpc: '2.0', id: 3, result: {} });
+      });
+
+      it('a notification is accepted with 202 and no body', async () => {
+        const answer = await postRpc(store.mcpUrl, { jsonrpc: '2.0', method: 'notifications/initialized' });
+        assert.equal(answer.status, 202);
+        assert.equal(answer.text, '');
+      });
+    });
+
+    describe('JSON-RPC errors', () => {
+      it('malformed JSON: HTTP 400, -32700', async () => {
+        assertDualError(await postRpc(store.mcpUrl, '{"jsonrpc": "2.0", "id": 1, "method": '), 400, -32700);
+      });
+
+      it('an empty body: HTTP 400, -32700', async () => {
+        assertDualError(await postRpc(store.mcpUrl, ''), 400, -32700);
+      });
+
+      it('JSON that is no JSON-RPC message: HTTP 400, -32600', async () => {
+        assertDualError(await postRpc(store.mcpUrl, { hello: 'world' }), 400, -32600);
+      });
+
+      it('an unknown method: -32601', async () => {
+        const answer = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'checkout/teleport' });
+        assert.equal(answer.status, 200);
+        assert.equal(answer.body.id, 4);
+        assert.equal(answer.body.error.code, -32601);
+      });
+
+      it('an unknown tool: -32602 naming the tool', async () => {
+        const answer = await callTool(store.mcpUrl, 'complete_checkout', { id: 'x' });
+        assert.equal(answer.body.error.code, -32602);
+        assert.match(answer.body.error.message, /complete_checkout/);
+      });
+
+      const invalid: [string, unknown, RegExp][] = [
+        ['search_catalog', {}, /catalog/],
+        ['search_catalog', { catalog: { query: 42 } }, /query/],
+        ['search_catalog', { catalog: { pagination: { limit: 0 } } }, /limit/],
+        ['search_catalog', { catalog: { filters: { price: { min: -1 } } } }, /price\/min/],
+        ['search_catalog', { catalog: { pagination: { cursor: 'not-ours' } } }, /cursor/],
+        ['lookup_catalog', { catalog: { ids: [] } }, /ids/],
+        ['lookup_catalog', { catalog: { ids: Array.from({ length: 51 }, (_, i) => `id-${i}`) } }, /ids/],
+        ['get_product', { catalog: { id: 7 } }, /id/],
+        ['search_catalog', { meta: { 'ucp-agent': {} }, catalog: {} }, /profile/],
+        ['search_catalog', { meta: { 'ucp-agent': { profile: 'not a url' } }, catalog: {} }, /profile/],
+        ['create_cart', { cart: { line_items: [{ item: { id: '42100000001' }, quantity: 0 }] } }, /quantity/],
+        ['create_cart', { cart: {} }, /line_items/],
+        ['get_cart', {}, /id/],
+        ['update_cart', { id: 'x' }, /cart/],
+        ['cancel_cart', { id: 'x' }, /meta/],
+        ['cancel_cart', { id: 'x', meta: { 'idempotency-key': 'not-a-uuid' } }, /idempotency-key/],
+      ];
+      for (const [name, args, names] of invalid) {
+        it(`invalid params for ${name} ${JSON.stringify(args).slice(0, 80)}: -32602 naming the field`, async () => {
+          const answer = await callTool(store.mcpUrl, name, args);
+          assert.equal(answer.status, 200);
+          assert.equal(answer.body.error.code, -32602, JSON.stringify(answer.body));
+          assert.match(answer.body.error.message + JSON.stringify(answer.body.error.data ?? {}), names);
+        });
+      }
+
+      it('a Host not allowed: HTTP 403, -32000 (DNS-rebinding protection)', async () => {
+        const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+        assertDualError(await postWithHost(store.mcpUrl, 'evil.example.com', ping), 403, -32000);
+        assertDualError(await postWithHost(store.mcpUrl, 'evil.example.com:80', ping), 403, -32000);
+        assert.equal((await postWithHost(store.mcpUrl, 'store.test', ping)).status, 200, "BASE_URL's host is always allowed");
+      });
+
+      it('an Origin not allowed: HTTP 403, -32000; an allowed Origin passes', async () => {
+        const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+        assertDualError(await postRpc(store.mcpUrl, ping, { origin: 'http://evil.example.com' }), 403, -32000);
+        assertDualError(await postRpc(store.mcpUrl, ping, { origin: 'null' }), 403, -32000);
+        assert.equal((await postRpc(store.mcpUrl, ping, { origin: store.origin })).status, 200);
+      });
+
+      for (const method of ['GET', 'DELETE']) {
+        it(`${method}: HTTP 405 with a JSON body and Allow: POST`, async () => {
+          const response = await fetch(store.mcpUrl, { method, headers: { accept: 'application/json, text/event-stream' } });
+          const body = await response.json();
+          assertDualError({ status: response.status, body }, 405, -32000);
+          assert.equal(response.headers.get('allow'), 'POST');
+        });
+      }
+
+      it('a client that does not accept JSON: HTTP 406', async () => {
+        assertDualError(await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, { accept: 'text/event-stream' }), 406, -32000);
+      });
+
+      it('a body that is not JSON: HTTP 415', async () => {
+        assertDualError(await postRpc(store.mcpUrl, 'ping', { 'content-type': 'text/plain' }), 415, -32000);
+        assertDualError(await postRpc(store.mcpUrl, '<a/>', { 'content-type': 'application/xml' }), 415, -32000);
+      });
+
+      it('a body over the size limit: HTTP 413', async () => {
+        const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(300 * 1024) } });
+        assertDualError(await postRpc(store.mcpUrl, big), 413, -32000);
+      });
+
+      it('an unsupported MCP-Protocol-Version header: HTTP 400, -32000', async () => {
+        const answer = await callTool(store.mcpUrl, 'search_catalog', { catalog: {} }, { 'mcp-protocol-version': '1999-01-01' });
+        assertDualError(answer, 400, -32000);
+      });
+
+      it('nothing a client sends causes a 5xx, and no answer carries a stack or a path', async () => {
+        const bodies: unknown[] = [
+          null, 42, 'text', [], [1, 2], {}, { jsonrpc: '2.0' }, { jsonrpc: '1.0', id: 1, method: 'ping' },
+          { jsonrpc: '2.0', id: {}, method: 'tools/call' }, { jsonrpc: '2.0', id: 1, method: 'tools/call' },
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: [] }, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 5 } },
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_catalog', arguments: [] } },
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_catalog', arguments: { catalog: { query: '\u0000'.repeat(5000) } } } },
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_product', arguments: { catalog: { id: '__proto__' } } } },
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lookup_catalog', arguments: { catalog: { ids: ['constructor', 'toString'] } } } },
+          { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { cursor: 5 } },
+          { jsonrpc: '2.0', id: 1, result: {} }, { jsonrpc: '2.0', id: 1, error: { code: 1, message: 'x' } },
+          { jsonrpc: '2.0', id: 1, method: 'logging/setLevel', params: { level: 'nonsense' } },
+          '{"__proto__": {"polluted": true}}', '{"constructor": {"prototype": {"polluted": true}}}',
+        ];
+        for (const body of bodies) {
+          const answer = await postRpc(store.mcpUrl, typeof body === 'string' && body.startsWith('{') ? body : JSON.stringify(body));
+          assert.ok(answer.status < 500, `${JSON.stringify(body).slice(0, 80)} -> ${answer.status} ${answer.text.slice(0, 200)}`);
+          assert.doesNotMatch(answer.text, /\n\s+at |node_modules|\/src\/|\.ts:\d+/);
+        }
+        assert.equal(({} as any).polluted, undefined);
+      });
+    });
+  });
+}

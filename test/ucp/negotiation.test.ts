@@ -1,0 +1,114 @@
+/** Pure parts of the commerce door: capability intersection, address and host policies, the fast-path envelope. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { intersectCapabilities, isVersionSupported } from '../../src/ucp/agent/negotiation.js';
+import { isAllowedProfileAddress } from '../../src/ucp/agent/public-address.js';
+import { allowedHosts, isAllowedHost, isAllowedOrigin } from '../../src/ucp/mcp/allowed-hosts.js';
+import { exactToolsCall } from '../../src/ucp/mcp/fast-path.js';
+
+describe('capability intersection (UCP overview, intersection algorithm)', () => {
+  const business = {
+    'dev.ucp.shopping.checkout': [{ version: '2026-01-23' }, { version: '2026-04-08' }],
+    'dev.ucp.shopping.fulfillment': [{ version: '2026-04-08', extends: 'dev.ucp.shopping.checkout' }],
+    'dev.ucp.shopping.discount': [{ version: '2026-04-08', extends: ['dev.ucp.shopping.checkout', 'dev.ucp.shopping.cart'] }],
+    'dev.ucp.shopping.catalog.search': [{ version: '2026-04-08' }],
+  };
+
+  it('keeps capabilities both sides name, at the highest version both list', () => {
+    const result = intersectCapabilities(business, {
+      'dev.ucp.shopping.checkout': [{ version: '2026-01-23' }, { version: '2026-04-08' }],
+      'dev.ucp.shopping.catalog.search': [{ version: '2026-04-08' }],
+      'com.example.other': [{ version: '2026-04-08' }],
+    });
+    assert.deepEqual([...result], [
+      ['dev.ucp.shopping.checkout', '2026-04-08'],
+      ['dev.ucp.shopping.catalog.search', '2026-04-08'],
+    ]);
+  });
+
+  it('drops a capability with no version in common', () => {
+    const result = intersectCapabilities(business, { 'dev.ucp.shopping.catalog.search': [{ version: '2026-01-11' }] });
+    assert.equal(result.size, 0);
+  });
+
+  it('prunes extensions whose parents are all absent, and keeps one with any parent present', () => {
+    const result = intersectCapabilities(business, {
+      'dev.ucp.shopping.fulfillment': [{ version: '2026-04-08' }],
+      'dev.ucp.shopping.discount': [{ version: '2026-04-08' }],
+    });
+    assert.equal(result.size, 0);
+    const withParent = intersectCapabilities(business, {
+      'dev.ucp.shopping.checkout': [{ version: '2026-04-08' }],
+      'dev.ucp.shopping.discount': [{ version: '2026-04-08' }],
+    });
+    assert.deepEqual([...withParent.keys()].sort(), ['dev.ucp.shopping.checkout', 'dev.ucp.shopping.discount']);
+  });
+
+  it('accepts the business version or a supported one, nothing else', () => {
+    assert.equal(isVersionSupported('2026-04-08', '2026-04-08', ['2026-04-08']), true);
+    assert.equal(isVersionSupported('2026-01-23', '2026-04-08', ['2026-04-08', '2026-01-23']), true);
+    assert.equal(isVersionSupported('2026-08-25', '2026-04-08', ['2026-04-08']), false);
+  });
+});
+
+describe('addresses an agent profile may be fetched from', () => {
+  const production = { allowLoopback: false };
+  it('allows public unicast addresses', () => {
+    for (const address of ['8.8.8.8', '151.101.1.69', '2606:4700:4700::1111']) assert.equal(isAllowedProfileAddress(address, production), true, address);
+  });
+  it('refuses private, loopback, link-local, shared, multicast, reserved and mapped addresses', () => {
+    for (const address of [
+      '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.0.10', '127.0.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
+      '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00::1', 'fc00::1', 'ff02::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1',
+      '2001:db8::1', 'not-an-ip',
+    ]) {
+      assert.equal(isAllowedProfileAddress(address, production), false, address);
+    }
+  });
+  it('allows loopback only in the test mode', () => {
+    assert.equal(isAllowedProfileAddress('127.0.0.1', { allowLoopback: true }), true);
+    assert.equal(isAllowedProfileAddress('::1', { allowLoopback: true }), true);
+    assert.equal(isAllowedProfileAddress('10.0.0.1', { allowLoopback: true }), false);
+  });
+});
+
+describe('Host and Origin checks (DNS-rebinding protection)', () => {
+  const hosts = allowedHosts('https://shop.example', ['admin.shop.example', 'localhost:3000', '[::1]:8080']);
+  it("always allows BASE_URL's host, with or without its default port", () => {
+    assert.equal(isAllowedHost('shop.example', hosts), true);
+    assert.equal(isAllowedHost('SHOP.example:443', hosts), true);
+    assert.equal(isAllowedHost('shop.example:8443', hosts), false);
+  });
+  it('allows configured hosts: any port without one, that port with one', () => {
+    assert.equal(isAllowedHost('admin.shop.example:9000', hosts), true);
+    assert.equal(isAllowedHost('localhost:3000', hosts), true);
+    assert.equal(isAllowedHost('localhost:3001', hosts), false);
+    assert.equal(isAllowedHost('[::1]:8080', hosts), true);
+  });
+  it('refuses other hosts and a missing Host', () => {
+    for (const host of ['evil.example.com', 'shop.example.evil.com', '127.0.0.1', undefined]) assert.equal(isAllowedHost(host, hosts), false, String(host));
+  });
+  it('passes a request without Origin; checks an Origin by its host', () => {
+    assert.equal(isAllowedOrigin(undefined, hosts), true);
+    assert.equal(isAllowedOrigin('https://shop.example', hosts), true);
+    assert.equal(isAllowedOrigin('http://localhost:3000', hosts), true);
+    for (const origin of ['https://evil.example.com', 'null', 'file://', 'not a url']) assert.equal(isAllowedOrigin(origin, hosts), false, origin);
+  });
+});
+
+describe('the fast path takes only the exact tools/call envelope', () => {
+  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_catalog', arguments: { catalog: {} } } };
+  it('takes a single well-formed call, with or without arguments and _meta', () => {
+    assert.deepEqual(exactToolsCall(call, undefined), { id: 1, name: 'search_catalog', arguments: { catalog: {} } });
+    assert.ok(exactToolsCall({ ...call, id: 'a', params: { name: 'x', _meta: { progressToken: 1 } } }, '2025-11-25'));
+  });
+  it('leaves everything else to the SDK', () => {
+    const others: unknown[] = [
+      [call], { ...call, method: 'tools/list' }, { ...call, jsonrpc: '1.0' }, { ...call, id: null }, { ...call, id: 1.5 }, { ...call, extra: 1 },
+      { ...call, params: { ...call.params, task: {} } }, { ...call, params: { name: 1 } }, { ...call, params: { name: 'x', arguments: [] } },
+      { jsonrpc: '2.0', method: 'tools/call', params: call.params },
+    ];
+    for (const body of others) assert.equal(exactToolsCall(body, undefined), undefined, JSON.stringify(body));
+    assert.equal(exactToolsCall(call, '1999-01-01'), undefined, 'an unsupported MCP-Protocol-Version');
+  });
+});

@@ -1,0 +1,84 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { backends, dropTestDatabases, getJson, startTestStore, type TestStore } from '../helpers/store.js';
+import { officialSchemaErrors, OfficialSchema } from './official-schemas.js';
+
+after(dropTestDatabases);
+
+for (const backend of backends) {
+  describe(`${backend.name}: GET /.well-known/ucp`, () => {
+    let test: TestStore;
+    before(async () => {
+      test = await startTestStore(backend, { config: { baseUrl: 'https://shop.example' } });
+    });
+    after(() => test.close());
+
+    it('serves the 2026-04-08 business profile, valid against the official profile schema', async () => {
+      const { status, headers, body } = await getJson(test.app, '/.well-known/ucp');
+      assert.equal(status, 200);
+      assert.match(String(headers['content-type']), /^application\/json/);
+      assert.deepEqual(officialSchemaErrors(OfficialSchema.businessProfile, body), []);
+      assert.equal(body.ucp.version, '2026-04-08');
+      assert.deepEqual(body.ucp.supported_versions, { '2026-04-08': 'https://shop.example/.well-known/ucp/2026-04-08' });
+      assert.deepEqual(body.ucp.payment_handlers, {});
+    });
+
+    it('lists exactly one MCP service entry whose endpoint is BASE_URL + /api/ucp/mcp', async () => {
+      const { body } = await getJson(test.app, '/.well-known/ucp');
+      assert.deepEqual(Object.keys(body.ucp.services), ['dev.ucp.shopping']);
+      const [entry, ...others] = body.ucp.services['dev.ucp.shopping'];
+      assert.equal(others.length, 0);
+      assert.equal(entry.transport, 'mcp');
+      assert.equal(entry.endpoint, 'https://shop.example/api/ucp/mcp');
+      assert.equal(entry.schema, 'https://ucp.dev/2026-04-08/services/shopping/mcp.openrpc.json');
+    });
+
+    it('advertises the capabilities the tools implement, with spec and schema on ucp.dev', async () => {
+      const { body } = await getJson(test.app, '/.well-known/ucp');
+      const names = Object.keys(body.ucp.capabilities).sort();
+      assert.ok(names.includes('dev.ucp.shopping.catalog.search'));
+      assert.ok(names.includes('dev.ucp.shopping.catalog.lookup'));
+      assert.ok(names.includes('dev.ucp.shopping.cart'));
+      assert.ok(!names.some((name) => /checkout|order|fulfillment/.test(name)), 'nothing that is not implemented yet');
+      for (const name of names) {
+        const [entry] = body.ucp.capabilities[name];
+        assert.equal(entry.version, '2026-04-08');
+        assert.match(entry.spec, /^https:\/\/ucp\.dev\//);
+        assert.match(entry.schema, /^https:\/\/ucp\.dev\/2026-04-08\/schemas\/shopping\/.+\.json$/);
+      }
+    });
+
+    it('is public and cacheable for at least 60 seconds, with no credential and no redirect', async () => {
+      const { status, headers } = await getJson(test.app, '/.well-known/ucp', { authorization: 'Bearer nonsense', cookie: 'cart=x' });
+      assert.equal(status, 200);
+      const cacheControl = String(headers['cache-control']);
+      assert.match(cacheControl, /\bpublic\b/);
+      assert.doesNotMatch(cacheControl, /private|no-store|no-cache/);
+      assert.ok(Number(/max-age=(\d+)/.exec(cacheControl)?.[1]) >= 60);
+      assert.equal(headers.location, undefined);
+    });
+
+    it('serves the version leaf profile named in supported_versions, without supported_versions', async () => {
+      const { status, body } = await getJson(test.app, '/.well-known/ucp/2026-04-08');
+      assert.equal(status, 200);
+      assert.deepEqual(officialSchemaErrors(OfficialSchema.businessProfile, body), []);
+      assert.equal(body.ucp.supported_versions, undefined);
+      assert.equal(body.ucp.services['dev.ucp.shopping'][0].endpoint, 'https://shop.example/api/ucp/mcp');
+    });
+
+    it('answers 404 with the storefront Error for a version it does not speak', async () => {
+      const { status, body } = await getJson(test.app, '/.well-known/ucp/2026-01-11');
+      assert.equal(status, 404);
+      assert.equal(body.status, 404);
+      assert.equal(body.message, 'Not found');
+    });
+
+    it('is described in /openapi.json with the MCP endpoint', async () => {
+      const { body } = await getJson(test.app, '/openapi.json');
+      assert.equal(body.paths['/.well-known/ucp'].get.operationId, 'getUcpProfile');
+      assert.deepEqual(body.paths['/.well-known/ucp'].get.security, []);
+      assert.equal(body.paths['/api/ucp/mcp'].post.operationId, 'callMcpEndpoint');
+      assert.ok(body.paths['/api/ucp/mcp'].post.responses['429']);
+    });
+  });
+}
