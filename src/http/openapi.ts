@@ -37,6 +37,8 @@ export const SCOPES = [
 type SecurityRequirement = Record<string, readonly string[]>;
 export const PUBLIC_READ: SecurityRequirement[] = [{}, { publicRead: ['catalog:read'] }];
 export const SESSION_CART: SecurityRequirement[] = [{ sessionCart: ['cart:write'] }];
+/** The commerce endpoint: catalog and cart tools need no credential; checkout tools act within a UCP session. */
+export const UCP_SESSION: SecurityRequirement[] = [{}, { ucpSession: ['checkout:write', 'checkout:complete'] }];
 
 export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -54,6 +56,9 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
       servers: [{ url: baseUrl }],
       tags: [
         { name: 'catalog', description: 'Products and collections' },
+        { name: 'search', description: 'Predictive search and recommendations' },
+        { name: 'cart', description: 'The session cart (cookie `cart`)' },
+        { name: 'ucp', description: 'Commerce protocol: the UCP merchant profile and the MCP endpoint' },
         { name: 'meta', description: 'Service description and health' },
       ],
       components: {
@@ -90,8 +95,8 @@ const rateLimited = { 429: Type.Ref('Error') };
 export function metaRoutes(app: FastifyInstance, isReady: () => Promise<void>): void {
   app.get(
     '/openapi.json',
-    { schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ, response: rateLimited } },
-    async (_request, reply) => reply.type('application/json; charset=utf-8').send(app.swagger()),
+    { schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ, response: { 200: Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.1 document' }), ...rateLimited } } },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger())),
   );
   app.get(
     '/scopes.json',
@@ -101,7 +106,14 @@ export function metaRoutes(app: FastifyInstance, isReady: () => Promise<void>): 
         summary: 'The scopes, what each grants and its credential',
         tags: ['meta'],
         security: PUBLIC_READ,
-        response: rateLimited,
+        response: {
+          200: Type.Object({
+            scopes: Type.Array(
+              Type.Object({ scope: Type.String(), grants: Type.String(), credential: Type.String(), security_scheme: Type.String() }),
+            ),
+          }),
+          ...rateLimited,
+        },
       },
     },
     async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify({ scopes: SCOPES })),
@@ -114,7 +126,7 @@ export function metaRoutes(app: FastifyInstance, isReady: () => Promise<void>): 
         summary: 'Liveness and database reachability',
         tags: ['meta'],
         security: PUBLIC_READ,
-        response: { 503: Type.Ref('Error') },
+        response: { 200: Type.Object({ status: Type.Literal('ok') }), 429: Type.Ref('Error'), 503: Type.Ref('Error') },
       },
     },
     async (_request, reply) => {

@@ -1,15 +1,28 @@
-/** The search index of the current catalog snapshot, rebuilt whenever the catalog changes. */
-import type { Catalog } from '../catalog/catalog.js';
+/** The search index of the current catalog snapshot, built once per snapshot and shared by both doors. */
+import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import type { Collection, Product } from '../catalog/types.js';
 import { buildSearchIndex, searchCollections, searchProducts, suggestQueries, type QuerySuggestion, type SearchIndex } from './search-index.js';
 
-export class CatalogSearch {
-  private index!: SearchIndex;
+const indexes = new WeakMap<CatalogSnapshot, SearchIndex>();
 
-  constructor(catalog: Catalog) {
-    catalog.onChange((snapshot) => {
-      this.index = buildSearchIndex(snapshot.products, snapshot.collections);
-    });
+/** The snapshot's search index; the first caller builds it, every later one (storefront or MCP) reuses it. */
+export function searchIndexFor(snapshot: CatalogSnapshot): SearchIndex {
+  let index = indexes.get(snapshot);
+  if (!index) {
+    index = buildSearchIndex(snapshot.products, snapshot.collections);
+    indexes.set(snapshot, index);
+  }
+  return index;
+}
+
+export class CatalogSearch {
+  constructor(private readonly catalog: Catalog) {
+    // Build as soon as a snapshot arrives, so no shopper's request pays for it.
+    catalog.onChange((snapshot) => searchIndexFor(snapshot));
+  }
+
+  private get index(): SearchIndex {
+    return searchIndexFor(this.catalog.snapshot);
   }
 
   products(query: string, limit: number): Product[] {

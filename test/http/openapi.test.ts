@@ -36,7 +36,21 @@ describe('the interface description', () => {
     for (const [url, item] of Object.entries<any>(doc.paths)) {
       for (const [method, operation] of Object.entries<any>(item)) operations.set(operation.operationId, { url, method, operation });
     }
-    for (const id of ['getProductByHandle', 'listCollectionProducts', 'getSitemap', 'getOpenApi', 'getScopes', 'getHealth']) {
+    for (const id of [
+      'getProductByHandle',
+      'listCollectionProducts',
+      'getSitemap',
+      'getOpenApi',
+      'getScopes',
+      'getHealth',
+      'searchProducts',
+      'getProductRecommendations',
+      'getCart',
+      'addCartItems',
+      'changeCartItem',
+      'getUcpProfile',
+      'callMcpEndpoint',
+    ]) {
       assert.ok(operations.has(id), `${id} is described`);
     }
     assert.equal(operations.get('getProductByHandle').url, '/products/{handle}.js');
@@ -46,7 +60,16 @@ describe('the interface description', () => {
     assert.equal(doc.components.schemas.Product.properties.price.type, 'integer');
   });
 
-  it('passes `redocly lint` with no errors', () => {
+  it('every declared security scheme is used, and the commerce endpoint names ucpSession', () => {
+    const used = new Set<string>();
+    for (const item of Object.values<any>(doc.paths)) {
+      for (const operation of Object.values<any>(item)) for (const requirement of operation.security ?? []) Object.keys(requirement).forEach((k) => used.add(k));
+    }
+    assert.deepEqual([...used].sort(), ['publicRead', 'sessionCart', 'ucpSession']);
+    assert.ok(doc.paths['/api/ucp/mcp'].post.security.some((r: object) => 'ucpSession' in r));
+  });
+
+  it('passes `redocly lint` with no errors and no warnings', () => {
     const file = path.join(scratch, 'openapi.json');
     writeFileSync(file, JSON.stringify(doc));
     const result = spawnSync(path.resolve('node_modules/.bin/redocly'), ['lint', file, '--format=stylish'], {
@@ -56,5 +79,6 @@ describe('the interface description', () => {
     });
     assert.equal(result.status, 0, result.stdout + result.stderr);
     assert.match(result.stdout + result.stderr, /valid/i);
+    assert.doesNotMatch(result.stdout + result.stderr, /You have \d+ warning/);
   });
 });

@@ -5,14 +5,14 @@
  */
 import type { CatalogSnapshot } from '../../catalog/catalog.js';
 import { isVariantAvailable, type Product, type Variant } from '../../catalog/types.js';
-import { buildSearchIndex, searchProducts, type SearchIndex } from '../../search/search-index.js';
+import { searchIndexFor } from '../../search/catalog-search.js';
+import { searchProducts, type SearchIndex } from '../../search/search-index.js';
 import { ucpProduct, type UcpSelectedOption } from './ucp-product.js';
 
 /** How deep search pagination goes: the best 250 matches, like Shopify's page-size ceiling. */
 export const MAX_SEARCH_RESULTS = 250;
 
 export class CatalogView {
-  private index: SearchIndex | undefined;
   private readonly byIdentifier = new Map<string, { product: Product; variant?: Variant }[]>();
   private readonly categories = new Map<number, string[]>();
   private readonly json = new Map<number, { text: string; escaped: string }>();
@@ -37,9 +37,9 @@ export class CatalogView {
     }
   }
 
+  /** The same index the storefront's search uses for this snapshot. */
   get searchIndex(): SearchIndex {
-    this.index ??= buildSearchIndex(this.snapshot.products, this.snapshot.collections);
-    return this.index;
+    return searchIndexFor(this.snapshot);
   }
 
   collectionTitles(product: Product): string[] {

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { PUBLIC_READ } from '../../http/openapi.js';
+import { PUBLIC_READ, UCP_SESSION } from '../../http/openapi.js';
 import { JsonRpcCode, withStorefrontFields } from '../jsonrpc-errors.js';
 import { MCP_PATH } from '../protocol.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
@@ -108,7 +108,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
         summary: 'JSON-RPC 2.0 over MCP Streamable HTTP (stateless, JSON responses): initialize, tools/list, tools/call, ping',
         description: DESCRIPTION,
         tags: ['ucp'],
-        security: PUBLIC_READ,
+        security: UCP_SESSION,
         body: JsonRpcRequest,
         response: {
           200: JsonRpcResponse,
