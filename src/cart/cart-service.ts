@@ -20,11 +20,13 @@ import {
   isEmptyCart,
   lineChanges,
   liveLines,
+  replaceLines,
   setDetails,
   setQuantities,
   type Cart,
   type ItemToAdd,
   type LineTarget,
+  type ReplacementItem,
   type VariantLookup,
 } from './cart.js';
 import { cartJson } from './cart-json.js';
@@ -34,7 +36,7 @@ import { CartWriteBatcher } from './write-batcher.js';
 import type { CartJson } from './schemas.js';
 
 export { CartError } from './cart.js';
-export type { ItemToAdd, LineTarget } from './cart.js';
+export type { ItemToAdd, LineTarget, ReplacementItem } from './cart.js';
 
 export interface CartView {
   /** The token of the cart shown: a new one when the token asked for named no live cart. */
@@ -144,6 +146,17 @@ export class CartService {
       }
       return setDetails(setQuantities(cart, targeted, lookup, this.limits), details);
     });
+  }
+
+  /**
+   * Sets the cart's lines to exactly these items (a new cart when the token names none), as one change:
+   * whatever another change stored before it is replaced too, and it applies whole or, with a CartError,
+   * not at all. Lines that stay keep their keys; an item's `key` keeps the line it names (replaceLines in
+   * cart.ts); an empty list empties the cart. The note and attributes stay.
+   */
+  async replaceLines(token: string | undefined, items: readonly ReplacementItem[]): Promise<CartView> {
+    await this.explainMissingVariants(items.map((item) => item.variantId));
+    return this.change(token, (cart, lookup) => replaceLines(cart, items, lookup, this.limits));
   }
 
   /** Removes every line; the note and attributes stay, as on Shopify. */

@@ -1,6 +1,6 @@
 /**
  * The cart's rules, with no I/O: what makes two lines one (line identity and key), adding and changing
- * quantities, the per-line ceiling and stock limits, selling-plan prices and the totals. Every function takes
+ * quantities, replacing every line at once, the per-line ceiling and stock limits, selling-plan prices and the totals. Every function takes
  * a cart and returns a new one or throws a CartError; the service persists the difference.
  */
 import { createHash } from 'node:crypto';
@@ -140,25 +140,87 @@ export function addItems(cart: Cart, items: readonly ItemToAdd[], lookup: Varian
   return next;
 }
 
+/** What makes a line distinct, with its key. */
+type LineIdentity = Pick<CartLine, 'key' | 'variantId' | 'sellingPlanId' | 'properties'>;
+
+/** The line an item belongs to: its variant must be sold and its selling plan offered for the variant's product. */
+function itemIdentity(item: ItemToAdd, lookup: VariantLookup): LineIdentity {
+  const found = purchasableOrThrow(lookup, item.variantId);
+  const sellingPlanId = item.sellingPlanId ?? null;
+  if (sellingPlanId !== null && !findSellingPlan(found.product, sellingPlanId)) {
+    throw new CartError(
+      'invalid_selling_plan',
+      `Selling plan ${sellingPlanId} is not offered for '${found.product.title}'.`,
+    );
+  }
+  const properties = lineProperties(item.properties);
+  return { key: lineKey(item.variantId, properties, sellingPlanId), variantId: item.variantId, sellingPlanId, properties };
+}
+
+function nextLinePosition(cart: Cart): number {
+  return Math.max(0, ...cart.lines.map((line) => line.position)) + 1;
+}
+
 function mergeItems(cart: Cart, items: readonly ItemToAdd[], lookup: VariantLookup): Cart {
   const lines = new Map(cart.lines.map((line) => [line.key, { ...line }]));
-  let nextPosition = Math.max(0, ...cart.lines.map((line) => line.position)) + 1;
+  let nextPosition = nextLinePosition(cart);
   for (const item of items) {
-    const found = purchasableOrThrow(lookup, item.variantId);
-    const sellingPlanId = item.sellingPlanId ?? null;
-    if (sellingPlanId !== null && !findSellingPlan(found.product, sellingPlanId)) {
-      throw new CartError(
-        'invalid_selling_plan',
-        `Selling plan ${sellingPlanId} is not offered for '${found.product.title}'.`,
-      );
-    }
-    const properties = lineProperties(item.properties);
-    const key = lineKey(item.variantId, properties, sellingPlanId);
-    const existing = lines.get(key);
+    const identity = itemIdentity(item, lookup);
+    const existing = lines.get(identity.key);
     if (existing) existing.quantity += item.quantity;
-    else lines.set(key, { key, variantId: item.variantId, sellingPlanId, properties, quantity: item.quantity, position: nextPosition++ });
+    else lines.set(identity.key, { ...identity, quantity: item.quantity, position: nextPosition++ });
   }
   return { ...cart, lines: byPosition([...lines.values()]) };
+}
+
+/**
+ * An item of a replacement. `key` (optional) names a line of the cart the item stands for: when the cart
+ * has a line with that key and the item's variant, the item is that line (its properties and selling plan,
+ * whatever the item says); otherwise the item's own variant, properties and selling plan make its line.
+ */
+export interface ReplacementItem extends ItemToAdd {
+  key?: string | undefined;
+}
+
+/**
+ * Sets the cart's lines to exactly the items given (UCP's full replacement): items with one identity make
+ * one line with their quantities added up (an identity totalling 0 makes none), a line that stays keeps its
+ * key and place, lines no item names are removed, and new lines are added in the items' order. The same
+ * rules as adding (unknown variant, selling plan, sold out, per-line ceiling, stock, line count) apply to
+ * what the replacement grows, checked as a whole: all of it applies, or none. Note and attributes stay.
+ * The service stores the difference from the old cart (lineChanges).
+ */
+export function replaceLines(cart: Cart, items: readonly ReplacementItem[], lookup: VariantLookup, limits: CartLimits): Cart {
+  const current = new Map(cart.lines.map((line) => [line.key, line]));
+  const wanted = new Map<string, { identity: LineIdentity; quantity: number }>();
+  for (const item of items) {
+    const named = item.key === undefined ? undefined : current.get(item.key);
+    const identity = named !== undefined && named.variantId === item.variantId ? named : itemIdentity(item, lookup);
+    const entry = wanted.get(identity.key);
+    if (entry) entry.quantity += item.quantity;
+    else wanted.set(identity.key, { identity, quantity: item.quantity });
+  }
+  let nextPosition = nextLinePosition(cart);
+  const lines: CartLine[] = [];
+  for (const { identity, quantity } of wanted.values()) {
+    if (quantity <= 0) continue;
+    const staying = current.get(identity.key);
+    lines.push(
+      staying
+        ? { ...staying, quantity }
+        : {
+            key: identity.key,
+            variantId: identity.variantId,
+            sellingPlanId: identity.sellingPlanId,
+            properties: identity.properties,
+            quantity,
+            position: nextPosition++,
+          },
+    );
+  }
+  const next = { ...cart, lines: byPosition(lines) };
+  checkQuantities(cart, next, lookup, limits);
+  return next;
 }
 
 /** The line a target names, or a CartError saying the cart has no such line. */

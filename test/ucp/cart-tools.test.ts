@@ -106,6 +106,86 @@ for (const backend of backends) {
       assert.deepEqual(emptied.totals, [{ type: 'subtotal', amount: 0 }, { type: 'total', amount: 0 }]);
     });
 
+    it('update_cart after a storefront add leaves only the requested lines', async () => {
+      const [decaf, energy, stick] = await variantIds('ESP-DEC-10', 'NRG-CHERRYCOLA-12', 'HYD-MIXEDBERRY-30');
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: decaf }, quantity: 1 }] } });
+      const decafLine = cart.line_items[0].id;
+      const browserAdd = (items: unknown[]) =>
+        test.app.inject({
+          method: 'POST',
+          url: '/cart/add.js',
+          cookies: { cart: cart.id },
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ items }),
+        });
+      // The agent has not seen these lines: the replacement removes them all the same.
+      const added = await browserAdd([{ id: Number(energy), quantity: 2 }, { id: Number(decaf), quantity: 1, properties: { Gift: 'yes' } }]);
+      assert.equal(added.statusCode, 200, added.body);
+      const updated = await call('update_cart', {
+        id: cart.id,
+        cart: { line_items: [{ id: decafLine, item: { id: decaf }, quantity: 3 }, { item: { id: stick }, quantity: 1 }] },
+      });
+      assert.equal(updated.ucp.status, 'success');
+      assert.deepEqual(updated.line_items.map((l: any) => [l.item.id, l.quantity]).sort(), [[decaf, 3], [stick, 1]].sort());
+      assert.equal(updated.line_items.find((l: any) => l.item.id === decaf).id, decafLine, 'the line named by id keeps its id');
+      const browser = await browserCart(cart.id);
+      assert.deepEqual(
+        browser.items.map((i: any) => [i.key, i.quantity]),
+        updated.line_items.map((l: any) => [l.id, l.quantity]),
+      );
+
+      // Adds racing updates: the cart ends as the last update left it, plus only adds made after it.
+      const wanted = (i: number) => [[decaf, i + 1], [stick, (i % 5) + 1]].sort();
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          Promise.all([
+            browserAdd([{ id: Number(energy), quantity: 1, properties: { Add: String(i) } }]),
+            call('update_cart', { id: cart.id, cart: { line_items: wanted(i).map(([id, quantity]) => ({ item: { id }, quantity })) } }),
+          ]),
+        ),
+      );
+      for (const [i, [add, update]] of answers.entries()) {
+        assert.equal(add.statusCode, 200, add.body);
+        assert.deepEqual(update.line_items.map((l: any) => [l.item.id, l.quantity]).sort(), wanted(i));
+      }
+      /** Whether cart.js items show update i's lines (decaf and stick quantities together name one update). */
+      const showsUpdate = (items: any[], i: number) =>
+        JSON.stringify(items.filter((item) => String(item.id) !== energy).map((item) => [String(item.id), item.quantity]).sort()) ===
+        JSON.stringify(wanted(i));
+      const final = await browserCart(cart.id);
+      const last = answers.findIndex((_, i) => showsUpdate(final.items, i));
+      assert.ok(last >= 0, `the cart shows no update's lines: ${JSON.stringify(final.items)}`);
+      const later = answers.flatMap(([add], i) => (showsUpdate(JSON.parse(add.body).items, last) ? [String(i)] : []));
+      assert.deepEqual(
+        final.items.filter((i: any) => String(i.id) === energy).map((i: any) => i.properties.Add).sort(),
+        later.sort(),
+        'besides the last update, only the adds made after it',
+      );
+      assert.equal(final.items.length, 2 + later.length);
+    });
+
+    it('update_cart keeps a subscription line named by its id; a line without id is the plain line of its variant', async () => {
+      const { products } = await call('lookup_catalog', { catalog: { ids: ['HYD-LEMONLIME-30'] } });
+      const variant = products[0].variants.find((v: any) => v.sku === 'HYD-LEMONLIME-30').id as string;
+      const product = JSON.parse((await test.app.inject({ url: `/products/${products[0].handle}.js` })).body);
+      const plan = product.selling_plan_groups[0].selling_plans[0].id;
+      const added = await test.app.inject({
+        method: 'POST',
+        url: '/cart/add.js',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ items: [{ id: Number(variant), quantity: 1, selling_plan: plan }] }),
+      });
+      const token = added.cookies.find((c) => c.name === 'cart')!.value;
+      const subscription = (await call('get_cart', { id: token })).line_items[0].id;
+      const kept = await call('update_cart', { id: token, cart: { line_items: [{ id: subscription, item: { id: variant }, quantity: 2 }] } });
+      assert.deepEqual(kept.line_items.map((l: any) => [l.id, l.quantity]), [[subscription, 2]]);
+      assert.equal((await browserCart(token)).items[0].selling_plan_allocation.selling_plan.id, plan);
+      const plain = await call('update_cart', { id: token, cart: { line_items: [{ item: { id: variant }, quantity: 2 }] } });
+      assert.equal(plain.line_items.length, 1);
+      assert.notEqual(plain.line_items[0].id, subscription);
+      assert.equal((await browserCart(token)).items[0].selling_plan_allocation, null);
+    });
+
     it('refusals are UCP error results with recoverable messages, and change nothing', async () => {
       const [stick, soldOut] = await variantIds('HYD-LEMONLIME-30', 'HYD-WATERMELON-30');
       const cart = await call('create_cart', { cart: { line_items: [{ item: { id: stick }, quantity: 1 }] } });

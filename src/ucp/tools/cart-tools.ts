@@ -4,8 +4,8 @@
  * id is its token; `continue_url` opens it in a browser. Refusals (unknown variant, sold out, quantity
  * limit) are UCP error results with recoverable messages, never JSON-RPC errors.
  */
-import { CartError, cartServiceFor, type CartView, type ItemToAdd } from '../../cart/cart-service.js';
-import { ucpCart, cartEnvelope } from '../cart/ucp-cart.js';
+import { CartError, cartServiceFor, type CartView, type ItemToAdd, type ReplacementItem } from '../../cart/cart-service.js';
+import { cartContinueUrl, cartEnvelope, ucpCart } from '../cart/ucp-cart.js';
 import { Capability } from '../protocol.js';
 import { bundledRef } from '../schemas/schema-bundle.js';
 import { errorOutcome, outcome, toolInput, toolOutput, type ToolContext, type ToolDefinition, type ToolOutcome } from './tool.js';
@@ -100,28 +100,13 @@ export const getCartTool: ToolDefinition = {
 };
 
 /**
- * UCP update is a full replacement of the lines. The service sets quantities by line key (or adds by
- * variant id), so each requested line is matched to a cart line: by its line `id`, else by its variant;
- * cart lines no requested line matches are set to 0 (removed). All of it applies, or none.
+ * UCP update is a full replacement of the lines, made by the cart service as one change (so a line another
+ * door adds meanwhile cannot survive it half-way). A requested line with the `id` of a cart line of its
+ * variant stands for that line (keeping its key, properties and selling plan); without one it is the plain
+ * line of its variant. Requested lines for one line add up. All of it applies, or none.
  */
-function replacementQuantities(view: CartView, lines: readonly RequestLine[]): Record<string, number> {
-  const current = view.cart.items.map((item) => ({ key: item.key, variantId: item.id }));
-  const updates: Record<string, number> = {};
-  const claimed = new Set<string>();
-  for (const line of lines) {
-    const wanted = variantId(line);
-    const sameVariant = current.filter((c) => c.variantId === wanted);
-    const target =
-      sameVariant.find((c) => c.key === line.id && !claimed.has(c.key)) ??
-      sameVariant.find((c) => !claimed.has(c.key)) ??
-      sameVariant[0];
-    // Two requested lines for one cart line (or one new variant) add up.
-    const key = target ? target.key : String(wanted);
-    updates[key] = (updates[key] ?? 0) + line.quantity;
-    claimed.add(key);
-  }
-  for (const { key } of current) if (!claimed.has(key)) updates[key] = 0;
-  return updates;
+function replacementItems(lines: readonly RequestLine[]): ReplacementItem[] {
+  return lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity, key: line.id }));
 }
 
 export const updateCartTool: ToolDefinition = {
@@ -136,10 +121,10 @@ export const updateCartTool: ToolDefinition = {
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string; cart: { line_items: RequestLine[] } }, context) {
     const service = cartServiceFor(context.store);
-    const view = await service.findCart(args.id);
-    if (!view) return notFound(args.id, context);
-    const continueUrl = ucpCart(view.cart, context.store.config.baseUrl).continue_url;
-    return refusing(async () => cartOutcome(await service.setQuantities(args.id, replacementQuantities(view, args.cart.line_items)), context), continueUrl);
+    // Only to answer not_found rather than start a new cart; the replacement reads the cart again, in its change.
+    if (!(await service.findCart(args.id))) return notFound(args.id, context);
+    const continueUrl = cartContinueUrl(context.store.config.baseUrl, args.id);
+    return refusing(async () => cartOutcome(await service.replaceLines(args.id, replacementItems(args.cart.line_items)), context), continueUrl);
   },
 };
 
