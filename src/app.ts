@@ -1,5 +1,6 @@
 /** Builds the Fastify app from its parts: error handling, the interface description, then each door's routes. */
 import { readFile } from 'node:fs/promises';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { cartRoutes } from './cart/routes.js';
@@ -25,6 +26,11 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     logger: options.logger ? { level: store.config.logLevel } : false,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // A JSON body naming __proto__ is stripped of it rather than refused as if it were not JSON.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
+    // Malformed HTTP (a bad Content-Length, an oversized header) is answered before Fastify sees a request.
+    clientErrorHandler: answerClientError,
     // A request a client sends never ends as an unhandled 5xx from the router or parser.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Errors the router raises before any route runs (a bad percent-encoding, an over-long URL) answer JSON too.
@@ -68,6 +74,21 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   options.extend?.(app);
   await app.ready();
   return app;
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify({
+    status,
+    message: tooLarge ? 'Request header fields too large' : ErrorMessage.badRequest,
+    description: tooLarge ? 'The request headers are too large.' : 'The request is not valid HTTP.',
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** A path that exists under another method answers 405 with Allow, not 404. */

@@ -20,13 +20,23 @@ export interface Store {
 /** How often an instance on a shared database server looks for catalog changes made by other instances. */
 const CATALOG_POLL_MS = 2000;
 
-export async function openStore(config: Config, options: { seedDemo?: boolean; db?: Database } = {}): Promise<Store> {
+export interface StoreOptions {
+  seedDemo?: boolean;
+  db?: Database;
+  /** Where failures of background work (the catalog poll) are reported; by default one line on stderr. */
+  onBackgroundError?: (what: string, error: unknown) => void;
+}
+
+const reportOnStderr = (what: string, error: unknown) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? error}`);
+
+export async function openStore(config: Config, options: StoreOptions = {}): Promise<Store> {
   const db = options.db ?? (await openDatabase(config));
   try {
     await migrate(db);
     if (options.seedDemo ?? true) await seedCatalogIfEmpty(db, demoCatalog);
     const catalog = await Catalog.load(db, config.baseUrl);
-    if (db.kind === 'postgres') catalog.watch(CATALOG_POLL_MS, () => {});
+    const onError = options.onBackgroundError ?? reportOnStderr;
+    if (db.kind === 'postgres') catalog.watch(CATALOG_POLL_MS, (error) => onError('catalog refresh failed; serving the last catalog', error));
     return {
       config,
       db,

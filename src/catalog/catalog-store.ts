@@ -1,5 +1,5 @@
 /** Reads the catalog out of PostgreSQL, whole, for the in-memory snapshot. */
-import type { Queryable } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import type { Collection, Product, ProductImage, SellingPlanGroup, Variant } from './types.js';
 
 const iso = (value: unknown): string => new Date(value as string | Date).toISOString();
@@ -20,18 +20,23 @@ export interface CatalogRows {
   collections: Collection[];
 }
 
-export async function loadCatalog(db: Queryable): Promise<CatalogRows> {
-  // Read the version first: a change landing mid-load leaves the snapshot older than the database, never newer.
+/** The whole catalog as of one moment: every table read in one repeatable-read transaction. */
+export function loadCatalog(db: Database): Promise<CatalogRows> {
+  return db.transaction(async (tx) => {
+    await tx.query('set transaction isolation level repeatable read');
+    return catalogFromRows(tx);
+  });
+}
+
+async function catalogFromRows(db: Queryable): Promise<CatalogRows> {
   const version = await catalogVersion(db);
-  const [productRows, variantRows, imageRows, groupRows, planRows, collectionRows, memberRows] = await Promise.all([
-    db.query('select * from products order by id'),
-    db.query('select * from variants order by product_id, position, id'),
-    db.query('select * from product_images order by product_id, position'),
-    db.query('select * from selling_plan_groups order by product_id, position'),
-    db.query('select * from selling_plans order by group_id, position'),
-    db.query('select * from collections order by id'),
-    db.query('select * from collection_products order by collection_id, position, product_id'),
-  ]);
+  const productRows = await db.query('select * from products order by id');
+  const variantRows = await db.query('select * from variants order by product_id, position, id');
+  const imageRows = await db.query('select * from product_images order by product_id, position');
+  const groupRows = await db.query('select * from selling_plan_groups order by product_id, position');
+  const planRows = await db.query('select * from selling_plans order by group_id, position');
+  const collectionRows = await db.query('select * from collections order by id');
+  const memberRows = await db.query('select * from collection_products order by collection_id, position, product_id');
 
   const products = new Map<number, Product>();
   for (const r of productRows) {

@@ -9,7 +9,8 @@ import { productJson } from './product-json.js';
 import type { Collection, Product, Variant } from './types.js';
 
 export const ALL_COLLECTION = 'all';
-const MAX_CACHED_PAGES = 2000;
+/** Cached collection pages are bounded by their total size, whatever mix of limit and page clients ask for. */
+const MAX_CACHED_PAGE_BYTES = 32 * 1024 * 1024;
 
 export class CatalogSnapshot {
   readonly version: number;
@@ -25,6 +26,7 @@ export class CatalogSnapshot {
   private readonly json = new Map<number, string>();
   /** Collection pages as sent, built on first request; bounded so odd limit/page mixes cannot grow it without end. */
   private readonly pages = new Map<string, Buffer>();
+  private cachedPageBytes = 0;
 
   constructor(rows: CatalogRows, readonly baseUrl: string) {
     this.version = rows.version;
@@ -87,8 +89,12 @@ export class CatalogSnapshot {
     if (!products) return undefined;
     const start = (page - 1) * limit;
     const body = Buffer.from(this.productListJsonText(start < products.length ? products.slice(start, start + limit) : []));
-    if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear();
+    if (this.cachedPageBytes + body.length > MAX_CACHED_PAGE_BYTES) {
+      this.pages.clear();
+      this.cachedPageBytes = 0;
+    }
     this.pages.set(key, body);
+    this.cachedPageBytes += body.length;
     return body;
   }
 

@@ -38,8 +38,8 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
   );
 
   const listQuery = Type.Object({
-    limit: Type.Integer({ minimum: 1, maximum: 250, default: 30, description: 'products per page' }),
-    page: Type.Integer({ minimum: 1, default: 1, description: '1-based page number' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 250, default: 30, description: 'products per page' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: '1-based page number' })),
   });
 
   const listProducts = (handle: string, limit: number, page: number): Buffer => {
@@ -56,13 +56,16 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
         summary: 'The products of a collection, page by page (`all` = every published product)',
         tags: ['catalog'],
         security: PUBLIC_READ,
-        params: Type.Object({ handle: Type.String({ default: ALL_COLLECTION }) }),
+        params: Type.Object({ handle: Type.String({ pattern: '^[a-z0-9-]+$', description: '`all` = every published product' }) }),
         querystring: listQuery,
         response: { 200: Type.Object({ products: Type.Array(Type.Ref('Product')) }), ...errorResponses },
       },
+      attachValidation: true,
     },
     async (request, reply) => {
       const { handle } = request.params as { handle: string };
+      // A handle breaking the pattern names no collection (404); a bad limit or page is the client's to fix (422).
+      if (request.validationError && request.validationError.validationContext !== 'params') throw request.validationError;
       const { limit, page } = request.query as { limit: number; page: number };
       return reply.type(JSON_TYPE).send(listProducts(handle, limit, page));
     },

@@ -23,8 +23,12 @@ export function loadMigrations(): Migration[] {
 
 /** Applies the migrations not yet applied; returns the names it applied. */
 export async function migrate(db: Database): Promise<string[]> {
-  await db.exec(`create table if not exists schema_migrations (
-    version integer primary key, name text not null, applied_at timestamptz not null default now())`);
+  // Instances starting together on a fresh server would race on creating the table: one creates, the others wait.
+  await db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock(hashtext('storefront:migrate'))");
+    await tx.query(`create table if not exists schema_migrations (
+      version integer primary key, name text not null, applied_at timestamptz not null default now())`);
+  });
   const applied: string[] = [];
   for (const migration of loadMigrations()) {
     const done = await db.transaction(async (tx) => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { backends, dropTestDatabases, getJson, parseBody, startTestStore, type TestStore } from '../helpers/store.js';
 import { schemaErrors } from '../helpers/schemas.js';
@@ -90,6 +91,37 @@ for (const backend of backends) {
       const response = await t.app.inject({ method: 'GET', url: '/products/%E0%A4%A.js' });
       assert.ok(response.statusCode >= 400 && response.statusCode < 500, String(response.statusCode));
       assert.equal(parseBody(response.body).status, response.statusCode);
+    });
+
+    it('a JSON body naming __proto__ is accepted without it, not refused as malformed', async () => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/__echo',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"a":1,"__proto__":{"polluted":true}}',
+      });
+      assert.equal(response.statusCode, 200);
+      assert.deepEqual(JSON.parse(response.body), { received: { a: 1 } });
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    });
+
+    it('malformed HTTP and oversized headers answer JSON errors on a real socket', async () => {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = t.app.server.address() as { port: number };
+      const exchange = (request: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+          let answer = '';
+          socket.on('data', (chunk) => (answer += chunk));
+          socket.on('end', () => resolve(answer));
+          socket.on('error', reject);
+        });
+      const badLength = await exchange('GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+      assert.match(badLength, /^HTTP\/1\.1 400 /);
+      assert.equal(JSON.parse(badLength.split('\r\n\r\n')[1]!).status, 400);
+      const hugeCookie = await exchange(`GET /cart.js HTTP/1.1\r\nHost: x\r\nCookie: cart=${'a'.repeat(20_000)}\r\n\r\n`);
+      assert.match(hugeCookie, /^HTTP\/1\.1 431 /);
+      assert.equal(JSON.parse(hugeCookie.split('\r\n\r\n')[1]!).status, 431);
     });
 
     it('a huge or odd query string is a client error, never a 5xx', async () => {

@@ -57,6 +57,8 @@ describe('the interface description', () => {
     const list = operations.get('listCollectionProducts').operation;
     const limit = list.parameters.find((p: { name: string }) => p.name === 'limit');
     assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 250, 30]);
+    assert.notEqual(limit.required, true, 'limit is optional');
+    assert.notEqual(list.parameters.find((p: { name: string }) => p.name === 'page').required, true, 'page is optional');
     assert.equal(doc.components.schemas.Product.properties.price.type, 'integer');
   });
 
