@@ -75,15 +75,22 @@ for (const backend of backends) {
         });
       }
 
-      it('the same call answers the same through the SDK (a batch of one) as through the fast path', async () => {
+      it('the same call answers the same through the SDK as through the fast path', async () => {
+        // An extra params member the SDK ignores keeps the call off the fast path.
         const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'search_catalog', arguments: { catalog: { query: 'capsules' } } } };
         const fast = await postRpc(store.mcpUrl, call);
-        const viaSdk = await postRpc(store.mcpUrl, [call]);
-        const sdkAnswer = Array.isArray(viaSdk.body) ? viaSdk.body[0] : viaSdk.body;
-        assert.deepEqual(sdkAnswer.result, fast.body.result);
+        const viaSdk = await postRpc(store.mcpUrl, { ...call, params: { ...call.params, via: 'sdk' } });
+        assert.equal(viaSdk.status, 200);
+        assert.deepEqual(viaSdk.body.result, fast.body.result);
         const unknownFast = await callTool(store.mcpUrl, 'nope', {});
-        const unknownSdk = await postRpc(store.mcpUrl, [{ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'nope', arguments: {} } }]);
-        assert.deepEqual((Array.isArray(unknownSdk.body) ? unknownSdk.body[0] : unknownSdk.body).error, unknownFast.body.error);
+        const unknownSdk = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'nope', arguments: {}, via: 'sdk' } });
+        assert.deepEqual(unknownSdk.body.error, unknownFast.body.error);
+        const badProfileSdk = await postRpc(store.mcpUrl, {
+          jsonrpc: '2.0', id: 9, method: 'tools/call',
+          params: { name: 'search_catalog', arguments: { meta: { 'ucp-agent': { profile: 'not a url' } }, catalog: {} }, via: 'sdk' },
+        });
+        assertDualError(badProfileSdk, 400, -32001);
+        assert.equal(badProfileSdk.body.error.data.code, 'invalid_profile_url');
       });
 
       it('ping answers {}', async () => {
@@ -133,8 +140,6 @@ for (const backend of backends) {
         ['lookup_catalog', { catalog: { ids: [] } }, /ids/],
         ['lookup_catalog', { catalog: { ids: Array.from({ length: 51 }, (_, i) => `id-${i}`) } }, /ids/],
         ['get_product', { catalog: { id: 7 } }, /id/],
-        ['search_catalog', { meta: { 'ucp-agent': {} }, catalog: {} }, /profile/],
-        ['search_catalog', { meta: { 'ucp-agent': { profile: 'not a url' } }, catalog: {} }, /profile/],
         ['create_cart', { cart: { line_items: [{ item: { id: '42100000001' }, quantity: 0 }] } }, /quantity/],
         ['create_cart', { cart: {} }, /line_items/],
         ['get_cart', {}, /id/],
@@ -150,6 +155,62 @@ for (const backend of backends) {
           assert.match(answer.body.error.message + JSON.stringify(answer.body.error.data ?? {}), names);
         });
       }
+
+      const badProfiles: unknown[] = [
+        { profile: 'not a url' }, { profile: '' }, { profile: '/relative/profile.json' }, { profile: 'http//agent.example' },
+        { profile: 'ftp://agent.example/p.json' }, { profile: 'https://user:pw@agent.example/p.json' }, { profile: 'javascript:alert(1)' },
+        { profile: 42 }, { profile: null }, {}, null, 'https://agent.example/p.json',
+      ];
+      for (const agent of badProfiles) {
+        it(`a malformed agent profile ${JSON.stringify(agent)}: HTTP 400, -32001 invalid_profile_url (not -32602)`, async () => {
+          for (const [name, args] of [
+            ['search_catalog', { meta: { 'ucp-agent': agent }, catalog: {} }],
+            ['create_cart', { meta: { 'ucp-agent': agent }, cart: {} }],
+          ] as const) {
+            const answer = await callTool(store.mcpUrl, name, args);
+            assertDualError(answer, 400, -32001);
+            assert.equal(answer.body.error.data.code, 'invalid_profile_url');
+            assert.equal(typeof answer.body.error.data.content, 'string');
+          }
+        });
+      }
+
+      it('without ucp-agent the call stays anonymous', async () => {
+        const answer = await callTool(store.mcpUrl, 'search_catalog', { meta: {}, catalog: { query: 'capsules' } });
+        assert.equal(answer.status, 200);
+        assert.equal(answer.body.result.structuredContent.ucp.status, 'success');
+      });
+
+      const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+      const createCart = (id: number) => ({
+        jsonrpc: '2.0', id, method: 'tools/call',
+        params: { name: 'create_cart', arguments: { cart: { line_items: [{ item: { id: '42100000001' }, quantity: 1 }] } } },
+      });
+      const batches: [string, unknown[], Record<string, string>][] = [
+        ['an empty batch', [], {}],
+        ['a batch of one', [ping], {}],
+        ['a batch of calls', [createCart(1), createCart(2), createCart(3)], {}],
+        ['a batch declared as MCP 2025-06-18', [ping, ping], { 'mcp-protocol-version': '2025-06-18' }],
+        ['a batch declared as MCP 2025-03-26 (refused as well)', [ping, ping], { 'mcp-protocol-version': '2025-03-26' }],
+        ['a batch of initialize', [{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } }], {}],
+        ['a batch of notifications', [{ jsonrpc: '2.0', method: 'notifications/initialized' }], {}],
+      ];
+      for (const [what, batch, headers] of batches) {
+        it(`${what}: HTTP 400, -32600, one error object (no array)`, async () => {
+          const answer = await postRpc(store.mcpUrl, batch, headers);
+          assertDualError(answer, 400, -32600);
+          assert.equal(answer.body.id, null);
+          assert.match(answer.body.error.message, /batch/);
+        });
+      }
+
+      it('a refused batch runs none of its calls', async () => {
+        const carts = async () => (await store.store.db.query<{ count: number }>('select count(*)::int as count from carts'))[0]!.count;
+        const before = await carts();
+        const answer = await postRpc(store.mcpUrl, Array.from({ length: 5 }, (_, i) => createCart(100 + i)));
+        assertDualError(answer, 400, -32600);
+        assert.equal(await carts(), before);
+      });
 
       it('a Host not allowed: HTTP 403, -32000 (DNS-rebinding protection)', async () => {
         const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { intersectCapabilities, isVersionSupported } from '../../src/ucp/agent/negotiation.js';
-import { isAllowedProfileAddress } from '../../src/ucp/agent/public-address.js';
+import { embeddedIPv4, isAllowedProfileAddress } from '../../src/ucp/agent/public-address.js';
 import { allowedHosts, isAllowedHost, isAllowedOrigin } from '../../src/ucp/mcp/allowed-hosts.js';
 import { exactToolsCall } from '../../src/ucp/mcp/fast-path.js';
 
@@ -63,6 +63,35 @@ describe('addresses an agent profile may be fetched from', () => {
       '2001:db8::1', 'not-an-ip',
     ]) {
       assert.equal(isAllowedProfileAddress(address, production), false, address);
+    }
+  });
+  it('judges an IPv6 address carrying an IPv4 one (mapped, compatible, NAT64, 6to4) by that IPv4 address', () => {
+    const refusedForms = [
+      '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::ffff:0a00:0001', '::FFFF:192.168.1.1', '0:0:0:0:0:ffff:10.0.0.1',
+      '::10.0.0.1', '::a00:1', '::169.254.169.254', '::2',
+      '64:ff9b::10.0.0.1', '64:ff9b::a9fe:a9fe', '64:ff9b:0:0:0:0:c0a8:0101', '64:ff9b::100.64.0.1',
+      '2002:a00:1::', '2002:a9fe:a9fe::1', '2002:c0a8:0101::', '2002:e000:0001::', 'fe80::1%eth0',
+    ];
+    for (const address of refusedForms) {
+      assert.equal(isAllowedProfileAddress(address, production), false, address);
+      assert.equal(isAllowedProfileAddress(address, { allowLoopback: true }), false, `${address} (test mode)`);
+    }
+    for (const address of ['::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::8.8.8.8', '64:ff9b::97e5:c945', '2002:808:808::1', '2002:97e5:c945:1::']) {
+      assert.equal(isAllowedProfileAddress(address, production), true, address);
+    }
+    assert.equal(embeddedIPv4('64:ff9b::a9fe:a9fe'), '169.254.169.254');
+    assert.equal(embeddedIPv4('2002:c0a8:0101:0:0:0:0:1'), '192.168.1.1');
+    assert.equal(embeddedIPv4('::ffff:a00:1'), '10.0.0.1');
+    assert.equal(embeddedIPv4('::a00:1'), '10.0.0.1');
+    assert.equal(embeddedIPv4('::1'), undefined);
+    assert.equal(embeddedIPv4('2606:4700:4700::1111'), undefined);
+    assert.equal(embeddedIPv4('64:ff9b:1::a00:1'), undefined, 'local-use NAT64 is refused as a whole, not by its IPv4');
+    assert.equal(isAllowedProfileAddress('64:ff9b:1::808:808', production), false);
+  });
+  it('loopback carried in IPv6 counts as loopback (test mode only)', () => {
+    for (const address of ['::ffff:127.0.0.1', '::ffff:7f00:1', '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '2002:7f00:1::', '2002:7f00:1:1::1']) {
+      assert.equal(isAllowedProfileAddress(address, production), false, address);
+      assert.equal(isAllowedProfileAddress(address, { allowLoopback: true }), true, address);
     }
   });
   it('allows loopback only in the test mode', () => {

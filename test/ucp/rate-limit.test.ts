@@ -40,6 +40,21 @@ for (const backend of backends) {
       assert.equal(body.error.data.retry_after, retryAfter);
     });
 
+    it('a batch is refused (400, -32600) and counts as the one request it is: none of its calls run', async () => {
+      const ip = '203.0.113.77';
+      const batch = JSON.stringify(Array.from({ length: 100 }, (_, i) => JSON.parse(ping(i))));
+      const refused = await test.app.inject({ method: 'POST', url: '/api/ucp/mcp', headers, payload: batch, remoteAddress: ip });
+      assert.equal(refused.statusCode, 400);
+      const body = JSON.parse(refused.body);
+      assert.equal(body.status, 400);
+      assert.equal(body.error.code, -32600);
+      assert.ok(!Array.isArray(body));
+      assert.equal(refused.headers['x-ratelimit-remaining'], String(RATE_LIMITS.mcp.max - 1));
+      const next = await test.app.inject({ method: 'POST', url: '/api/ucp/mcp', headers, payload: ping(1), remoteAddress: ip });
+      assert.equal(next.statusCode, 200);
+      assert.equal(next.headers['x-ratelimit-remaining'], String(RATE_LIMITS.mcp.max - 2));
+    });
+
     it('another client IP still gets answers', async () => {
       const response = await test.app.inject({ method: 'POST', url: '/api/ucp/mcp', headers, payload: ping(1), remoteAddress: '198.51.100.9' });
       assert.equal(response.statusCode, 200);

@@ -6,7 +6,7 @@
  */
 import { discoveryFailed } from '../jsonrpc-errors.js';
 import { bundledRef, firstError, validatorFor } from '../schemas/schema-bundle.js';
-import { fetchProfileDocument } from './profile-fetch.js';
+import { checkProfileUrl, fetchProfileDocument } from './profile-fetch.js';
 import { intersectCapabilities, isVersionSupported, type CapabilityDeclaration, type NegotiatedCapabilities } from './negotiation.js';
 
 export interface AgentProfilesOptions {
@@ -39,6 +39,23 @@ export class AgentProfiles {
 
   constructor(private readonly options: AgentProfilesOptions) {
     this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * The profile URL of `meta["ucp-agent"]` when the caller sent one, checked before anything else looks at
+   * the arguments: a `ucp-agent` without a profile, or with one that is not a string, an absolute URL, https
+   * (or an address this store fetches from) is a -32001 `invalid_profile_url` (HTTP 400), never -32602.
+   * Undefined when there is no `ucp-agent`: the caller is anonymous.
+   */
+  profileUrlOf(args: unknown): string | undefined {
+    const meta = (args as { meta?: unknown } | null | undefined)?.meta;
+    if (typeof meta !== 'object' || meta === null || !Object.hasOwn(meta, 'ucp-agent')) return undefined;
+    const agent = (meta as Record<string, unknown>)['ucp-agent'];
+    const profile = typeof agent === 'object' && agent !== null ? (agent as { profile?: unknown }).profile : undefined;
+    if (profile === undefined) throw discoveryFailed('invalid_profile_url', 'meta["ucp-agent"] carries no profile URL.');
+    if (typeof profile !== 'string') throw discoveryFailed('invalid_profile_url', 'The agent profile URL is not a string.');
+    checkProfileUrl(profile, this.options.allowInsecure);
+    return profile;
   }
 
   /** The capabilities this store and the agent share; throws a -32001 discovery error when negotiation fails. */

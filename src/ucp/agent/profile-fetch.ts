@@ -83,6 +83,7 @@ export function fetchProfileDocument(raw: string, options: ProfileFetchOptions):
       () => fail(discoveryFailed('profile_unreachable', `The agent profile did not arrive within ${options.timeoutMs} ms.`)),
       options.timeoutMs,
     );
+    timer.unref(); // a pending profile fetch must not keep the process alive at shutdown
     const request = client.request(
       url,
       {

@@ -1,7 +1,8 @@
 /**
  * POST /api/ucp/mcp: JSON-RPC 2.0 over MCP Streamable HTTP, stateless, always answering JSON (UCP clients
  * send `Accept: application/json` alone and skip initialize). A single tools/call in the exact envelope
- * takes the fast path; everything else is answered by the SDK. GET and DELETE: 405 (no SSE stream, no
+ * takes the fast path; everything else is answered by the SDK. A JSON-RPC batch (an array) is refused
+ * with 400/-32600 (MCP 2025-06-18 dropped batching; one request is one call against the rate limit). GET and DELETE: 405 (no SSE stream, no
  * session to end).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -21,6 +22,8 @@ const RpcErrorObject = Type.Object({
 });
 const RpcId = Type.Union([Type.String(), Type.Integer(), Type.Null()]);
 
+const DUAL_ERROR = 'Both the storefront Error and a JSON-RPC error response (every non-200 answer of this endpoint).';
+
 const McpErrorBody = Type.Object(
   {
     status: Type.Integer({ description: 'the HTTP status code repeated in the body' }),
@@ -30,26 +33,49 @@ const McpErrorBody = Type.Object(
     id: RpcId,
     error: RpcErrorObject,
   },
-  { description: 'Both the storefront Error and a JSON-RPC error response (every non-200 answer of this endpoint).' },
+  { description: DUAL_ERROR },
 );
 
-const JsonRpcRequest = Type.Union([
-  Type.Object(
-    {
-      jsonrpc: Type.Literal('2.0'),
-      method: Type.String({ description: 'initialize, tools/list, tools/call, ping, …' }),
-      id: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-      params: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    },
-    { additionalProperties: true },
-  ),
-  Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'a batch (MCP 2025-03-26)' }),
-]);
-
-const JsonRpcResponse = Type.Object(
-  { jsonrpc: Type.Literal('2.0'), id: RpcId, result: Type.Optional(Type.Object({}, { additionalProperties: true })), error: Type.Optional(RpcErrorObject) },
-  { additionalProperties: true },
+const JsonRpcRequest = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    method: Type.String({ description: 'initialize, tools/list, tools/call, ping, …' }),
+    id: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+    params: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: true, description: 'One JSON-RPC 2.0 message. A batch (a JSON array) is refused: HTTP 400, -32600.' },
 );
+
+const JsonRpcResponse = Type.Union(
+  [
+    Type.Object(
+      { jsonrpc: Type.Literal('2.0'), id: Type.Union([Type.String(), Type.Integer()]), result: Type.Object({}, { additionalProperties: true }) },
+      { additionalProperties: false, description: 'a result (tools/call: content, structuredContent, isError)' },
+    ),
+    Type.Object(
+      { jsonrpc: Type.Literal('2.0'), id: RpcId, error: RpcErrorObject },
+      { additionalProperties: false, description: 'a JSON-RPC error answered with HTTP 200 (-32601, -32602, …)' },
+    ),
+  ],
+  { description: 'One JSON-RPC 2.0 response (never an array).' },
+);
+
+/** The error body, described for one status. */
+const errorFor = (description: string) => ({ ...McpErrorBody, description: `${description}. ${DUAL_ERROR}` });
+
+const ERROR_RESPONSES = {
+  400: errorFor('Parse error (-32700), invalid request or a batch (-32600), unsupported MCP-Protocol-Version (-32000), invalid agent profile URL (-32001 invalid_profile_url)'),
+  403: errorFor('Host or Origin not allowed (DNS-rebinding protection), -32000'),
+  405: errorFor('Method not allowed: GET and DELETE on this path answer 405 with Allow: POST, -32000'),
+  406: errorFor('Not acceptable: the client does not accept application/json, -32000'),
+  409: errorFor('Idempotency key reused with other arguments, -32000 idempotency_conflict'),
+  413: errorFor('Payload too large, -32000'),
+  415: errorFor('Unsupported media type: Content-Type must be application/json, -32000'),
+  422: errorFor('Agent profile malformed or its UCP version unsupported, -32001'),
+  424: errorFor('Agent profile unreachable, -32001 profile_unreachable'),
+  429: errorFor('Rate limit exceeded (Retry-After header), -32000 with data.retry_after'),
+  500: errorFor('Internal error, -32603'),
+};
 
 const DESCRIPTION =
   'Tools (UCP 2026-04-08 MCP binding): search_catalog, lookup_catalog, get_product, create_cart, get_cart, update_cart, ' +
@@ -113,7 +139,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
         response: {
           200: JsonRpcResponse,
           202: { description: 'notifications or responses only: accepted, no body', type: 'null' },
-          ...Object.fromEntries([400, 403, 405, 406, 409, 413, 415, 422, 424, 429, 500].map((status) => [status, McpErrorBody])),
+          ...ERROR_RESPONSES,
         },
       },
     },
@@ -124,8 +150,11 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       if (!acceptsJson(request.headers.accept)) {
         return sendRpcError(reply, 406, requestId(request.body), JsonRpcCode.protocolError, 'Not Acceptable: the client must accept application/json');
       }
-      if (Array.isArray(request.body) && request.body.length === 0) {
-        return sendRpcError(reply, 400, null, JsonRpcCode.invalidRequest, 'Invalid Request: an empty batch');
+      // JSON-RPC batches are refused, whatever MCP-Protocol-Version says: MCP 2025-06-18 dropped them, and
+      // a batch would run many calls for one request counted by the rate limit. For 2025-03-26, which had
+      // batches, refusing is the simple choice taken on purpose (counting each message is the other).
+      if (Array.isArray(request.body)) {
+        return sendRpcError(reply, 400, null, JsonRpcCode.invalidRequest, 'Invalid Request: JSON-RPC batches are not supported; send one message per request');
       }
       const call = exactToolsCall(request.body, request.headers['mcp-protocol-version'] as string | undefined);
       if (!call) return answerWithSdk(request, reply);

@@ -1,6 +1,6 @@
 /**
  * Calling a tool, the same way for the SDK server and the fast path: find the tool, validate the arguments
- * against its UCP schema (-32602), negotiate with the agent's profile when one is given (-32001 on
+ * against its UCP schema (-32602; a bad agent profile URL is -32001 invalid_profile_url, checked first), negotiate with the agent's profile when one is given (-32001 on
  * failure), check that the negotiated capabilities grant the tool, run it. An unexpected failure becomes
  * -32603 "Internal error" and is logged; nothing internal reaches the client.
  */
@@ -57,13 +57,13 @@ export class ToolCalls {
     const tool = this.byName.get(name);
     if (!tool) throw unknownTool(name);
     const input = args ?? {};
+    const profile = this.agentProfiles.profileUrlOf(input);
     const validate = validatorFor(tool.inputSchema);
     if (!validate(input)) {
       const { path, message } = firstError(validate);
       throw invalidParams(`Invalid params for ${name}: ${path} ${message}`, { path });
     }
     try {
-      const profile = (input as { meta?: { 'ucp-agent'?: { profile?: string } } }).meta?.['ucp-agent']?.profile;
       const capabilities = profile === undefined ? this.anonymous : await this.agentProfiles.negotiate(profile);
       if (!capabilities.has(tool.capability)) {
         return errorOutcome([

@@ -72,7 +72,9 @@ export function metaSchema(options: { idempotencyKey: boolean }): JsonSchema {
       'ucp-agent': {
         type: 'object',
         required: ['profile'],
-        properties: { profile: { type: 'string', format: 'uri', description: "URL of the platform's UCP profile." } },
+        // No `format: uri` here: a malformed or non-https URL is a -32001 invalid_profile_url (UCP), which
+        // AgentProfiles.profileUrlOf raises before the arguments are validated.
+        properties: { profile: { type: 'string', description: "URL of the platform's UCP profile (https)." } },
       },
       'idempotency-key': { type: 'string', format: 'uuid', description: 'Unique key for retry safety.' },
     },
