@@ -208,10 +208,21 @@ export class CartService {
     if (!isCartToken(token)) return this.createCart(apply, lookup);
     return this.oneAtATime(token, async () => {
       for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-        const stored = (attempt === 1 ? this.recent.get(token) : undefined) ?? (await readCart(this.store.db, token));
+        const cached = attempt === 1 ? this.recent.get(token) : undefined;
+        const stored = cached ?? (await readCart(this.store.db, token));
         if (!stored) return this.createCart(apply, lookup);
         const before = liveLines(stored.cart, lookup);
-        const after = apply(before, lookup);
+        let after: Cart;
+        try {
+          after = apply(before, lookup);
+        } catch (error) {
+          // The cached copy may be stale (another instance changed the cart): judge the change again on a fresh read.
+          if (cached && error instanceof CartError) {
+            this.recent.forget(token);
+            continue;
+          }
+          throw error;
+        }
         // Diffed against what is stored, so lines dropped by liveLines are deleted too.
         if (await this.writes.write({ id: stored.id, version: stored.version, cart: after, changes: lineChanges(stored.cart, after) })) {
           this.recent.remember({ id: stored.id, version: stored.version + 1, cart: after });

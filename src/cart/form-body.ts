@@ -3,7 +3,7 @@
  * `new FormData(form)` in Dawn and Horizon), with Rack-style bracket keys:
  *   `items[0][id]=1&items[0][quantity]=2&properties[Size]=XL&updates[]=3`
  *   -> { items: { 0: { id: '1', quantity: '2' } }, properties: { Size: 'XL' }, updates: ['3'] }
- * Values stay strings; route schemas coerce them. Numbered keys stay objects (`updates[123]` is a variant id);
+ * Values stay strings; the routes coerce them for their schemas (validation.ts). Numbered keys stay objects (`updates[123]` is a variant id);
  * the add route turns a numbered `items` object into an array.
  */
 

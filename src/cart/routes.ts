@@ -25,6 +25,7 @@ import {
   type ChangeCartItemInput,
   type UpdateCartInput,
 } from './schemas.js';
+import { formCoercion, installStrictBodyValidation, isFormRequest } from './validation.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
@@ -51,7 +52,7 @@ function wantsJson(request: FastifyRequest): boolean {
 }
 
 /** The add body's three forms -> `{items: [...]}`: `items` as an array or a numbered form object, or one top-level item. */
-function normalizeAddBody(body: unknown): unknown {
+function normalizeAddBody(body: unknown, form: boolean): unknown {
   if (body === undefined || body === null) return {};
   if (!isRecord(body)) return body;
   const { items, id, quantity, properties, selling_plan, ...rest } = body;
@@ -61,10 +62,17 @@ function normalizeAddBody(body: unknown): unknown {
     ...rest,
     items: list.map((item) => {
       if (!isRecord(item)) return item;
-      // Themes post empty inputs: a blank quantity means the default 1, a blank selling plan means none.
+      // Themes post empty inputs: a blank selling plan or properties means none, a blank form quantity the default 1.
+      // A JSON quantity is taken as sent (only a missing one defaults), so `"quantity": null` is refused.
       const cleaned = { ...item };
       for (const field of ['quantity', 'selling_plan', 'properties'] as const) {
-        if (cleaned[field] === '' || cleaned[field] === null || cleaned[field] === undefined) delete cleaned[field];
+        const blank = cleaned[field] === '' || cleaned[field] === null;
+        if (cleaned[field] === undefined || (blank && (form || field !== 'quantity'))) delete cleaned[field];
+      }
+      // Themes send the variant and selling plan ids as they read them from the form, digit strings, in JSON too.
+      for (const field of ['id', 'selling_plan'] as const) {
+        const value = cleaned[field];
+        if (typeof value === 'string' && /^\d{1,16}$/.test(value)) cleaned[field] = Number(value);
       }
       return cleaned;
     }),
@@ -73,6 +81,13 @@ function normalizeAddBody(body: unknown): unknown {
 
 function normalizeObjectBody(body: unknown): unknown {
   return body === undefined || body === null ? {} : body;
+}
+
+/** change.js: `id` names a line key or a variant id, and JSON callers send a variant id as a number. */
+function normalizeChangeBody(body: unknown): unknown {
+  const normalized = normalizeObjectBody(body);
+  if (isRecord(normalized) && Number.isSafeInteger(normalized.id)) return { ...normalized, id: String(normalized.id) };
+  return normalized;
 }
 
 function itemsToAdd(body: AddCartItemsInput): ItemToAdd[] {
@@ -92,10 +107,14 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   await app.register(formbody, { parser: urlencodedFields });
   await app.register(multipart, { limits: MULTIPART_LIMITS });
   installLenientJsonParser(app);
+  installStrictBodyValidation(app);
   app.addHook('preValidation', async (request) => {
     if (request.isMultipart()) request.body = await multipartFields(request, app.initialConfig.bodyLimit ?? 1024 * 1024);
   });
   app.addSchema(CartSchema);
+  const coerceAddForm = formCoercion(AddCartItemsBody);
+  const coerceChangeForm = formCoercion(ChangeCartItemBody);
+  const coerceUpdateForm = formCoercion(UpdateCartBody);
 
   // Carts unchanged for 14 days: purged at start and hourly (reads already ignore them).
   let purgeTimer: NodeJS.Timeout | undefined;
@@ -171,7 +190,8 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
         response: cartResponses,
       },
       preValidation: async (request) => {
-        request.body = normalizeAddBody(request.body);
+        request.body = normalizeAddBody(request.body, isFormRequest(request));
+        coerceAddForm(request);
       },
     },
     (request) => service.addItems(cartFromCookie(request), itemsToAdd(request.body as AddCartItemsInput)),
@@ -189,7 +209,8 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
         response: cartResponses,
       },
       preValidation: async (request) => {
-        request.body = normalizeObjectBody(request.body);
+        request.body = normalizeChangeBody(request.body);
+        coerceChangeForm(request);
       },
     },
     async (request) => {
@@ -213,6 +234,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       },
       preValidation: async (request) => {
         request.body = normalizeObjectBody(request.body);
+        coerceUpdateForm(request);
       },
     },
     (request) => {

@@ -9,9 +9,18 @@ const NullableString = Type.Union([Type.String(), Type.Null()]);
 /** Ids are int64 in the spec; ours stay below 2^53 so a JSON number carries them exactly. */
 const id = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
 
-export const LineProperties = Type.Record(Type.String(), Type.String({ maxLength: 1000 }), {
+/**
+ * Text a cart stores (property and attribute names and values, the note): no NUL and no unpaired surrogate,
+ * which PostgreSQL text cannot hold. Ajv compiles patterns with the `u` flag, so a surrogate pair (an emoji) is
+ * one code point and passes; only a lone half matches the class.
+ */
+export const STORABLE_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
+const StorableText = (options: { maxLength: number }) => Type.String({ ...options, pattern: STORABLE_TEXT });
+const storableNames = { maxLength: 250, pattern: STORABLE_TEXT };
+
+export const LineProperties = Type.Record(Type.String(), StorableText({ maxLength: 1000 }), {
   maxProperties: 30,
-  propertyNames: { maxLength: 250 },
+  propertyNames: storableNames,
   description: 'custom line-item properties; a blank value is not kept',
 });
 
@@ -140,9 +149,7 @@ export const UpdateCartBody = Type.Object({
       { description: '{line key or variant id: quantity}, or one quantity per line in Cart.items order' },
     ),
   ),
-  note: Type.Optional(Type.String({ maxLength: 5000 })),
-  attributes: Type.Optional(
-    Type.Record(Type.String(), Type.String({ maxLength: 1000 }), { maxProperties: 30, propertyNames: { maxLength: 250 } }),
-  ),
+  note: Type.Optional(StorableText({ maxLength: 5000 })),
+  attributes: Type.Optional(Type.Record(Type.String(), StorableText({ maxLength: 1000 }), { maxProperties: 30, propertyNames: storableNames })),
 });
 export type UpdateCartInput = Static<typeof UpdateCartBody>;
