@@ -16,6 +16,11 @@ const CART_BENCH = './cart.js';
 const MCP_BENCH = './mcp.js';
 const CATALOG_SIZE = Number(process.env.BENCH_PRODUCTS ?? 10_000);
 
+/** What shoppers type into the search box, letter by letter: every prefix of 2+ letters of these phrases. */
+const SEARCH_QUERIES = ['espresso capsules', 'hydration drink stick', 'magnesium', 'vitamin d3', 'lemon-lime', 'cold brew', 'decaf', 'electrolyte sticks', 'melatonin', 'capsle', 'berry', 'omega-3 capsules']
+  .flatMap((phrase) => Array.from({ length: phrase.length - 1 }, (_, i) => phrase.slice(0, i + 2)))
+  .filter((q) => q.trim().length >= 2);
+
 interface Target {
   port: number;
   stop(): Promise<void>;
@@ -50,9 +55,14 @@ interface Load {
   bytes: number;
 }
 
-async function load(url: string, options: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Load> {
+async function load(
+  url: string,
+  options: { method?: string; body?: string; headers?: Record<string, string>; paths?: string[] } = {},
+): Promise<Load> {
   const result = await autocannon({
     url,
+    // Each connection walks the list of paths in turn (a shopper typing, many shoppers at once).
+    ...(options.paths ? { requests: options.paths.map((path) => ({ method: 'GET' as const, path })) } : {}),
     connections: CONNECTIONS,
     duration: SECONDS,
     method: (options.method ?? 'GET') as 'GET',
@@ -85,10 +95,13 @@ interface Row {
 }
 
 /** Measures one storefront path, then the bare server with a body of the same size. */
-async function compare(scenario: string, store: Target, path: string, goal: number, extra: { p99Goal?: number } = {}): Promise<Row> {
-  const url = `http://127.0.0.1:${store.port}${path}`;
-  const size = await responseSize(url);
-  const measured = await load(url);
+async function compare(scenario: string, store: Target, path: string | string[], goal: number, extra: { p99Goal?: number } = {}): Promise<Row> {
+  const paths = Array.isArray(path) ? path : [path];
+  const url = `http://127.0.0.1:${store.port}${paths[0]}`;
+  let total = 0;
+  for (const p of paths) total += await responseSize(`http://127.0.0.1:${store.port}${p}`);
+  const size = Math.round(total / paths.length);
+  const measured = await load(url, Array.isArray(path) ? { paths } : {});
   const bare = await startTarget(['bare', String(size)]);
   let baseline: Load;
   try {
@@ -120,8 +133,13 @@ async function main(): Promise<void> {
     rows.push(await compare('GET /products/{handle}.js', store, '/products/hydration-drink-stick.js', 0.75));
     rows.push(await compare('GET /collections/all/products.json, 30 products', store, '/collections/all/products.json?limit=30&page=7', 0.5));
     const search = await fetch(`http://127.0.0.1:${store.port}/search/suggest.json?q=capsu`);
+    await search.arrayBuffer();
     if (search.ok) {
-      rows.push(await compare('GET /search/suggest.json?q=espresso capsu', store, '/search/suggest.json?q=espresso%20capsu', 0.4, { p99Goal: 10 }));
+      rows.push(
+        await compare(`GET /search/suggest.json, ${SEARCH_QUERIES.length} typed queries`, store, SEARCH_QUERIES.map((q) => `/search/suggest.json?q=${encodeURIComponent(q)}`), 0.4, {
+          p99Goal: 10,
+        }),
+      );
     } else {
       console.log(`(search not measured: /search/suggest.json answered ${search.status})`);
     }

@@ -42,8 +42,10 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
 
   installErrorHandlers(app);
   installMethodNotAllowed(app);
-  app.addHook('onSend', async (_request, reply) => {
+  // Callback-style hooks: on the hottest paths an async hook's extra promise is measurable.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
+    done(null, payload);
   });
 
   app.addSchema(ErrorSchema);
@@ -107,15 +109,17 @@ function installMethodNotAllowed(app: FastifyInstance): void {
       }
     }
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404 === false) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404 === false) return done();
     const path = request.url.split('?')[0] ?? '/';
     const found = routes.find('GET', path);
     const allowed = found ? methods.get((found.store as { url: string }).url) : undefined;
     if (allowed && !allowed.has(request.method)) {
       const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
       reply.header('allow', allow);
-      return sendError(reply, 405, ErrorMessage.methodNotAllowed, `${request.method} is not allowed here; use ${allow}.`);
+      sendError(reply, 405, ErrorMessage.methodNotAllowed, `${request.method} is not allowed here; use ${allow}.`);
+      return; // the reply is sent: the request goes no further
     }
+    done();
   });
 }

@@ -24,6 +24,7 @@ export class CatalogSnapshot {
   private readonly collectionByHandle = new Map<string, Collection>();
   private readonly collectionMembers = new Map<string, Product[]>();
   private readonly json = new Map<number, string>();
+  private readonly bodies = new Map<number, Buffer>();
   /** Collection pages as sent, built on first request; bounded so odd limit/page mixes cannot grow it without end. */
   private readonly pages = new Map<string, Buffer>();
   private cachedPageBytes = 0;
@@ -68,6 +69,16 @@ export class CatalogSnapshot {
   /** The products of a collection (`all` = every published product); undefined when no such collection. */
   collectionProducts(handle: string): Product[] | undefined {
     return this.collectionMembers.get(handle);
+  }
+
+  /** The product's storefront JSON as the response body, encoded once per snapshot. */
+  productJsonBody(product: Product): Buffer {
+    let body = this.bodies.get(product.id);
+    if (!body) {
+      body = Buffer.from(this.productJsonText(product));
+      this.bodies.set(product.id, body);
+    }
+    return body;
   }
 
   /** The product's storefront JSON, serialised once per snapshot. */

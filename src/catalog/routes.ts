@@ -33,7 +33,7 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
       const { handle } = request.params as { handle: string };
       const product = HANDLE.test(handle) ? catalog.snapshot.productByHandle(handle) : undefined;
       if (!product) throw notFound(`No product has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
-      return reply.type(JSON_TYPE).send(catalog.snapshot.productJsonText(product));
+      return reply.type(JSON_TYPE).send(catalog.snapshot.productJsonBody(product));
     },
   );
 

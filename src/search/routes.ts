@@ -1,6 +1,7 @@
 /** Storefront search and recommendation routes: thin adapters over the catalog search and recommendations. */
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { Collection } from '../catalog/types.js';
 import { invalidParameter, missingParameter, notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
@@ -13,6 +14,41 @@ const MAX_QUERY_LENGTH = 200;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 const errors = { 404: Type.Ref('Error'), 422: Type.Ref('Error'), 429: Type.Ref('Error') };
+
+/**
+ * Answers per catalog snapshot, by normalised query: shoppers type the same prefixes again and again. Bounded
+ * in bytes; a new snapshot (any catalog or stock change) starts an empty cache.
+ */
+const MAX_SUGGEST_CACHE_BYTES = 16 * 1024 * 1024;
+
+class SuggestCache {
+  private readonly entries = new Map<string, Buffer>();
+  private bytes = 0;
+
+  get(key: string): Buffer | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, body: Buffer): void {
+    if (this.bytes + body.length > MAX_SUGGEST_CACHE_BYTES) {
+      this.entries.clear();
+      this.bytes = 0;
+    }
+    this.entries.set(key, body);
+    this.bytes += body.length;
+  }
+}
+
+const suggestCaches = new WeakMap<CatalogSnapshot, SuggestCache>();
+
+function suggestCacheFor(snapshot: CatalogSnapshot): SuggestCache {
+  let cache = suggestCaches.get(snapshot);
+  if (!cache) {
+    cache = new SuggestCache();
+    suggestCaches.set(snapshot, cache);
+  }
+  return cache;
+}
 
 function collectionJson(collection: Collection, baseUrl: string) {
   return {
@@ -93,6 +129,10 @@ export const searchRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { 
       const limit = integerParameter(query['resources[limit]'], 'resources[limit]', 5, 1, 10);
 
       const snapshot = store.catalog.snapshot;
+      const key = `${types.join()}|${limit}|${q.toLowerCase().replace(/\s+/g, ' ')}`;
+      const cache = suggestCacheFor(snapshot);
+      const cached = cache.get(key);
+      if (cached) return reply.type(JSON_TYPE).send(cached);
       const parts: string[] = [];
       if (types.includes('product')) {
         parts.push(`"products":[${store.search.products(q, limit).map((p) => snapshot.productJsonText(p)).join(',')}]`);
@@ -105,7 +145,9 @@ export const searchRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { 
         const queries = store.search.queries(q, limit).map((s) => ({ ...s, url: `/search?q=${encodeURIComponent(s.text)}` }));
         parts.push(`"queries":${JSON.stringify(queries)}`);
       }
-      return reply.type(JSON_TYPE).send(`{"resources":{"results":{${parts.join(',')}}}}`);
+      const body = Buffer.from(`{"resources":{"results":{${parts.join(',')}}}}`);
+      cache.set(key, body);
+      return reply.type(JSON_TYPE).send(body);
     },
   );
 
