@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, dropTestDatabases, startSecondInstance, startTestStore, type TestStore } from '../helpers/store.js';
 import { Shopper, variantId } from './shopper.js';
 
 after(dropTestDatabases);
@@ -18,13 +17,7 @@ for (const backend of backends) {
     let other: { app: FastifyInstance; close(): Promise<void> };
     before(async () => {
       t = await startTestStore(backend, { config: { cartMaxLineQuantity: 100 } });
-      if (backend.name === 'postgres') {
-        other = await startTestStore(backend, { database: t.database, config: { cartMaxLineQuantity: 100 } });
-      } else {
-        // PGlite is embedded: the second instance shares the database object, like a second process would share a server.
-        const app = await buildApp({ ...t.store });
-        other = { app, close: () => app.close() };
-      }
+      other = await startSecondInstance(backend, t, { cartMaxLineQuantity: 100 });
     });
     after(async () => {
       await other.close();

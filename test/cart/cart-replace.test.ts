@@ -6,10 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
 import { CartError, cartServiceFor, type CartService, type CartView } from '../../src/cart/cart-service.js';
-import type { Store } from '../../src/store.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, dropTestDatabases, startSecondInstance, startTestStore, type TestStore } from '../helpers/store.js';
 import { Shopper, storedVariantId, variantId } from './shopper.js';
 
 after(dropTestDatabases);
@@ -31,15 +29,8 @@ for (const backend of backends) {
     before(async () => {
       t = await startTestStore(backend);
       service = cartServiceFor(t.store);
-      if (backend.name === 'postgres') {
-        const second = await startTestStore(backend, { database: t.database });
-        other = { app: second.app, service: cartServiceFor(second.store), close: () => second.close() };
-      } else {
-        // PGlite is embedded: the second instance shares the database object, like a second process would share a server.
-        const store: Store = { ...t.store };
-        const app = await buildApp(store);
-        other = { app, service: cartServiceFor(store), close: () => app.close() };
-      }
+      const second = await startSecondInstance(backend, t);
+      other = { app: second.app, service: cartServiceFor(second.store), close: () => second.close() };
     });
     after(async () => {
       await other.close();

@@ -107,3 +107,15 @@ export function parseBody(text: string): any {
     return undefined;
   }
 }
+
+/**
+ * A second instance of the store on the same database: its own app, cart service, queue and cache. On
+ * PostgreSQL it opens its own pool; PGlite is embedded, so it shares the database object, as a second
+ * process would share a server.
+ */
+export async function startSecondInstance(backend: Backend, first: TestStore, config: Partial<Config> = {}): Promise<TestStore> {
+  if (backend.name === 'postgres') return startTestStore(backend, { database: first.database, config });
+  const store: Store = { ...first.store, config: { ...first.store.config, ...config } };
+  const app = await buildApp(store);
+  return { store, app, close: () => app.close() };
+}
