@@ -24,13 +24,6 @@ for (const backend of backends) {
       await t.close();
     });
 
-    /** A shopper on `app` holding the cart `token`. */
-    const sameCartOn = (app: FastifyInstance, token: string) => {
-      const shopper = new Shopper(app);
-      shopper.token = token;
-      return shopper;
-    };
-
     async function cartLines(token: string) {
       return t.store.db.query<{ line_key: string; quantity: number }>(
         'select l.line_key, l.quantity from cart_lines l join carts c on c.id = l.cart_id where c.token = $1 order by l.line_key',
@@ -42,7 +35,7 @@ for (const backend of backends) {
       const shopper = new Shopper(t.app);
       await shopper.add([{ id: variantId(t, 'ESP-RIS-10'), quantity: 1 }]);
       const id = variantId(t, 'SLP-60');
-      const answers = await Promise.all(Array.from({ length: 50 }, () => sameCartOn(t.app, shopper.token!).add([{ id, quantity: 1 }])));
+      const answers = await Promise.all(Array.from({ length: 50 }, () => Shopper.holding(t.app, shopper.token!).add([{ id, quantity: 1 }])));
       assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]));
       const cart = (await shopper.cart()).body;
       const line = cart.items.filter((i: { sku: string }) => i.sku === 'SLP-60');
@@ -60,12 +53,12 @@ for (const backend of backends) {
       await shopper.add([{ id: variantId(t, 'ESP-RIS-10'), quantity: 1 }]);
       const id = variantId(t, 'SLP-60');
       const answers = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => sameCartOn(i % 2 === 0 ? t.app : other.app, shopper.token!).add([{ id, quantity: 1 }])),
+        Array.from({ length: 50 }, (_, i) => Shopper.holding(i % 2 === 0 ? t.app : other.app, shopper.token!).add([{ id, quantity: 1 }])),
       );
       assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]));
       const quantities = (await cartLines(shopper.token!)).map((l) => l.quantity).sort((a, b) => a - b);
       assert.deepEqual(quantities, [1, 50]);
-      assert.equal((await sameCartOn(other.app, shopper.token!).cart()).body.item_count, 51);
+      assert.equal((await Shopper.holding(other.app, shopper.token!).cart()).body.item_count, 51);
     });
 
     it('parallel adds with differing properties on two instances never duplicate a line', async () => {
@@ -75,7 +68,7 @@ for (const backend of backends) {
       const engravings = ['Ana', 'Ben', 'Cy', 'Dee'];
       const answers = await Promise.all(
         Array.from({ length: 40 }, (_, i) =>
-          sameCartOn(i % 3 === 0 ? other.app : t.app, shopper.token!).add([{ id, quantity: 1, properties: { Engraving: engravings[i % 4]! } }]),
+          Shopper.holding(i % 3 === 0 ? other.app : t.app, shopper.token!).add([{ id, quantity: 1, properties: { Engraving: engravings[i % 4]! } }]),
         ),
       );
       assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]));
@@ -93,7 +86,7 @@ for (const backend of backends) {
       const changedKey = first.body.items[0].key;
       const id = variantId(t, 'SLP-60');
       const requests = Array.from({ length: 45 }, (_, i) => {
-        const on = sameCartOn(i % 2 === 0 ? t.app : other.app, shopper.token!);
+        const on = Shopper.holding(i % 2 === 0 ? t.app : other.app, shopper.token!);
         if (i % 3 === 0) return on.change({ id: changedKey, quantity: (i % 9) + 1 });
         if (i % 3 === 1) return on.add([{ id, quantity: 1, properties: { Side: i % 2 === 0 ? 'left' : 'right' } }]);
         return on.update({ updates: { [changedKey]: (i % 9) + 1 } });
@@ -117,7 +110,7 @@ for (const backend of backends) {
       await shopper.add([{ id: variantId(t, 'ESP-RIS-10'), quantity: 1 }]);
       const id = variantId(t, 'SLP-60');
       const answers = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => sameCartOn(i % 2 === 0 ? t.app : other.app, shopper.token!).add([{ id, quantity: 4 }])),
+        Array.from({ length: 30 }, (_, i) => Shopper.holding(i % 2 === 0 ? t.app : other.app, shopper.token!).add([{ id, quantity: 4 }])),
       );
       const accepted = answers.filter((a) => a.status === 200).length;
       assert.equal(accepted, 25);

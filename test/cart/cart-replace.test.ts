@@ -37,12 +37,6 @@ for (const backend of backends) {
       await t.close();
     });
 
-    const sameCartOn = (app: FastifyInstance, token: string) => {
-      const shopper = new Shopper(app);
-      shopper.token = token;
-      return shopper;
-    };
-
     /** The stored lines of a cart, straight from the database. */
     async function storedLines(token: string) {
       const rows = await t.store.db.query<{ line_key: string; variant_id: number; quantity: number }>(
@@ -197,11 +191,11 @@ for (const backend of backends) {
 
       // Another instance adds: this instance's remembered copy of the cart is stale, so the version check
       // refuses the first write and the replacement is applied again to what is stored now.
-      assert.equal((await sameCartOn(other.app, token).add([{ id: b, quantity: 1, properties: { Note: 'other door' } }])).status, 200);
+      assert.equal((await Shopper.holding(other.app, token).add([{ id: b, quantity: 1, properties: { Note: 'other door' } }])).status, 200);
       const again = await service.replaceLines(token, [{ variantId: a, quantity: 2 }]);
       assert.deepEqual(shown(again), [[a, {}, 2]]);
       assert.deepEqual((await storedLines(token)).map(([, id, quantity]) => [id, quantity]), [[a, 2]]);
-      assert.deepEqual((await sameCartOn(other.app, token).cart()).body.items.map((i: { id: number; quantity: number }) => [i.id, i.quantity]), [[a, 2]]);
+      assert.deepEqual((await Shopper.holding(other.app, token).cart()).body.items.map((i: { id: number; quantity: number }) => [i.id, i.quantity]), [[a, 2]]);
     });
 
     for (const spread of ['one instance', 'two instances'] as const) {
@@ -214,7 +208,7 @@ for (const backend of backends) {
         // survived a replacement it should not have, or was duplicated, shows.
         const pairs = Array.from({ length: 20 }, (_, i) => {
           const onOther = spread === 'two instances' && i % 2 === 1;
-          const add = sameCartOn(onOther ? other.app : t.app, token).add([{ id: a, quantity: 1, properties: { Add: String(i) } }]);
+          const add = Shopper.holding(onOther ? other.app : t.app, token).add([{ id: a, quantity: 1, properties: { Add: String(i) } }]);
           // With two instances, each pair's add and replacement go through different doors on different instances.
           const replacer = spread === 'two instances' && !onOther ? other.service : service;
           const replace = replacer.replaceLines(token, [{ variantId: b, quantity: 1, properties: { Replace: String(i) } }]);

@@ -22,6 +22,13 @@ export class Shopper {
 
   constructor(private readonly app: FastifyInstance) {}
 
+  /** A shopper on `app` whose browser already holds the cart `token` (the same cart seen through another instance). */
+  static holding(app: FastifyInstance, token: string): Shopper {
+    const shopper = new Shopper(app);
+    shopper.token = token;
+    return shopper;
+  }
+
   async send(
     method: 'GET' | 'POST',
     url: string,
