@@ -62,7 +62,12 @@ function processAlive(pid: number): boolean {
   }
 }
 
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
+export interface PgliteOptions {
+  /** A data directory dumped with `dumpDataDir()` to start from (tests clone a migrated template this way). */
+  loadDataDir?: Blob | File;
+}
+
+export async function openPglite(dataDir: string | undefined, options: PgliteOptions = {}): Promise<Database> {
   let unlock = () => {};
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
@@ -70,7 +75,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   }
   let db: PGlite;
   try {
-    db = await PGlite.create(dataDir, { parsers: { [pgliteTypes.INT8]: parseInt8 } });
+    db = await PGlite.create(dataDir, { parsers: { [pgliteTypes.INT8]: parseInt8 }, ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) });
   } catch (error) {
     unlock();
     throw error;
