@@ -3,12 +3,13 @@ import { readFile } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { cartRoutes } from './cart/routes.js';
-import { catalogRoutes } from './catalog/routes.js';
-import { ProductSchema, VariantSchema } from './catalog/schemas.js';
+import { cartRoutes } from './storefront/cart-routes.js';
+import { catalogRoutes } from './storefront/catalog-routes.js';
+import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { ErrorMessage, ErrorSchema, installErrorHandlers, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
-import { searchRoutes } from './search/routes.js';
+import { ProductBodies } from './storefront/product-bodies.js';
+import { searchRoutes } from './storefront/search-routes.js';
 import type { Store } from './store.js';
 import { ucpRoutes } from './ucp/routes.js';
 
@@ -53,9 +54,10 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   app.addSchema(ProductSchema);
   await registerOpenApi(app, store.config.baseUrl);
 
-  catalogRoutes(app, store.catalog);
+  const bodies = new ProductBodies(store.catalog, store.inventory);
+  catalogRoutes(app, store.catalog, bodies);
   // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide.
-  await app.register(searchRoutes, { store });
+  await app.register(searchRoutes, { store, bodies });
   await app.register(cartRoutes, { store });
   await app.register(ucpRoutes, { store });
   metaRoutes(app, async () => {

@@ -1,10 +1,17 @@
-/** The store's parts, opened in order: database, migrations, demo seed on an empty store, in-memory catalog. */
+/**
+ * The store's parts, opened in order: database, migrations, demo seed on an empty store, the in-memory catalog
+ * and stock, and the domain services both doors call. Services take the database handle per call; the store
+ * holds the one they are given outside a transaction.
+ */
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { Catalog } from './catalog/catalog.js';
 import { demoCatalog } from './catalog/demo-catalog.js';
 import { seedCatalogIfEmpty } from './catalog/import/import-catalog.js';
+import { CartService } from './cart/cart-service.js';
+import { IdempotencyStore } from './idempotency/idempotency-store.js';
+import { Inventory } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
 import { CatalogSearch } from './search/catalog-search.js';
 
@@ -12,18 +19,25 @@ export interface Store {
   config: Config;
   db: Database;
   catalog: Catalog;
+  inventory: Inventory;
   search: CatalogSearch;
   recommendations: Recommendations;
+  carts: CartService;
+  idempotency: IdempotencyStore;
   close(): Promise<void>;
 }
 
-/** How often an instance on a shared database server looks for catalog changes made by other instances. */
+/** How often an instance looks for catalog changes made by another process (an import, another instance). */
 const CATALOG_POLL_MS = 2000;
+/** How often an instance reads stock changed by another process (`storefront stock set`, another instance). */
+const STOCK_POLL_MS = 1000;
+/** Expired carts and idempotency keys are purged at start and this often. */
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface StoreOptions {
   seedDemo?: boolean;
   db?: Database;
-  /** Where failures of background work (the catalog poll) are reported; by default one line on stderr. */
+  /** Where failures of background work (polls, purges) are reported; by default one line on stderr. */
   onBackgroundError?: (what: string, error: unknown) => void;
 }
 
@@ -31,24 +45,44 @@ const reportOnStderr = (what: string, error: unknown) => console.error(`storefro
 
 export async function openStore(config: Config, options: StoreOptions = {}): Promise<Store> {
   const db = options.db ?? (await openDatabase(config));
+  const timers: NodeJS.Timeout[] = [];
   try {
     await migrate(db);
     if (options.seedDemo ?? true) await seedCatalogIfEmpty(db, demoCatalog);
-    const catalog = await Catalog.load(db, config.baseUrl);
     const onError = options.onBackgroundError ?? reportOnStderr;
-    if (db.kind === 'postgres') catalog.watch(CATALOG_POLL_MS, (error) => onError('catalog refresh failed; serving the last catalog', error));
+    const catalog = await Catalog.load(db, config.baseUrl);
+    const inventory = await Inventory.load(db);
+    catalog.watch(db, CATALOG_POLL_MS, (error) => onError('catalog refresh failed; serving the last catalog', error));
+    inventory.watch(db, STOCK_POLL_MS, (error) => onError('stock refresh failed; serving the last stock levels', error));
+    const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
+    const idempotency = new IdempotencyStore();
+    const purge = () =>
+      Promise.all([
+        carts.purgeExpired(db).catch((error: unknown) => onError('cart purge failed', error)),
+        idempotency.purgeExpired(db).catch((error: unknown) => onError('idempotency key purge failed', error)),
+      ]);
+    await purge();
+    const purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
+    purgeTimer.unref();
+    timers.push(purgeTimer);
     return {
       config,
       db,
       catalog,
-      search: new CatalogSearch(catalog),
-      recommendations: new Recommendations(catalog),
+      inventory,
+      search: new CatalogSearch(catalog, inventory),
+      recommendations: new Recommendations(catalog, inventory),
+      carts,
+      idempotency,
       async close() {
+        for (const timer of timers) clearInterval(timer);
         catalog.close();
+        inventory.close();
         await db.close();
       },
     };
   } catch (error) {
+    for (const timer of timers) clearInterval(timer);
     await db.close().catch(() => {});
     throw error;
   }

@@ -1,16 +1,20 @@
 /**
- * The session cart, door-agnostic: the storefront routes and the commerce-protocol tools both call these.
- * A cart is addressed by its token (the `cart` cookie's value). A change reads the cart (or takes it as this
- * instance last wrote it), applies the pure rules of cart.ts and writes the difference as a compare-and-set
- * on the cart's version: if another instance changed the cart in between, nothing is written and the change
- * is applied again to what is stored now, so no update is lost. Within one instance, changes to one cart
- * wait for each other, and changes to different carts share statements (write-batcher.ts). A refused change
- * throws a CartError and stores nothing; no row is written until a cart first changes.
+ * The session cart, door-agnostic: the storefront routes and the commerce-protocol tools both call these and
+ * map the priced cart they answer to their own shapes. A cart is addressed by its token (the `cart` cookie's
+ * value, the UCP cart id). Every method takes the database handle it runs on: the store's database, or a
+ * transaction the caller opened (so a checkout can read and change a cart inside its own unit of work).
+ *
+ * A change reads the cart (or takes it as this instance last wrote it), applies the pure rules of cart.ts and
+ * writes the difference as a compare-and-set on the cart's version: if another instance changed the cart in
+ * between, nothing is written and the change is applied again to what is stored now, so no update is lost.
+ * On the store's database, changes to one cart wait for each other within this instance and changes to
+ * different carts share statements (write-batcher.ts); inside a caller's transaction a change is written at
+ * once, in that transaction. A refused change throws a CartError (or CartNotFound) and stores nothing; no row
+ * is written until a cart first changes.
  */
-import type { Config } from '../config.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { Database } from '../db/database.js';
-import type { Store } from '../store.js';
+import type { Database, Queryable } from '../db/database.js';
+import type { StockLevels } from '../inventory/stock.js';
 import {
   addItems,
   CartError,
@@ -20,28 +24,47 @@ import {
   isEmptyCart,
   lineChanges,
   liveLines,
+  priceCart,
   replaceLines,
   setDetails,
   setQuantities,
   type Cart,
+  type CartLimits,
   type ItemToAdd,
   type LineTarget,
+  type PricedCart,
   type ReplacementItem,
   type VariantLookup,
 } from './cart.js';
-import { cartJson } from './cart-json.js';
-import { createCart, deleteCart, purgeExpiredCarts, readCart, unpublishedProductTitles, type StoredCart } from './cart-store.js';
-import { isCartToken, newCartToken } from './cart-token.js';
+import {
+  cartTokenKey,
+  createCart,
+  deleteCartAtVersion,
+  purgeExpiredCarts,
+  readCart,
+  unpublishedProductTitles,
+  writeCarts,
+  type StoredCart,
+} from './cart-store.js';
+import { CartTokens, isCartToken, newCartTokenKey } from './cart-token.js';
 import { CartWriteBatcher } from './write-batcher.js';
-import type { CartJson } from './schemas.js';
+import { parseId } from '../catalog/ids.js';
 
 export { CartError } from './cart.js';
-export type { ItemToAdd, LineTarget, ReplacementItem } from './cart.js';
+export type { ItemToAdd, LineTarget, PricedCart, ReplacementItem } from './cart.js';
+
+/** The token names no live cart (never created, expired, or canceled). */
+export class CartNotFound extends Error {
+  constructor(readonly token: string | undefined) {
+    super('no live cart has this token');
+    this.name = 'CartNotFound';
+  }
+}
 
 export interface CartView {
   /** The token of the cart shown: a new one when the token asked for named no live cart. */
   token: string;
-  cart: CartJson;
+  cart: PricedCart;
   /** True when the call stored a change (and so renewed the cart's lifetime). */
   changed: boolean;
 }
@@ -54,11 +77,15 @@ export interface CartDetails {
   attributes?: Record<string, string> | undefined;
 }
 
+export interface ChangeOptions {
+  /** Refuse with CartNotFound when the token names no live cart, instead of starting one (the UCP door's rule). */
+  mustExist?: boolean;
+}
+
 /** What a line's `id` names: a line key (`{variantId}:{hash}`) or, as Shopify allows, a variant id (its first line). */
 export function lineTargetFromId(id: string | number): LineTarget {
-  const text = String(id);
-  if (/^\d{1,15}$/.test(text)) return { variantId: Number(text) };
-  return { key: text };
+  const variantId = parseId(id);
+  return variantId === undefined ? { key: String(id) } : { variantId };
 }
 
 /** A change that keeps losing the compare-and-set gives up; only many instances hammering one cart get near this. */
@@ -68,9 +95,15 @@ const RECENT_CARTS = 10_000;
 /** Cart write statements running at once on a PostgreSQL server (of the pool's connections); PGlite runs one at a time. */
 const SERVER_WRITES_IN_FLIGHT = 4;
 
+/** The store's database (changes are queued and batched on it) rather than a caller's transaction. */
+const isDatabase = (db: Queryable): db is Database => typeof (db as Partial<Database>).transaction === 'function';
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === '23505';
+
 /**
  * The carts this instance wrote last, as written, so the next change to one skips reading it. Safe on a
- * shared database: the write checks the version, and a stale entry only costs a read and a retry.
+ * shared database: the write checks the version, and a stale entry only costs a read and a retry. Only
+ * changes committed on their own are remembered (a caller's transaction may still roll back).
  */
 class RecentCarts {
   private readonly carts = new Map<string, StoredCart>();
@@ -90,47 +123,61 @@ class RecentCarts {
   }
 }
 
+export interface CartServiceOptions {
+  catalog: Catalog;
+  stock: StockLevels;
+  /** The per-line quantity ceiling (CART_MAX_LINE_QUANTITY). */
+  maxLineQuantity: number;
+}
+
 export class CartService {
   /** The last change queued for each cart token being changed on this instance. */
   private readonly pending = new Map<string, Promise<void>>();
   private readonly recent = new RecentCarts();
-  private readonly writes: CartWriteBatcher;
+  private readonly batchers = new WeakMap<Database, CartWriteBatcher>();
 
-  constructor(private readonly store: { db: Database; catalog: Catalog; config: Pick<Config, 'baseUrl' | 'cartMaxLineQuantity'> }) {
-    this.writes = new CartWriteBatcher(store.db, store.db.kind === 'pglite' ? 1 : SERVER_WRITES_IN_FLIGHT);
+  private constructor(
+    private readonly options: CartServiceOptions,
+    private readonly tokens: CartTokens,
+  ) {}
+
+  /** The cart service of a store: reads (or makes, once) the key that signs the store's cart tokens. */
+  static async open(db: Queryable, options: CartServiceOptions): Promise<CartService> {
+    const key = await cartTokenKey(db, newCartTokenKey());
+    return new CartService(options, new CartTokens(Buffer.from(key, 'base64url')));
   }
 
-  /** The cart a token names, or a fresh empty one (with a new token, not stored) when it names no live cart. */
-  async getCart(token: string | undefined): Promise<CartView> {
-    return (await this.findCart(token)) ?? this.view(emptyCart(newCartToken()), this.lookup(), false);
+  /** The cart a token names, or a fresh empty one (a new token, not stored) when it names no live cart. */
+  async getCart(db: Queryable, token: string | undefined): Promise<CartView> {
+    return (await this.findCart(db, token)) ?? this.view(emptyCart(this.tokens.issue()), this.lookup(), false);
   }
 
   /** The live cart a token names, or undefined. */
-  async findCart(token: string | undefined): Promise<CartView | undefined> {
+  async findCart(db: Queryable, token: string | undefined): Promise<CartView | undefined> {
     if (!isCartToken(token)) return undefined;
     const lookup = this.lookup();
-    const stored = await readCart(this.store.db, token);
+    const stored = await readCart(db, token);
     return stored ? this.view(stored.cart, lookup, false) : undefined;
   }
 
   /** Adds items to the cart (a new cart when the token names none): all of them, or none with a CartError. */
-  async addItems(token: string | undefined, items: readonly ItemToAdd[]): Promise<CartView> {
-    await this.explainMissingVariants(items.map((item) => item.variantId));
-    return this.change(token, (cart, lookup) => addItems(cart, items, lookup, this.limits));
+  async addItems(db: Queryable, token: string | undefined, items: readonly ItemToAdd[]): Promise<CartView> {
+    await this.explainMissingVariants(db, items.map((item) => item.variantId));
+    return this.change(db, token, (cart, lookup) => addItems(cart, items, lookup, this.limits));
   }
 
   /** Sets one line's quantity (0 removes it). */
-  async changeLine(token: string | undefined, target: LineTarget, quantity: number): Promise<CartView> {
-    return this.change(token, (cart, lookup) => changeLine(cart, target, quantity, lookup, this.limits));
+  async changeLine(db: Queryable, token: string | undefined, target: LineTarget, quantity: number): Promise<CartView> {
+    return this.change(db, token, (cart, lookup) => changeLine(cart, target, quantity, lookup, this.limits));
   }
 
   /** Sets several quantities at once, and the note and attributes; a variant id with no line adds one. */
-  async setQuantities(token: string | undefined, updates: QuantityUpdates, details: CartDetails = {}): Promise<CartView> {
+  async setQuantities(db: Queryable, token: string | undefined, updates: QuantityUpdates, details: CartDetails = {}): Promise<CartView> {
     if (!Array.isArray(updates)) {
       const variantIds = Object.keys(updates).map(lineTargetFromId).flatMap((t) => ('variantId' in t ? [t.variantId] : []));
-      await this.explainMissingVariants(variantIds);
+      await this.explainMissingVariants(db, variantIds);
     }
-    return this.change(token, (cart, lookup) => {
+    return this.change(db, token, (cart, lookup) => {
       const quantities = updates as Record<string, number> | number[];
       let targeted: { target: LineTarget; quantity: number }[];
       if (Array.isArray(quantities)) {
@@ -149,53 +196,63 @@ export class CartService {
   }
 
   /**
-   * Sets the cart's lines to exactly these items (a new cart when the token names none), as one change:
-   * whatever another change stored before it is replaced too, and it applies whole or, with a CartError,
-   * not at all. Lines that stay keep their keys; an item's `key` keeps the line it names (replaceLines in
-   * cart.ts); an empty list empties the cart. The note and attributes stay.
+   * Sets the cart's lines to exactly these items, as one change: whatever another change stored before it is
+   * replaced too, and it applies whole or, with a CartError, not at all. Lines that stay keep their keys; an
+   * item's `key` keeps the line it names (replaceLines in cart.ts); an empty list empties the cart. The note
+   * and attributes stay. Without `mustExist`, a token naming no live cart starts one.
    */
-  async replaceLines(token: string | undefined, items: readonly ReplacementItem[]): Promise<CartView> {
-    await this.explainMissingVariants(items.map((item) => item.variantId));
-    return this.change(token, (cart, lookup) => replaceLines(cart, items, lookup, this.limits));
+  async replaceLines(db: Queryable, token: string | undefined, items: readonly ReplacementItem[], options: ChangeOptions = {}): Promise<CartView> {
+    await this.explainMissingVariants(db, items.map((item) => item.variantId));
+    return this.change(db, token, (cart, lookup) => replaceLines(cart, items, lookup, this.limits), options);
   }
 
   /** Removes every line; the note and attributes stay, as on Shopify. */
-  async clear(token: string | undefined): Promise<CartView> {
-    return this.change(token, (cart) => clearLines(cart));
+  async clear(db: Queryable, token: string | undefined): Promise<CartView> {
+    return this.change(db, token, (cart) => clearLines(cart));
   }
 
-  /** Deletes the cart; its token then names no live cart. True when there was one. */
-  async cancel(token: string | undefined): Promise<boolean> {
-    if (!isCartToken(token)) return false;
-    this.recent.forget(token);
-    return deleteCart(this.store.db, token);
+  /**
+   * Deletes the cart, in turn with the other changes to it (so it never races an update); its token then names
+   * no live cart. Answers the cart as it was; CartNotFound when there was none.
+   */
+  async cancel(db: Queryable, token: string | undefined): Promise<CartView> {
+    if (!isCartToken(token)) throw new CartNotFound(token);
+    return this.inTurn(db, token, async () => {
+      for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
+        const stored = await readCart(db, token);
+        if (!stored) throw new CartNotFound(token);
+        this.recent.forget(token);
+        if (await deleteCartAtVersion(db, stored.id, stored.version)) return this.view(stored.cart, this.lookup(), true);
+      }
+      throw new Error(`cart changed by others ${MAX_WRITE_ATTEMPTS} times in a row while we tried to cancel it`);
+    });
   }
 
   /** Deletes carts unchanged for the cart lifetime (14 days); returns how many. */
-  purgeExpired(): Promise<number> {
-    return purgeExpiredCarts(this.store.db);
+  purgeExpired(db: Queryable): Promise<number> {
+    return purgeExpiredCarts(db);
   }
 
-  private get limits() {
-    return { maxLineQuantity: this.store.config.cartMaxLineQuantity };
+  private get limits(): CartLimits {
+    return { maxLineQuantity: this.options.maxLineQuantity, stock: this.options.stock };
   }
 
   /** One catalog snapshot for the whole operation, so a concurrent reload cannot mix two catalogs in one answer. */
   private lookup(): VariantLookup {
-    const snapshot = this.store.catalog.snapshot;
+    const snapshot = this.options.catalog.snapshot;
     return (variantId) => snapshot.variantById(variantId);
   }
 
   private view(cart: Cart, lookup: VariantLookup, changed: boolean): CartView {
-    return { token: cart.token, cart: cartJson(cart, lookup, this.store.config.baseUrl), changed };
+    return { token: cart.token, cart: priceCart(cart, lookup), changed };
   }
 
   /** A variant the shop does not sell: say whether its product is unpublished or the variant does not exist. */
-  private async explainMissingVariants(variantIds: readonly number[]): Promise<void> {
-    const snapshot = this.store.catalog.snapshot;
+  private async explainMissingVariants(db: Queryable, variantIds: readonly number[]): Promise<void> {
+    const snapshot = this.options.catalog.snapshot;
     const missing = [...new Set(variantIds)].filter((id) => !snapshot.variantById(id));
     if (missing.length === 0) return;
-    const unpublished = await unpublishedProductTitles(this.store.db, missing.filter(Number.isSafeInteger));
+    const unpublished = await unpublishedProductTitles(db, missing.filter(Number.isSafeInteger));
     const id = missing[0]!;
     const title = unpublished.get(id);
     if (title !== undefined) throw new CartError('unavailable_product', `The product '${title}' is not available for sale.`);
@@ -203,14 +260,29 @@ export class CartService {
   }
 
   /** Applies a change to the stored cart (or to a new one when the token names none) and stores the difference. */
-  private async change(token: string | undefined, apply: (cart: Cart, lookup: VariantLookup) => Cart): Promise<CartView> {
+  private async change(db: Queryable, token: string | undefined, apply: (cart: Cart, lookup: VariantLookup) => Cart, options: ChangeOptions = {}): Promise<CartView> {
     const lookup = this.lookup();
-    if (!isCartToken(token)) return this.createCart(apply, lookup);
-    return this.oneAtATime(token, async () => {
+    if (!isCartToken(token)) {
+      if (options.mustExist) throw new CartNotFound(token);
+      return this.createCart(db, this.tokens.issue(), apply, lookup);
+    }
+    const batched = isDatabase(db);
+    return this.inTurn(db, token, async () => {
       for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-        const cached = attempt === 1 ? this.recent.get(token) : undefined;
-        const stored = cached ?? (await readCart(this.store.db, token));
-        if (!stored) return this.createCart(apply, lookup);
+        const cached = attempt === 1 && batched ? this.recent.get(token) : undefined;
+        const stored = cached ?? (await readCart(db, token));
+        if (!stored) {
+          if (options.mustExist) throw new CartNotFound(token);
+          // A token this store handed out keeps its cart; any other token gets a new one.
+          const startToken: string = this.tokens.issued(token) ? token : this.tokens.issue();
+          try {
+            return await this.createCart(db, startToken, apply, lookup);
+          } catch (error) {
+            // Another change started the cart under this token first: apply this one to it.
+            if (startToken === token && batched && isUniqueViolation(error)) continue;
+            throw error;
+          }
+        }
         const before = liveLines(stored.cart, lookup);
         let after: Cart;
         try {
@@ -224,8 +296,10 @@ export class CartService {
           throw error;
         }
         // Diffed against what is stored, so lines dropped by liveLines are deleted too.
-        if (await this.writes.write({ id: stored.id, version: stored.version, cart: after, changes: lineChanges(stored.cart, after) })) {
-          this.recent.remember({ id: stored.id, version: stored.version + 1, cart: after });
+        const write = { id: stored.id, version: stored.version, cart: after, changes: lineChanges(stored.cart, after) };
+        const written = batched ? await this.batcherFor(db).write(write) : (await writeCarts(db, [write])).has(stored.id);
+        if (written) {
+          if (batched) this.recent.remember({ id: stored.id, version: stored.version + 1, cart: after });
           return this.view(after, lookup, true);
         }
         this.recent.forget(token);
@@ -234,16 +308,31 @@ export class CartService {
     });
   }
 
-  /** A new cart with a new token; one the change leaves empty is not stored, so crawlers write no rows. */
-  private async createCart(apply: (cart: Cart, lookup: VariantLookup) => Cart, lookup: VariantLookup): Promise<CartView> {
-    const after = apply(emptyCart(newCartToken()), lookup);
+  /** A new cart under a token; one the change leaves empty is not stored, so crawlers write no rows. */
+  private async createCart(db: Queryable, token: string, apply: (cart: Cart, lookup: VariantLookup) => Cart, lookup: VariantLookup): Promise<CartView> {
+    const after = apply(emptyCart(token), lookup);
     if (isEmptyCart(after)) return this.view(after, lookup, false);
-    this.recent.remember({ id: await createCart(this.store.db, after), version: 0, cart: after });
+    const id = await createCart(db, after);
+    if (isDatabase(db)) this.recent.remember({ id, version: 0, cart: after });
     return this.view(after, lookup, true);
   }
 
-  /** Runs changes to one cart one after another within this instance (other instances are kept out by the version). */
-  private async oneAtATime<T>(token: string, work: () => Promise<T>): Promise<T> {
+  private batcherFor(db: Database): CartWriteBatcher {
+    let batcher = this.batchers.get(db);
+    if (!batcher) {
+      batcher = new CartWriteBatcher(db, db.kind === 'pglite' ? 1 : SERVER_WRITES_IN_FLIGHT);
+      this.batchers.set(db, batcher);
+    }
+    return batcher;
+  }
+
+  /**
+   * On the store's database, runs changes to one cart one after another within this instance (other instances
+   * are kept out by the version). Inside a caller's transaction the change runs at once: waiting there for a
+   * queued change could wait for the transaction itself (PGlite runs one at a time).
+   */
+  private async inTurn<T>(db: Queryable, token: string, work: () => Promise<T>): Promise<T> {
+    if (!isDatabase(db)) return work();
     const previous = this.pending.get(token) ?? Promise.resolve();
     const run = previous.then(work);
     const settled = run.then(
@@ -257,16 +346,4 @@ export class CartService {
       if (this.pending.get(token) === settled) this.pending.delete(token);
     }
   }
-}
-
-const services = new WeakMap<Store, CartService>();
-
-/** The store's one cart service: both doors share it, so their changes to one cart queue together. */
-export function cartServiceFor(store: Store): CartService {
-  let service = services.get(store);
-  if (!service) {
-    service = new CartService(store);
-    services.set(store, service);
-  }
-  return service;
 }

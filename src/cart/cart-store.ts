@@ -159,9 +159,9 @@ export async function writeCarts(db: Queryable, writes: readonly CartWrite[]): P
   return new Set(rows.map((row) => row.id));
 }
 
-/** Deletes a cart and its lines; true when there was one. */
-export async function deleteCart(db: Queryable, token: string): Promise<boolean> {
-  const rows = await db.query('delete from carts where token = $1 returning id', [token]);
+/** Deletes a cart and its lines if it is still at the version read; true when it was. */
+export async function deleteCartAtVersion(db: Queryable, id: number, version: number): Promise<boolean> {
+  const rows = await db.query('delete from carts where id = $1 and version = $2 returning id', [id, version]);
   return rows.length > 0;
 }
 
@@ -182,4 +182,16 @@ export async function unpublishedProductTitles(db: Queryable, variantIds: readon
     [variantIds],
   );
   return new Map(rows.map((row) => [row.id, row.title]));
+}
+
+/** The key that signs cart tokens: made by the first instance to ask, then shared by all. */
+export async function cartTokenKey(db: Queryable, candidate: string): Promise<string> {
+  const rows = await db.query<{ value: string }>(
+    `with inserted as (
+       insert into store_settings (name, value) values ('cart_token_key', $1) on conflict (name) do nothing returning value
+     )
+     select value from inserted union all select value from store_settings where name = 'cart_token_key'`,
+    [candidate],
+  );
+  return rows[0]!.value;
 }

@@ -4,15 +4,8 @@
  * a cart and returns a new one or throws a CartError; the service persists the difference.
  */
 import { createHash } from 'node:crypto';
-import {
-  isVariantAvailable,
-  sellableQuantity,
-  sellingPlanPrice,
-  type Product,
-  type SellingPlan,
-  type SellingPlanGroup,
-  type Variant,
-} from '../catalog/types.js';
+import { itemName as catalogItemName, sellingPlanPrice, type Product, type SellingPlan, type SellingPlanGroup, type Variant } from '../catalog/types.js';
+import { isVariantAvailable, sellableQuantity, type StockLevels } from '../inventory/stock.js';
 
 /** A cart unchanged for this long is no longer live; the cookie lives as long. */
 export const CART_LIFETIME_DAYS = 14;
@@ -41,6 +34,8 @@ export interface Cart {
 export interface CartLimits {
   /** The per-line quantity ceiling (CART_MAX_LINE_QUANTITY). */
   maxLineQuantity: number;
+  /** Units on hand, for the stock limit (a cart only checks; stock is taken at checkout). */
+  stock: StockLevels;
 }
 
 export type CartErrorReason =
@@ -87,7 +82,7 @@ export function emptyCart(token: string): Cart {
 
 /** Shopify's item name: the product title, then the variant title unless the product has only the default variant. */
 export function itemName({ product, variant }: Purchasable): string {
-  return product.optionNames.length === 0 ? product.title : `${product.title} - ${variant.title}`;
+  return catalogItemName(product, variant);
 }
 
 /** Properties with a blank value are not kept (themes post empty inputs), and key order does not matter. */
@@ -312,7 +307,7 @@ export function checkQuantities(before: Cart, after: Cart, lookup: VariantLookup
     const had = totalsBefore.get(variantId) ?? 0;
     if (total <= had) continue;
     const found = purchasableOrThrow(lookup, variantId);
-    if (!isVariantAvailable(found.variant)) {
+    if (!isVariantAvailable(found.variant, limits.stock)) {
       throw new CartError('sold_out', `The product '${itemName(found)}' is already sold out.`);
     }
   }
@@ -331,7 +326,7 @@ export function checkQuantities(before: Cart, after: Cart, lookup: VariantLookup
   for (const [variantId, total] of variantTotals(after)) {
     const had = totalsBefore.get(variantId) ?? 0;
     const found = purchasableOrThrow(lookup, variantId);
-    const inStock = sellableQuantity(found.variant);
+    const inStock = sellableQuantity(found.variant, limits.stock);
     if (total <= had || total <= inStock) continue;
     const room = Math.max(0, inStock - had);
     throw new CartError(
@@ -365,6 +360,8 @@ export function isEmptyCart(cart: Cart): boolean {
 export interface PricedLine {
   line: CartLine;
   item: Purchasable;
+  /** The item's name as a shopper reads it (product title, then variant title). */
+  title: string;
   sellingPlan: { group: SellingPlanGroup; plan: SellingPlan } | undefined;
   /** Unit price before the selling plan's discount (the variant's price), cents. */
   originalPrice: number;
@@ -381,7 +378,7 @@ export function priceLine(line: CartLine, item: Purchasable): PricedLine {
   const price = sellingPlan ? sellingPlanPrice(item.variant, sellingPlan.plan) : originalPrice;
   const originalLinePrice = originalPrice * line.quantity;
   const linePrice = price * line.quantity;
-  return { line, item, sellingPlan, originalPrice, price, originalLinePrice, linePrice, discount: originalLinePrice - linePrice };
+  return { line, item, title: itemName(item), sellingPlan, originalPrice, price, originalLinePrice, linePrice, discount: originalLinePrice - linePrice };
 }
 
 export interface CartTotals {
@@ -412,4 +409,19 @@ export function cartTotals(lines: readonly PricedLine[]): CartTotals {
     totalWeight,
     requiresShipping: lines.some((priced) => priced.item.variant.requiresShipping),
   };
+}
+
+/** A cart with every live line priced and its totals: what the cart service answers and each door maps. */
+export interface PricedCart {
+  token: string;
+  note: string | null;
+  attributes: Record<string, string>;
+  /** Newest line first; lines whose variant left the catalog are not shown (the next change drops them). */
+  lines: PricedLine[];
+  totals: CartTotals;
+}
+
+export function priceCart(cart: Cart, lookup: VariantLookup): PricedCart {
+  const lines = liveLines(cart, lookup).lines.map((line) => priceLine(line, lookup(line.variantId)!));
+  return { token: cart.token, note: cart.note, attributes: cart.attributes, lines, totals: cartTotals(lines) };
 }

@@ -8,6 +8,9 @@ import { setImmediate as afterPendingIo } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
 import { MAX_STATEMENT_PARAMETERS, parameterCount, writeCarts, type CartWrite } from './cart-store.js';
 
+/** SQLSTATEs of a statement PostgreSQL rolled back whole: deadlock detected, serialization failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+
 /** Changes per statement; the per-cart queue in the service makes each cart appear at most once. */
 const MAX_BATCH = 100;
 
@@ -68,8 +71,13 @@ export class CartWriteBatcher {
       );
       for (const waiting of batch) waiting.resolve(written.has(waiting.write.id));
     } catch (error) {
-      if (batch.length === 1) return batch[0]!.reject(error);
-      // A failed statement (a deadlock with the purge, a lost connection) must not fail every change in it: write each alone.
+      // Only a statement PostgreSQL rolled back for certain (a deadlock with the purge, a serialization failure)
+      // is tried again, each change alone. After any other failure (a lost connection) the statement may have
+      // been applied: trying again could apply an acknowledged change twice, so each change fails instead.
+      if (batch.length === 1 || !RETRYABLE.has((error as { code?: string } | null)?.code ?? '')) {
+        for (const waiting of batch) waiting.reject(error);
+        return;
+      }
       for (const waiting of batch) await this.writeBatch([waiting]);
     }
   }

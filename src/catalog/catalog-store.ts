@@ -31,7 +31,7 @@ export function loadCatalog(db: Database): Promise<CatalogRows> {
 async function catalogFromRows(db: Queryable): Promise<CatalogRows> {
   const version = await catalogVersion(db);
   const productRows = await db.query('select * from products order by id');
-  const variantRows = await db.query('select * from variants order by product_id, position, id');
+  const variantRows = await db.query('select * from variants where archived_at is null order by product_id, position, id');
   const imageRows = await db.query('select * from product_images order by product_id, position');
   const groupRows = await db.query('select * from selling_plan_groups order by product_id, position');
   const planRows = await db.query('select * from selling_plans order by group_id, position');
@@ -71,7 +71,6 @@ async function catalogFromRows(db: Queryable): Promise<CatalogRows> {
       compareAtCents: (r.compare_at_cents as number | null) ?? null,
       inventoryTracked: r.inventory_tracked as boolean,
       inventoryPolicy: r.inventory_policy as Variant['inventoryPolicy'],
-      inventoryQuantity: r.inventory_quantity as number,
       requiresShipping: r.requires_shipping as boolean,
       taxable: r.taxable as boolean,
       barcode: (r.barcode as string | null) ?? null,

@@ -1,16 +1,15 @@
 /**
- * The catalog served from memory. A snapshot holds the published products and collections with their
- * storefront JSON already serialised; it is rebuilt when the catalog version in the database moves
- * (after an import or a stock change here, or, with several instances, on the next poll).
+ * The catalog served from memory. A snapshot holds the published products and collections as of one
+ * catalog version; it is rebuilt when the version in the database moves (after an import, here or in
+ * another process). Stock is not part of it: the inventory module keeps units on hand apart, so a stock
+ * change never rebuilds the catalog. What the doors derive from a snapshot (search index, lookup tables,
+ * serialised JSON) is computed once per snapshot through `derived`.
  */
 import type { Database } from '../db/database.js';
 import { catalogVersion, loadCatalog, type CatalogRows } from './catalog-store.js';
-import { productJson } from './product-json.js';
 import type { Collection, Product, Variant } from './types.js';
 
 export const ALL_COLLECTION = 'all';
-/** Cached collection pages are bounded by their total size, whatever mix of limit and page clients ask for. */
-const MAX_CACHED_PAGE_BYTES = 32 * 1024 * 1024;
 
 export class CatalogSnapshot {
   readonly version: number;
@@ -23,11 +22,7 @@ export class CatalogSnapshot {
   private readonly variants = new Map<number, { product: Product; variant: Variant }>();
   private readonly collectionByHandle = new Map<string, Collection>();
   private readonly collectionMembers = new Map<string, Product[]>();
-  private readonly json = new Map<number, string>();
-  private readonly bodies = new Map<number, Buffer>();
-  /** Collection pages as sent, built on first request; bounded so odd limit/page mixes cannot grow it without end. */
-  private readonly pages = new Map<string, Buffer>();
-  private cachedPageBytes = 0;
+  private readonly derivedValues = new Map<unknown, unknown>();
 
   constructor(rows: CatalogRows, readonly baseUrl: string) {
     this.version = rows.version;
@@ -36,7 +31,6 @@ export class CatalogSnapshot {
       this.byHandle.set(product.handle, product);
       this.byId.set(product.id, product);
       for (const variant of product.variants) this.variants.set(variant.id, { product, variant });
-      this.json.set(product.id, JSON.stringify(productJson(product, baseUrl)));
     }
     this.collections = rows.collections.filter((c) => c.published);
     for (const collection of this.collections) {
@@ -71,44 +65,6 @@ export class CatalogSnapshot {
     return this.collectionMembers.get(handle);
   }
 
-  /** The product's storefront JSON as the response body, encoded once per snapshot. */
-  productJsonBody(product: Product): Buffer {
-    let body = this.bodies.get(product.id);
-    if (!body) {
-      body = Buffer.from(this.productJsonText(product));
-      this.bodies.set(product.id, body);
-    }
-    return body;
-  }
-
-  /** The product's storefront JSON, serialised once per snapshot. */
-  productJsonText(product: Product): string {
-    return this.json.get(product.id) ?? JSON.stringify(productJson(product, this.baseUrl));
-  }
-
-  /** `{"products":[…]}` for a list of products, joined from the serialised products. */
-  productListJsonText(products: readonly Product[], extra = ''): string {
-    return `{"products":[${products.map((p) => this.productJsonText(p)).join(',')}]${extra}}`;
-  }
-
-  /** One page of a collection as the response body; undefined when no such collection. */
-  collectionPage(handle: string, limit: number, page: number): Buffer | undefined {
-    const key = `${handle}:${limit}:${page}`;
-    const cached = this.pages.get(key);
-    if (cached) return cached;
-    const products = this.collectionMembers.get(handle);
-    if (!products) return undefined;
-    const start = (page - 1) * limit;
-    const body = Buffer.from(this.productListJsonText(start < products.length ? products.slice(start, start + limit) : []));
-    if (this.cachedPageBytes + body.length > MAX_CACHED_PAGE_BYTES) {
-      this.pages.clear();
-      this.cachedPageBytes = 0;
-    }
-    this.pages.set(key, body);
-    this.cachedPageBytes += body.length;
-    return body;
-  }
-
   /** Ids of the published collections each product belongs to. */
   collectionsByProduct(): Map<number, number[]> {
     const result = new Map<number, number[]>();
@@ -116,6 +72,16 @@ export class CatalogSnapshot {
       for (const id of collection.productIds) result.set(id, [...(result.get(id) ?? []), collection.id]);
     }
     return result;
+  }
+
+  /**
+   * A value computed from this snapshot once, on first use, and kept as long as the snapshot: the one way
+   * anything per snapshot is cached (search index, lookup tables, serialised product JSON). `build` is
+   * the key, so pass a module-level function.
+   */
+  derived<T>(build: (snapshot: CatalogSnapshot) => T): T {
+    if (!this.derivedValues.has(build)) this.derivedValues.set(build, build(this));
+    return this.derivedValues.get(build) as T;
   }
 }
 
@@ -128,12 +94,12 @@ export class Catalog {
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: SnapshotListener[] = [];
 
-  private constructor(private readonly db: Database, private readonly baseUrl: string, first: CatalogSnapshot) {
+  private constructor(private readonly baseUrl: string, first: CatalogSnapshot) {
     this.current = first;
   }
 
   static async load(db: Database, baseUrl: string): Promise<Catalog> {
-    return new Catalog(db, baseUrl, new CatalogSnapshot(await loadCatalog(db), baseUrl));
+    return new Catalog(baseUrl, new CatalogSnapshot(await loadCatalog(db), baseUrl));
   }
 
   get snapshot(): CatalogSnapshot {
@@ -150,14 +116,14 @@ export class Catalog {
    * Reloads when the database holds a newer catalog. Each call is answered by a reload that starts after
    * the call (so a writer that awaits it sees its own change); calls made while one waits share it.
    */
-  refresh(): Promise<CatalogSnapshot> {
+  refresh(db: Database): Promise<CatalogSnapshot> {
     if (this.queued) return this.queued;
     const previous = this.running ?? Promise.resolve(this.current);
     const queued = previous
       .catch(() => this.current)
       .then(() => {
         this.queued = undefined;
-        this.running = this.reloadIfStale().finally(() => {
+        this.running = this.reloadIfStale(db).finally(() => {
           this.running = undefined;
         });
         return this.running;
@@ -166,18 +132,18 @@ export class Catalog {
     return queued;
   }
 
-  private async reloadIfStale(): Promise<CatalogSnapshot> {
-    const version = await catalogVersion(this.db);
+  private async reloadIfStale(db: Database): Promise<CatalogSnapshot> {
+    const version = await catalogVersion(db);
     if (version !== this.current.version) {
-      this.current = new CatalogSnapshot(await loadCatalog(this.db), this.baseUrl);
+      this.current = new CatalogSnapshot(await loadCatalog(db), this.baseUrl);
       for (const listener of this.listeners) listener(this.current);
     }
     return this.current;
   }
 
-  /** With a shared database server, other instances change the catalog too: look for a new version now and then. */
-  watch(intervalMs: number, onError: (error: unknown) => void): void {
-    this.timer = setInterval(() => this.refresh().catch(onError), intervalMs);
+  /** Other processes change the catalog too (an import, another instance): look for a new version now and then. */
+  watch(db: Database, intervalMs: number, onError: (error: unknown) => void): void {
+    this.timer = setInterval(() => this.refresh(db).catch(onError), intervalMs);
     this.timer.unref();
   }
 

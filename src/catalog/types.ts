@@ -1,4 +1,5 @@
 /** The catalog as the domain sees it: plain data, money in integer cents. */
+import { htmlToText } from '../search/text-normalisation.js';
 
 export interface ProductImage {
   id: number;
@@ -37,7 +38,6 @@ export interface Variant {
   compareAtCents: number | null;
   inventoryTracked: boolean;
   inventoryPolicy: 'deny' | 'continue';
-  inventoryQuantity: number;
   requiresShipping: boolean;
   taxable: boolean;
   barcode: string | null;
@@ -75,22 +75,37 @@ export interface Collection {
   productIds: number[];
 }
 
-/** A variant can be bought when stock is not tracked, overselling is allowed, or units are on hand. */
-export function isVariantAvailable(variant: Variant): boolean {
-  return !variant.inventoryTracked || variant.inventoryPolicy === 'continue' || variant.inventoryQuantity > 0;
+/** The store's only currency (spec: money is US cents); UCP amounts are ISO 4217 minor units too. */
+export const STORE_CURRENCY = 'USD';
+
+/** Shopify's item name: the product title, then the variant title unless the product has only the default variant. */
+export function itemName(product: Product, variant: Variant): string {
+  return product.optionNames.length === 0 ? product.title : `${product.title} - ${variant.title}`;
 }
 
-/** How many more units of a variant may be sold now; Infinity when stock does not limit it. */
-export function sellableQuantity(variant: Variant): number {
-  if (!variant.inventoryTracked || variant.inventoryPolicy === 'continue') return Number.POSITIVE_INFINITY;
-  return variant.inventoryQuantity;
+/** The distinct values of a product's option (by position), in variant order. */
+export function optionValues(product: Product, index: number): string[] {
+  return [...new Set(product.variants.map((v) => v.optionValues[index]).filter((v): v is string => !!v))];
 }
 
-export function isProductAvailable(product: Product): boolean {
-  return product.variants.some(isVariantAvailable);
+/** Store paths ("/assets/…") become absolute under BASE_URL; a merchant's absolute image URLs pass through. */
+export function absoluteUrl(baseUrl: string, src: string): string {
+  return src.startsWith('/') && !src.startsWith('//') ? baseUrl + src : src;
 }
 
 /** The plan's price for one unit of a variant: the discount rounds to the nearest cent. */
 export function sellingPlanPrice(variant: Variant, plan: SellingPlan): number {
   return variant.priceCents - Math.round((variant.priceCents * plan.discountPercent) / 100);
+}
+
+const plainDescriptions = new WeakMap<Product, string>();
+
+/** The description as plain text (tags dropped, entities decoded, white space collapsed), once per product object. */
+export function plainDescription(product: Product): string {
+  let text = plainDescriptions.get(product);
+  if (text === undefined) {
+    text = htmlToText(product.descriptionHtml).replace(/\s+/g, ' ').trim();
+    plainDescriptions.set(product, text);
+  }
+  return text;
 }

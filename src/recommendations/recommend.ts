@@ -2,7 +2,8 @@
  * Product recommendations as Shopify's `/recommendations/products.json` gives them:
  * `related` (bought together, then similar) and `complementary` (merchant-chosen add-ons).
  */
-import { isProductAvailable, type Product } from '../catalog/types.js';
+import type { Product } from '../catalog/types.js';
+import { isProductAvailable, type StockLevels } from '../inventory/stock.js';
 
 export interface RelatedProductsContext {
   /**
@@ -12,6 +13,8 @@ export interface RelatedProductsContext {
   collectionsByProduct: Map<number, number[]>;
   /** Other product id → times bought together with the product in completed orders. */
   boughtTogether: Map<number, number>;
+  /** Units on hand, for available-before-sold-out. */
+  stock: StockLevels;
 }
 
 /** How much each kind of resemblance counts: a shared collection or the same type outweighs one shared tag. */
@@ -58,7 +61,7 @@ export function relatedProducts(
     for (const tag of candidate.tags) if (ownTags.has(normalisedLabel(tag))) sharedTags += 1;
     related.push({
       product: candidate,
-      available: isProductAvailable(candidate),
+      available: isProductAvailable(candidate, context.stock),
       boughtTogether: context.boughtTogether.get(candidate.id) ?? 0,
       similarity:
         sharedCollections * SHARED_COLLECTION_WEIGHT + (sameType ? SAME_PRODUCT_TYPE_WEIGHT : 0) + sharedTags * SHARED_TAG_WEIGHT,
@@ -100,7 +103,7 @@ function compareByTitleThenId(a: Product, b: Product): number {
  * The merchant's add-ons for `product` (its `complementaryHandles`), in the merchant's order with sold-out
  * ones moved last; handles of unknown or unpublished products, repeats and the product itself are skipped.
  */
-export function complementaryProducts(product: Product, byHandle: Map<string, Product>, limit: number): Product[] {
+export function complementaryProducts(product: Product, byHandle: Map<string, Product>, limit: number, stock: StockLevels): Product[] {
   const available: Product[] = [];
   const soldOut: Product[] = [];
   const seen = new Set([product.id]);
@@ -108,7 +111,7 @@ export function complementaryProducts(product: Product, byHandle: Map<string, Pr
     const complement = byHandle.get(handle);
     if (complement === undefined || !complement.published || seen.has(complement.id)) continue;
     seen.add(complement.id);
-    (isProductAvailable(complement) ? available : soldOut).push(complement);
+    (isProductAvailable(complement, stock) ? available : soldOut).push(complement);
   }
   return [...available, ...soldOut].slice(0, Math.max(0, limit));
 }

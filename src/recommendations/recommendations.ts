@@ -1,6 +1,8 @@
 /** Recommendations for a product from the current catalog snapshot and the store's purchase history. */
 import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import type { Product } from '../catalog/types.js';
+import type { StockChangeFeed } from '../catalog/product-cache.js';
+import type { StockLevels } from '../inventory/stock.js';
 import { complementaryProducts, relatedProducts } from './recommend.js';
 
 const MAX_CACHED_LISTS = 10_000;
@@ -19,7 +21,15 @@ export class Recommendations {
   /** Related lists cost a pass over the catalog: kept per snapshot (purchase history joins the key once orders exist). */
   private related = new Map<string, Product[]>();
 
-  constructor(private readonly catalog: Catalog, private readonly purchaseHistory: PurchaseHistory = noPurchaseHistory) {
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly stock: StockLevels & StockChangeFeed,
+    private readonly purchaseHistory: PurchaseHistory = noPurchaseHistory,
+  ) {
+    // Sold-out products go last, so a stock change can reorder a list.
+    stock.onChange(() => {
+      this.related = new Map();
+    });
     catalog.onChange((snapshot: CatalogSnapshot) => {
       this.collectionsByProduct = snapshot.collectionsByProduct();
       this.byHandle = new Map(snapshot.products.map((p) => [p.handle, p]));
@@ -32,12 +42,12 @@ export class Recommendations {
     const snapshot = this.catalog.snapshot;
     const product = snapshot.productById(productId);
     if (!product) return undefined;
-    if (intent === 'complementary') return complementaryProducts(product, this.byHandle, limit);
+    if (intent === 'complementary') return complementaryProducts(product, this.byHandle, limit, this.stock);
     const key = `${productId}:${limit}`;
     const cached = this.related.get(key);
     if (cached) return cached;
     const boughtTogether = await this.purchaseHistory(productId);
-    const related = relatedProducts(product, snapshot.products, { collectionsByProduct: this.collectionsByProduct, boughtTogether }, limit);
+    const related = relatedProducts(product, snapshot.products, { collectionsByProduct: this.collectionsByProduct, boughtTogether, stock: this.stock }, limit);
     if (this.related.size >= MAX_CACHED_LISTS) this.related.clear();
     // Only a list computed against the snapshot still current is kept.
     if (this.catalog.snapshot === snapshot) this.related.set(key, related);

@@ -1,22 +1,21 @@
 /** The search index of the current catalog snapshot, built once per snapshot and shared by both doors. */
 import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import type { Collection, Product } from '../catalog/types.js';
+import type { StockLevels } from '../inventory/stock.js';
 import { buildSearchIndex, searchCollections, searchProducts, suggestQueries, type QuerySuggestion, type SearchIndex } from './search-index.js';
 
-const indexes = new WeakMap<CatalogSnapshot, SearchIndex>();
+const buildIndex = (snapshot: CatalogSnapshot): SearchIndex => buildSearchIndex(snapshot.products, snapshot.collections);
 
 /** The snapshot's search index; the first caller builds it, every later one (storefront or MCP) reuses it. */
 export function searchIndexFor(snapshot: CatalogSnapshot): SearchIndex {
-  let index = indexes.get(snapshot);
-  if (!index) {
-    index = buildSearchIndex(snapshot.products, snapshot.collections);
-    indexes.set(snapshot, index);
-  }
-  return index;
+  return snapshot.derived(buildIndex);
 }
 
 export class CatalogSearch {
-  constructor(private readonly catalog: Catalog) {
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly stock: StockLevels,
+  ) {
     // Build as soon as a snapshot arrives, so no shopper's request pays for it.
     catalog.onChange((snapshot) => searchIndexFor(snapshot));
   }
@@ -26,7 +25,7 @@ export class CatalogSearch {
   }
 
   products(query: string, limit: number): Product[] {
-    return searchProducts(this.index, query, limit);
+    return searchProducts(this.index, query, limit, this.stock);
   }
 
   collections(query: string, limit: number): Collection[] {

@@ -7,7 +7,8 @@
  * (exact or plural > prefix of the last word > one typo); the scores add up; equal scores put
  * available products before sold-out ones, then order by title and id.
  */
-import { isProductAvailable, type Collection, type Product } from '../catalog/types.js';
+import type { Collection, Product } from '../catalog/types.js';
+import { isProductAvailable, type StockLevels } from '../inventory/stock.js';
 import { buildQuerySuggestions, suggestCompletions, type QuerySuggestion, type QuerySuggestions } from './query-suggestions.js';
 import { buildTermIndex, FieldTier, queryWords, positionsOfHighestKeys, scoreDocuments, type DocumentField, type TermIndex } from './term-index.js';
 import { foldText, htmlToText } from './text-normalisation.js';
@@ -17,7 +18,6 @@ export type { QuerySuggestion } from './query-suggestions.js';
 export interface SearchIndex {
   products: Product[];
   productTerms: TermIndex;
-  productAvailable: boolean[];
   /** Position of each product when ordered by title then id: the last tie-breaker. */
   productTitleOrder: Int32Array;
   collections: Collection[];
@@ -73,7 +73,6 @@ export function buildSearchIndex(products: Product[], collections: Collection[])
   return {
     products,
     productTerms: buildTermIndex(products.map(productFields)),
-    productAvailable: products.map(isProductAvailable),
     productTitleOrder: titleOrder(products),
     collections,
     // Shopify searches collections by title only.
@@ -83,13 +82,13 @@ export function buildSearchIndex(products: Product[], collections: Collection[])
   };
 }
 
-/** The best `limit` products for a query, best first; nothing for an empty query. */
-export function searchProducts(index: SearchIndex, query: string, limit: number): Product[] {
+/** The best `limit` products for a query, best first; nothing for an empty query. Availability is read live. */
+export function searchProducts(index: SearchIndex, query: string, limit: number, stock: StockLevels): Product[] {
   const { documents, scores } = scoreDocuments(index.productTerms, queryWords(query));
   const count = index.products.length;
   // One number orders a match: score first, then available before sold out, then title order.
   const rankKeys = documents.map((position, i) => {
-    const availability = index.productAvailable[position] ? 1 : 0;
+    const availability = isProductAvailable(index.products[position] as Product, stock) ? 1 : 0;
     return ((scores[i] as number) * 2 + availability) * count + (count - 1 - (index.productTitleOrder[position] as number));
   });
   const best = positionsOfHighestKeys(rankKeys, limit);

@@ -48,8 +48,15 @@ export const idempotencyConflict = () =>
     code: 'idempotency_conflict',
     content: 'This idempotency-key was used with other arguments; use a new key for a new request.',
   });
+export const idempotencyInProgress = () =>
+  new JsonRpcError(JsonRpcCode.protocolError, 'Idempotency key in use by a request still running', {
+    code: 'idempotency_in_progress',
+    content: 'A request with this idempotency-key is still being processed; retry it shortly with the same key.',
+  });
 export const discoveryFailed = (code: DiscoveryErrorCode, content: string) =>
   new JsonRpcError(JsonRpcCode.discoveryFailed, 'UCP discovery failed', { code, content });
+
+const IDEMPOTENCY_ERRORS = new Set(['idempotency_conflict', 'idempotency_in_progress']);
 
 /** The HTTP status a JSON-RPC error response travels with. */
 export function httpStatusOf(error: { code: number; data?: unknown }): number {
@@ -60,7 +67,7 @@ export function httpStatusOf(error: { code: number; data?: unknown }): number {
     case JsonRpcCode.internalError:
       return 500;
     case JsonRpcCode.protocolError:
-      return (error.data as { code?: string } | undefined)?.code === 'idempotency_conflict' ? 409 : 200;
+      return IDEMPOTENCY_ERRORS.has((error.data as { code?: string } | undefined)?.code ?? '') ? 409 : 200;
     case JsonRpcCode.discoveryFailed: {
       const code = (error.data as { code?: string } | undefined)?.code;
       return code && code in DiscoveryErrorStatus ? DiscoveryErrorStatus[code as DiscoveryErrorCode] : 400;

@@ -4,8 +4,6 @@ export const UCP_VERSION = '2026-04-08';
 export const SHOPPING_SERVICE = 'dev.ucp.shopping';
 export const MCP_PATH = '/api/ucp/mcp';
 export const PROFILE_PATH = '/.well-known/ucp';
-/** The store's only currency (spec: money is US cents). UCP amounts are ISO 4217 minor units too. */
-export const STORE_CURRENCY = 'USD';
 
 const SPEC = `https://ucp.dev/${UCP_VERSION}`;
 

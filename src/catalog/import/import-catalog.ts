@@ -1,7 +1,9 @@
 /**
  * Upserts a CatalogDocument into the database in one transaction: products by handle, variants by SKU
  * (or by option values when a variant has no SKU), collections by handle. The file is authoritative for
- * every product it names: variants, images and selling plans it no longer lists are removed.
+ * every product it names: images and selling plans it no longer lists are removed, and variants it no
+ * longer lists are archived (carts and orders keep pointing at them; they leave the catalog). Stock is set
+ * only for variants whose `inventory_quantity` the file gives; a new variant without it starts at zero.
  * Anything wrong -> ImportError naming the place, and nothing is written.
  */
 import { Compile } from 'typebox/compile';
@@ -140,7 +142,7 @@ async function upsertProducts(tx: Queryable, products: ProductInput[], report: I
 }
 
 const VARIANT_COLUMNS = `title, sku, option_values, price_cents, compare_at_cents, inventory_tracked, inventory_policy,
-  inventory_quantity, requires_shipping, taxable, barcode, weight_grams`;
+  requires_shipping, taxable, barcode, weight_grams`;
 
 async function upsertVariants(
   tx: Queryable,
@@ -160,7 +162,7 @@ async function upsertVariants(
       compare_at_cents: variant.compare_at_price ?? null,
       inventory_tracked: variant.inventory_tracked ?? true,
       inventory_policy: variant.inventory_policy ?? 'deny',
-      inventory_quantity: variant.inventory_quantity ?? 0,
+      inventory_quantity: variant.inventory_quantity ?? null,
       requires_shipping: variant.requires_shipping ?? true,
       taxable: variant.taxable ?? true,
       barcode: variant.barcode ?? null,
@@ -187,31 +189,52 @@ async function upsertVariants(
     `update import_variants s set variant_id = v.id from variants v
      where s.sku is null and v.product_id = s.product_id and v.sku is null and v.option_values = s.option_values`,
   );
+  // Archived, not deleted: a cart line (or an order line) may name the variant. An archived variant leaves the
+  // catalog; listing its SKU again in a later import brings it back with the same id.
   const removed = await tx.query(
-    `delete from variants v where v.product_id in (select product_id from import_variants)
-       and v.id not in (select variant_id from import_variants where variant_id is not null) returning v.id`,
+    `update variants v set archived_at = now(), updated_at = now()
+      where v.product_id in (select product_id from import_variants) and v.archived_at is null
+        and v.id not in (select variant_id from import_variants where variant_id is not null) returning v.id`,
   );
   const updated = await tx.query(
     `update variants v set position = s.position, title = s.title, option_values = s.option_values, price_cents = s.price_cents,
        compare_at_cents = s.compare_at_cents, inventory_tracked = s.inventory_tracked, inventory_policy = s.inventory_policy,
-       inventory_quantity = s.inventory_quantity, requires_shipping = s.requires_shipping, taxable = s.taxable,
-       barcode = s.barcode, weight_grams = s.weight_grams, updated_at = now()
+       requires_shipping = s.requires_shipping, taxable = s.taxable,
+       barcode = s.barcode, weight_grams = s.weight_grams, archived_at = null, updated_at = now()
      from import_variants s
      where v.id = s.variant_id and (v.position, v.title, v.option_values, v.price_cents, v.compare_at_cents, v.inventory_tracked,
-       v.inventory_policy, v.inventory_quantity, v.requires_shipping, v.taxable, v.barcode, v.weight_grams)
+       v.inventory_policy, v.requires_shipping, v.taxable, v.barcode, v.weight_grams, v.archived_at is null)
        is distinct from (s.position, s.title, s.option_values, s.price_cents, s.compare_at_cents, s.inventory_tracked,
-       s.inventory_policy, s.inventory_quantity, s.requires_shipping, s.taxable, s.barcode, s.weight_grams)
+       s.inventory_policy, s.requires_shipping, s.taxable, s.barcode, s.weight_grams, true)
      returning v.id`,
   );
-  const inserted = await tx.query(
-    `insert into variants (product_id, position, ${VARIANT_COLUMNS})
-     select product_id, position, ${VARIANT_COLUMNS} from import_variants where variant_id is null
-     order by product_id, position returning id`,
+  const inserted = await tx.query<{ id: number }>(
+    `with added as (
+       insert into variants (product_id, position, ${VARIANT_COLUMNS})
+       select product_id, position, ${VARIANT_COLUMNS} from import_variants where variant_id is null
+       order by product_id, position returning id, product_id, position
+     )
+     update import_variants s set variant_id = added.id from added
+      where s.variant_id is null and s.product_id = added.product_id and s.position = added.position
+     returning added.id`,
+  );
+  // Stock: a variant without a level starts at the file's quantity or 0; others change only where the file gives one.
+  await tx.query(
+    `insert into inventory_levels (variant_id, on_hand)
+     select variant_id, coalesce(inventory_quantity, 0) from import_variants on conflict (variant_id) do nothing`,
+  );
+  const restockedRows = await tx.query<{ variant_id: number }>(
+    `update inventory_levels i set on_hand = s.inventory_quantity, change_seq = nextval('inventory_change_seq'), updated_at = now()
+       from import_variants s
+      where i.variant_id = s.variant_id and s.inventory_quantity is not null and i.on_hand <> s.inventory_quantity
+     returning i.variant_id`,
   );
   const matched = rows.length - inserted.length;
+  const updatedIds = new Set(updated.map((row) => row.id as number));
+  const restocked = restockedRows.filter((row) => !updatedIds.has(row.variant_id)).length;
   report.variants.created += inserted.length;
-  report.variants.updated += updated.length;
-  report.variants.unchanged += matched - updated.length;
+  report.variants.updated += updated.length + restocked;
+  report.variants.unchanged += matched - updated.length - restocked;
   report.variants.removed += removed.length;
 }
 

@@ -1,10 +1,11 @@
 /**
- * The storefront Cart (what /cart.js shows) -> UCP Cart (shopping/cart.json, 2026-04-08). One cart model:
- * the UCP cart id is the cart token, its line ids are the line keys, and `continue_url` opens the same cart
- * in a browser (/cart/c/{token}). Amounts are the cart's own integer cents; totals follow the UCP totals
- * contract (subtotal before the selling-plan discount, the discount negative, then the total).
+ * The domain's priced cart -> UCP Cart (shopping/cart.json, 2026-04-08). One cart model: the UCP cart id is
+ * the cart token, its line ids are the line keys, and `continue_url` opens the same cart in a browser
+ * (/cart/c/{token}). Amounts are the cart's integer cents; totals follow the UCP totals contract (subtotal
+ * before the selling-plan discount, the discount negative, then the total).
  */
-import type { CartJson } from '../../cart/schemas.js';
+import type { PricedCart } from '../../cart/cart.js';
+import { absoluteUrl, STORE_CURRENCY } from '../../catalog/types.js';
 import { UCP_VERSION } from '../protocol.js';
 
 export interface UcpTotal {
@@ -40,17 +41,25 @@ function totals(subtotal: number, discount: number, total: number): UcpTotal[] {
   ];
 }
 
-export function ucpCart(cart: CartJson, baseUrl: string): UcpCart {
+export function ucpCart(cart: PricedCart, baseUrl: string): UcpCart {
   return {
     id: cart.token,
-    line_items: cart.items.map((line) => ({
-      id: line.key,
-      item: { id: String(line.id), title: line.title, price: line.price, ...(line.image ? { image_url: line.image } : {}) },
-      quantity: line.quantity,
-      totals: totals(line.original_line_price, line.total_discount, line.line_price),
-    })),
-    currency: cart.currency,
-    totals: totals(cart.original_total_price, cart.total_discount, cart.total_price),
+    line_items: cart.lines.map((priced) => {
+      const image = priced.item.product.images[0];
+      return {
+        id: priced.line.key,
+        item: {
+          id: String(priced.item.variant.id),
+          title: priced.title,
+          price: priced.price,
+          ...(image ? { image_url: absoluteUrl(baseUrl, image.src) } : {}),
+        },
+        quantity: priced.line.quantity,
+        totals: totals(priced.originalLinePrice, priced.discount, priced.linePrice),
+      };
+    }),
+    currency: STORE_CURRENCY,
+    totals: totals(cart.totals.originalTotalPrice, cart.totals.totalDiscount, cart.totals.totalPrice),
     continue_url: cartContinueUrl(baseUrl, cart.token),
   };
 }

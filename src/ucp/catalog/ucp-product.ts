@@ -2,20 +2,16 @@
  * Domain product -> UCP Product (types/product.json, 2026-04-08). Ids are the storefront's ids as strings,
  * so the variant id an agent reads here is the `item.id` it puts in a cart. Amounts are integer cents.
  */
-import { absoluteUrl } from '../../catalog/product-json.js';
-import { isVariantAvailable, type Product, type Variant } from '../../catalog/types.js';
-import { htmlToText } from '../../search/text-normalisation.js';
-import { STORE_CURRENCY } from '../protocol.js';
+import type { OptionSelection } from '../../catalog/catalog-queries.js';
+import { absoluteUrl, itemName, optionValues, plainDescription, STORE_CURRENCY, type Product, type Variant } from '../../catalog/types.js';
+import { availabilityStatus, type StockLevels } from '../../inventory/stock.js';
 
 export interface UcpPrice {
   amount: number;
   currency: string;
 }
 
-export interface UcpSelectedOption {
-  name: string;
-  label: string;
-}
+export type UcpSelectedOption = OptionSelection;
 
 export interface UcpVariant {
   id: string;
@@ -48,10 +44,9 @@ export interface UcpProduct {
 
 export const price = (amount: number): UcpPrice => ({ amount, currency: STORE_CURRENCY });
 
-function availabilityOf(variant: Variant): UcpVariant['availability'] {
-  if (!isVariantAvailable(variant)) return { available: false, status: 'out_of_stock' };
-  const backordered = variant.inventoryTracked && variant.inventoryPolicy === 'continue' && variant.inventoryQuantity <= 0;
-  return { available: true, status: backordered ? 'backorder' : 'in_stock' };
+function availabilityOf(variant: Variant, stock: StockLevels): UcpVariant['availability'] {
+  const status = availabilityStatus(variant, stock);
+  return { available: status !== 'out_of_stock', status };
 }
 
 /** A barcode's standard, told by its length; other values are not barcodes a platform can use. */
@@ -69,19 +64,18 @@ export function variantOptions(product: Product, variant: Variant): UcpSelectedO
   });
 }
 
-export function ucpVariant(product: Product, variant: Variant, baseUrl: string): UcpVariant {
+export function ucpVariant(product: Product, variant: Variant, baseUrl: string, stock: StockLevels): UcpVariant {
   const options = variantOptions(product, variant);
-  const isDefault = product.optionNames.length === 0;
   return {
     id: String(variant.id),
     title: variant.title,
-    description: { plain: isDefault ? product.title : `${product.title} - ${variant.title}` },
+    description: { plain: itemName(product, variant) },
     price: price(variant.priceCents),
     ...(variant.compareAtCents !== null && variant.compareAtCents > variant.priceCents ? { list_price: price(variant.compareAtCents) } : {}),
     ...(variant.sku ? { sku: variant.sku } : {}),
     ...(barcodeOf(variant.barcode) ? { barcodes: barcodeOf(variant.barcode) } : {}),
     url: `${baseUrl}/products/${product.handle}?variant=${variant.id}`,
-    availability: availabilityOf(variant),
+    availability: availabilityOf(variant, stock),
     ...(options.length ? { options } : {}),
   };
 }
@@ -91,19 +85,25 @@ function range(amounts: number[]): { min: UcpPrice; max: UcpPrice } {
 }
 
 /** `categories`: the product type and the titles of the collections the product is in. */
-export function ucpProduct(product: Product, baseUrl: string, collectionTitles: readonly string[], variants?: readonly Variant[]): UcpProduct {
+export function ucpProduct(
+  product: Product,
+  baseUrl: string,
+  stock: StockLevels,
+  collectionTitles: readonly string[],
+  variants?: readonly Variant[],
+): UcpProduct {
   const listed = variants ?? product.variants;
   const onSale = product.variants.some((v) => v.compareAtCents !== null && v.compareAtCents > v.priceCents);
   const categories = [product.productType, ...collectionTitles].filter(Boolean).map((value) => ({ value, taxonomy: 'merchant' }));
   const options = product.optionNames.map((name, index) => ({
     name,
-    values: [...new Set(product.variants.map((v) => v.optionValues[index]).filter((v): v is string => !!v))].map((label) => ({ label })),
+    values: optionValues(product, index).map((label) => ({ label })),
   }));
   return {
     id: String(product.id),
     handle: product.handle,
     title: product.title,
-    description: { html: product.descriptionHtml, plain: htmlToText(product.descriptionHtml).trim() },
+    description: { html: product.descriptionHtml, plain: plainDescription(product) },
     url: `${baseUrl}/products/${product.handle}`,
     categories,
     price_range: range(product.variants.map((v) => v.priceCents)),
@@ -116,7 +116,7 @@ export function ucpProduct(product: Product, baseUrl: string, collectionTitles: 
       ...(image.height && image.height > 0 ? { height: image.height } : {}),
     })),
     ...(options.some((o) => o.values.length > 0) ? { options: options.filter((o) => o.values.length > 0) } : {}),
-    variants: listed.map((variant) => ucpVariant(product, variant, baseUrl)),
+    variants: listed.map((variant) => ucpVariant(product, variant, baseUrl, stock)),
     tags: product.tags,
     ...(product.vendor ? { metadata: { vendor: product.vendor } } : {}),
   };

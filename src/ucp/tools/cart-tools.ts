@@ -4,7 +4,10 @@
  * id is its token; `continue_url` opens it in a browser. Refusals (unknown variant, sold out, quantity
  * limit) are UCP error results with recoverable messages, never JSON-RPC errors.
  */
-import { CartError, cartServiceFor, type CartView, type ItemToAdd, type ReplacementItem } from '../../cart/cart-service.js';
+import { CartError, CartNotFound, type CartView, type ItemToAdd, type ReplacementItem } from '../../cart/cart-service.js';
+import { parseId } from '../../catalog/ids.js';
+import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/idempotency-store.js';
+import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
 import { cartContinueUrl, cartEnvelope, ucpCart } from '../cart/ucp-cart.js';
 import { Capability } from '../protocol.js';
 import { bundledRef } from '../schemas/schema-bundle.js';
@@ -47,17 +50,25 @@ function cartOutcome(view: CartView, context: ToolContext, options: { continueUr
   return outcome({ ucp: cartEnvelope(version), ...cart, ...(options.continueUrl === false ? {} : { continue_url }) });
 }
 
-/** Item ids are variant ids; anything else names no variant (the cart service explains which). */
+/** Item ids are variant ids, in decimal; anything else names no variant. */
 function variantId(line: RequestLine): number {
-  return /^\d{1,15}$/.test(line.item.id) ? Number(line.item.id) : -1;
+  return parseId(line.item.id) ?? Number.NaN;
 }
 
-/** Runs a cart change; the cart's refusals become UCP error results. */
-async function refusing(change: () => Promise<ToolOutcome>, continueUrl?: string): Promise<ToolOutcome> {
+/** An item id that is not a variant id is refused before the cart service is asked. */
+function unknownItems(lines: readonly RequestLine[]): ToolOutcome | undefined {
+  const index = lines.findIndex((line) => parseId(line.item.id) === undefined);
+  if (index < 0) return undefined;
+  return refusal(new CartError('unknown_variant', `Cannot find variant "${lines[index]!.item.id.slice(0, 40)}": an item id is a variant id in decimal digits.`));
+}
+
+/** Runs a cart change; the cart's refusals become UCP error results, a missing cart the not-found result. */
+async function refusing(id: string | undefined, context: ToolContext, change: () => Promise<ToolOutcome>, continueUrl?: string): Promise<ToolOutcome> {
   try {
     return await change();
   } catch (error) {
     if (error instanceof CartError) return refusal(error, continueUrl);
+    if (error instanceof CartNotFound) return notFound(id ?? '', context);
     throw error;
   }
 }
@@ -80,8 +91,11 @@ export const createCartTool: ToolDefinition = {
     if (lines.length === 0) {
       return errorOutcome([{ type: 'error', code: 'empty_cart', content: 'A cart needs at least one line item.', severity: 'recoverable', path: '$.line_items' }]);
     }
+    const unknown = unknownItems(lines);
+    if (unknown) return unknown;
     const items: ItemToAdd[] = lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity }));
-    return refusing(async () => cartOutcome(await cartServiceFor(context.store).addItems(undefined, items), context));
+    const { carts, db } = context.store;
+    return refusing(undefined, context, async () => cartOutcome(await carts.addItems(db, undefined, items), context));
   },
 };
 
@@ -94,7 +108,7 @@ export const getCartTool: ToolDefinition = {
   outputSchema: toolOutput('cart'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string }, context) {
-    const view = await cartServiceFor(context.store).findCart(args.id);
+    const view = await context.store.carts.findCart(context.store.db, args.id);
     return view ? cartOutcome(view, context) : notFound(args.id, context);
   },
 };
@@ -120,11 +134,17 @@ export const updateCartTool: ToolDefinition = {
   outputSchema: toolOutput('cart'),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string; cart: { line_items: RequestLine[] } }, context) {
-    const service = cartServiceFor(context.store);
-    // Only to answer not_found rather than start a new cart; the replacement reads the cart again, in its change.
-    if (!(await service.findCart(args.id))) return notFound(args.id, context);
+    const unknown = unknownItems(args.cart.line_items);
+    if (unknown) return unknown;
+    const { carts, db } = context.store;
     const continueUrl = cartContinueUrl(context.store.config.baseUrl, args.id);
-    return refusing(async () => cartOutcome(await service.replaceLines(args.id, replacementItems(args.cart.line_items)), context), continueUrl);
+    // mustExist: an unknown or canceled cart is not_found, never a new cart.
+    return refusing(
+      args.id,
+      context,
+      async () => cartOutcome(await carts.replaceLines(db, args.id, replacementItems(args.cart.line_items), { mustExist: true }), context),
+      continueUrl,
+    );
   },
 };
 
@@ -139,14 +159,28 @@ export const cancelCartTool: ToolDefinition = {
   outputSchema: toolOutput('cart'),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string; meta: { 'idempotency-key': string } }, context) {
-    return context.idempotency.run(args.meta['idempotency-key'], 'cancel_cart', args, async () => {
-      const service = cartServiceFor(context.store);
-      const view = await service.findCart(args.id);
-      if (!view) return notFound(args.id, context);
-      await service.cancel(args.id);
-      return cartOutcome(view, context, { continueUrl: false });
-    });
+    const { meta, ...payload } = args;
+    const { carts, db, idempotency } = context.store;
+    const request = { key: meta['idempotency-key'], tool: 'cancel_cart', resource: args.id, payload };
+    try {
+      return await idempotency.run(
+        db,
+        request,
+        () => refusing(args.id, context, async () => cartOutcome(await carts.cancel(db, args.id), context, { continueUrl: false })),
+        outcomeCodec,
+      );
+    } catch (error) {
+      if (error instanceof IdempotencyConflict) throw idempotencyConflict();
+      if (error instanceof IdempotencyInProgress) throw idempotencyInProgress();
+      throw error;
+    }
   },
+};
+
+/** How a tool's answer is kept for an idempotency key. */
+const outcomeCodec = {
+  encode: (answer: ToolOutcome) => JSON.stringify({ json: answer.json, isError: answer.isError }),
+  decode: (text: string) => JSON.parse(text) as ToolOutcome,
 };
 
 export const cartTools = [createCartTool, getCartTool, updateCartTool, cancelCartTool];

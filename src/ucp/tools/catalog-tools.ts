@@ -3,10 +3,11 @@
  * lookup_catalog and get_product (dev.ucp.shopping.catalog.lookup). Adapters over the catalog view:
  * read the UCP request, call one query, shape the UCP response.
  */
-import { catalogView, lookupCatalog, productDetail, searchCatalog, type CatalogFilters } from '../catalog/catalog-view.js';
+import { catalogIndex, lookupCatalog, productDetail, searchCatalog, type CatalogFilters } from '../../catalog/catalog-queries.js';
+import { STORE_CURRENCY } from '../../catalog/types.js';
 import { ucpProduct } from '../catalog/ucp-product.js';
 import { invalidParams } from '../jsonrpc-errors.js';
-import { Capability, STORE_CURRENCY } from '../protocol.js';
+import { Capability } from '../protocol.js';
 import { bundledRef } from '../schemas/schema-bundle.js';
 import { errorOutcome, JsonTextBuilder, outcome, toolInput, toolOutput, ucpEnvelope, type ToolDefinition, type UcpMessage } from './tool.js';
 
@@ -72,8 +73,8 @@ export const searchCatalogTool: ToolDefinition = {
     const filters = catalogFilters(catalog.filters, catalog.context, messages);
     const offset = decodeCursor(catalog.pagination?.cursor);
     const limit = Math.min(catalog.pagination?.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-    const view = catalogView(context.store.catalog.snapshot);
-    const page = searchCatalog(view, (catalog.query ?? '').slice(0, MAX_QUERY_LENGTH), filters, offset, limit);
+    const { store, products } = context;
+    const page = searchCatalog(store.catalog.snapshot, store.inventory, (catalog.query ?? '').slice(0, MAX_QUERY_LENGTH), filters, offset, limit);
     const pagination = {
       has_next_page: page.hasNextPage,
       ...(page.hasNextPage ? { cursor: encodeCursor(offset + limit) } : {}),
@@ -81,7 +82,7 @@ export const searchCatalogTool: ToolDefinition = {
     };
     const json = new JsonTextBuilder().add(`{"ucp":${ucpEnvelope(context, Capability.catalogSearch)},"products":[`);
     page.products.forEach((product, i) => {
-      const { text, escaped } = view.productJson(product);
+      const { text, escaped } = products.serialised(product);
       if (i > 0) json.add(',');
       json.add(text, escaped);
     });
@@ -111,10 +112,12 @@ export const lookupCatalogTool: ToolDefinition = {
     }
     const messages: UcpMessage[] = [];
     const filters = catalogFilters(catalog.filters, catalog.context, messages);
-    const view = catalogView(context.store.catalog.snapshot);
-    const { matches, notFound } = lookupCatalog(view, catalog.ids, filters);
+    const { store } = context;
+    const snapshot = store.catalog.snapshot;
+    const { matches, notFound } = lookupCatalog(snapshot, store.inventory, catalog.ids, filters);
     const products = matches.map(({ product, variants }) => {
-      const shaped = ucpProduct(product, view.snapshot.baseUrl, view.collectionTitles(product), variants.map((v) => v.variant));
+      const titles = catalogIndex(snapshot).collectionTitles(product);
+      const shaped = ucpProduct(product, snapshot.baseUrl, store.inventory, titles, variants.map((v) => v.variant));
       return { ...shaped, variants: shaped.variants.map((variant, i) => ({ ...variant, inputs: variants[i]!.inputs })) };
     });
     for (const id of notFound) messages.push({ type: 'info', code: 'not_found', content: id.slice(0, 200) });
@@ -143,14 +146,16 @@ export const getProductTool: ToolDefinition = {
     const { catalog } = args;
     const messages: UcpMessage[] = [];
     const filters = catalogFilters(catalog.filters, catalog.context, messages);
-    const view = catalogView(context.store.catalog.snapshot);
-    const detail = productDetail(view, catalog.id, { selected: catalog.selected, preferences: catalog.preferences, filters });
+    const { store } = context;
+    const snapshot = store.catalog.snapshot;
+    const detail = productDetail(snapshot, store.inventory, catalog.id, { selected: catalog.selected, preferences: catalog.preferences, filters });
     if (!detail) {
       return errorOutcome([
         { type: 'error', code: 'not_found', content: `No product or variant has the identifier "${catalog.id.slice(0, 100)}".`, severity: 'unrecoverable' },
       ]);
     }
-    const product = ucpProduct(detail.product, view.snapshot.baseUrl, view.collectionTitles(detail.product), detail.variants);
+    const titles = catalogIndex(snapshot).collectionTitles(detail.product);
+    const product = ucpProduct(detail.product, snapshot.baseUrl, store.inventory, titles, detail.variants);
     return outcome({
       ucp: JSON.parse(ucpEnvelope(context, Capability.catalogLookup)),
       product: {

@@ -11,7 +11,7 @@ import type { NegotiatedCapabilities } from '../agent/negotiation.js';
 import { internalError, invalidParams, JsonRpcError, unknownTool } from '../jsonrpc-errors.js';
 import { UCP_VERSION, type CapabilityName } from '../protocol.js';
 import { firstError, selfContained, validatorFor, withoutAnnotations, type JsonSchema } from '../schemas/schema-bundle.js';
-import { IdempotentOutcomes } from './idempotency.js';
+import { UcpProducts } from '../catalog/ucp-products.js';
 import { errorOutcome, type ToolDefinition, type ToolOutcome } from './tool.js';
 
 /** A tool as `tools/list` shows it. */
@@ -27,7 +27,7 @@ export interface ListedTool {
 export class ToolCalls {
   private readonly byName: Map<string, ToolDefinition>;
   private readonly anonymous: NegotiatedCapabilities;
-  private readonly idempotency = new IdempotentOutcomes();
+  private readonly products: UcpProducts;
   readonly listed: ListedTool[];
 
   constructor(
@@ -37,6 +37,7 @@ export class ToolCalls {
     private readonly log: FastifyBaseLogger,
   ) {
     this.byName = new Map(tools.map((tool) => [tool.name, tool]));
+    this.products = new UcpProducts(store.catalog, store.inventory);
     this.anonymous = new Map(this.capabilities.map((name) => [name, UCP_VERSION]));
     this.listed = tools.map((tool) => ({
       name: tool.name,
@@ -75,7 +76,7 @@ export class ToolCalls {
           },
         ]);
       }
-      return await tool.run(input, { store: this.store, capabilities, idempotency: this.idempotency });
+      return await tool.run(input, { store: this.store, capabilities, products: this.products });
     } catch (error) {
       if (error instanceof JsonRpcError) throw error;
       this.log.error({ err: error, tool: name }, 'tool call failed');

@@ -8,14 +8,14 @@ import type { NegotiatedCapabilities } from '../agent/negotiation.js';
 import type { CapabilityName } from '../protocol.js';
 import { UCP_VERSION } from '../protocol.js';
 import { bundledRef, type JsonSchema } from '../schemas/schema-bundle.js';
-import type { IdempotentOutcomes } from './idempotency.js';
+import type { UcpProducts } from '../catalog/ucp-products.js';
 
 export interface ToolContext {
   store: Store;
   /** Capabilities this caller may use: the negotiated intersection, or everything for an anonymous caller. */
   capabilities: NegotiatedCapabilities;
-  /** Outcomes kept for idempotency keys. */
-  idempotency: IdempotentOutcomes;
+  /** Each product's UCP JSON, serialised once (again after its stock changes). */
+  products: UcpProducts;
 }
 
 /** A tool's answer: the UCP payload, already serialised, and whether it reports a business error. */

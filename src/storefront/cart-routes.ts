@@ -12,9 +12,10 @@ import { Type } from 'typebox';
 import { ErrorMessage, StorefrontError, invalidParameter, notFound } from '../http/errors.js';
 import { SESSION_CART } from '../http/openapi.js';
 import type { Store } from '../store.js';
-import { CartError, cartServiceFor, lineTargetFromId, type CartView, type ItemToAdd } from './cart-service.js';
-import { isCartToken } from './cart-token.js';
-import { cartFromCookie, setCartCookie } from './cookie.js';
+import { CartError, lineTargetFromId, type CartView, type ItemToAdd } from '../cart/cart-service.js';
+import { cartJson } from './cart-json.js';
+import { isCartToken } from '../cart/cart-token.js';
+import { cartFromCookie, setCartCookie } from './cart-cookie.js';
 import { formFields, indexedArray, urlencodedFields } from './form-body.js';
 import {
   AddCartItemsBody,
@@ -24,11 +25,10 @@ import {
   type AddCartItemsInput,
   type ChangeCartItemInput,
   type UpdateCartInput,
-} from './schemas.js';
-import { formCoercion, installStrictBodyValidation, isFormRequest } from './validation.js';
+} from './cart-schemas.js';
+import { formCoercion, installStrictBodyValidation, isFormRequest } from './body-validation.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 /** Multipart bypasses Fastify's body limit; these bound a FormData post (a product form is a dozen fields). */
 const MULTIPART_LIMITS = { fields: 300, fieldNameSize: 300, fieldSize: 4096, files: 5, fileSize: 64 * 1024, parts: 310 };
 
@@ -100,7 +100,7 @@ function itemsToAdd(body: AddCartItemsInput): ItemToAdd[] {
 }
 
 export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
-  const service = cartServiceFor(store);
+  const { carts, db } = store;
   const { baseUrl } = store.config;
 
   await app.register(cookie);
@@ -116,16 +116,6 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   const coerceChangeForm = formCoercion(ChangeCartItemBody);
   const coerceUpdateForm = formCoercion(UpdateCartBody);
 
-  // Carts unchanged for 14 days: purged at start and hourly (reads already ignore them).
-  let purgeTimer: NodeJS.Timeout | undefined;
-  const purge = () => service.purgeExpired().catch((error: unknown) => app.log.error({ err: error }, 'cart purge failed'));
-  app.addHook('onReady', async () => {
-    await purge();
-    purgeTimer = setInterval(purge, PURGE_INTERVAL_MS);
-    purgeTimer.unref();
-  });
-  app.addHook('onClose', async () => clearInterval(purgeTimer));
-
   /**
    * Answers the cart, setting the cookie when the cart changed (renewal), is not the one the cookie named, or
    * `setCookie` says so. `redirectForms`: a plain HTML form post is redirected to the cart instead.
@@ -134,7 +124,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     if (options.setCookie || view.changed || view.token !== cartFromCookie(request)) setCartCookie(reply, view.token, baseUrl);
     reply.header('cache-control', 'no-store');
     if (options.redirectForms && !wantsJson(request)) return reply.redirect('/cart.js', 302);
-    return reply.type(JSON_TYPE).send(JSON.stringify(view.cart));
+    return reply.type(JSON_TYPE).send(JSON.stringify(cartJson(view.cart, baseUrl)));
   };
 
   /** A refused cart change is a 422 Cart Error; the description is the service's, written for the shopper. */
@@ -171,7 +161,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       response: { 200: Type.Ref('Cart'), 429: Type.Ref('Error') },
     },
   };
-  const getCart = async (request: FastifyRequest, reply: FastifyReply) => answer(request, reply, await service.getCart(cartFromCookie(request)));
+  const getCart = async (request: FastifyRequest, reply: FastifyReply) => answer(request, reply, await carts.getCart(db, cartFromCookie(request)));
   app.get('/cart.js', getCartOptions, getCart);
   app.get('/cart.json', { schema: { ...getCartOptions.schema, operationId: undefined, hide: true } }, getCart);
 
@@ -194,7 +184,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
         coerceAddForm(request);
       },
     },
-    (request) => service.addItems(cartFromCookie(request), itemsToAdd(request.body as AddCartItemsInput)),
+    (request) => carts.addItems(db, cartFromCookie(request), itemsToAdd(request.body as AddCartItemsInput)),
   );
 
   post(
@@ -217,7 +207,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       const body = request.body as ChangeCartItemInput;
       const target = body.line !== undefined ? { line: body.line } : body.id !== undefined ? lineTargetFromId(body.id) : undefined;
       if (!target) throw invalidParameter('Required parameter missing: id (a line key) or line (1-based).');
-      return service.changeLine(cartFromCookie(request), target, body.quantity);
+      return carts.changeLine(db, cartFromCookie(request), target, body.quantity);
     },
   );
 
@@ -239,7 +229,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     },
     (request) => {
       const body = request.body as UpdateCartInput;
-      return service.setQuantities(cartFromCookie(request), body.updates ?? {}, { note: body.note, attributes: body.attributes });
+      return carts.setQuantities(db, cartFromCookie(request), body.updates ?? {}, { note: body.note, attributes: body.attributes });
     },
   );
 
@@ -254,7 +244,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
         response: cartResponses,
       },
     },
-    (request) => service.clear(cartFromCookie(request)),
+    (request) => carts.clear(db, cartFromCookie(request)),
   );
 
   app.get(
@@ -271,7 +261,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     },
     async (request, reply) => {
       const { token } = request.params as { token: string };
-      const view = isCartToken(token) ? await service.findCart(token) : undefined;
+      const view = isCartToken(token) ? await carts.findCart(db, token) : undefined;
       if (!view) throw notFound('No live cart has this token; it may have expired. Start a new cart with POST /cart/add.js.');
       // The token is a credential for the cart: keep it out of Referer headers sent from the page.
       reply.header('referrer-policy', 'no-referrer');

@@ -1,26 +1,7 @@
 /** Domain cart -> the storefront Cart JSON (spec Resources; Shopify's /cart.js shape). Prices come from the live catalog. */
-import { absoluteUrl } from '../catalog/product-json.js';
-import type { Product } from '../catalog/types.js';
-import { cartTotals, itemName, liveLines, priceLine, type Cart, type PricedLine, type VariantLookup } from './cart.js';
-import type { CartJson, LineItemJson, SellingPlanAllocationJson } from './schemas.js';
-
-export const CART_CURRENCY = 'USD';
-
-/** Plain-text descriptions, computed once per product object (a new catalog snapshot brings new objects). */
-const plainDescriptions = new WeakMap<Product, string>();
-
-function plainDescription(product: Product): string {
-  let text = plainDescriptions.get(product);
-  if (text === undefined) {
-    text = product.descriptionHtml
-      .replace(/<\/?(p|br|div|li|ul|ol|h[1-6]|tr|td|th|table|blockquote)\b[^>]*>/gi, ' ')
-      .replace(/<[^>]*>/g, '')
-      .replace(/\s+/g, ' ')
-      .trim();
-    plainDescriptions.set(product, text);
-  }
-  return text;
-}
+import { absoluteUrl, plainDescription, STORE_CURRENCY } from '../catalog/types.js';
+import type { PricedCart, PricedLine } from '../cart/cart.js';
+import type { CartJson, LineItemJson, SellingPlanAllocationJson } from './cart-schemas.js';
 
 function sellingPlanAllocation(priced: PricedLine): SellingPlanAllocationJson | null {
   if (!priced.sellingPlan) return null;
@@ -56,7 +37,7 @@ function lineItemJson(priced: PricedLine, baseUrl: string): LineItemJson {
     variant_id: variant.id,
     quantity: line.quantity,
     properties: line.properties,
-    title: itemName(item),
+    title: priced.title,
     price: priced.price,
     original_price: priced.originalPrice,
     discounted_price: priced.price,
@@ -102,10 +83,9 @@ function lineItemJson(priced: PricedLine, baseUrl: string): LineItemJson {
   };
 }
 
-/** The Cart JSON; lines whose variant left the catalog are not shown (and are dropped by the next change). */
-export function cartJson(cart: Cart, lookup: VariantLookup, baseUrl: string): CartJson {
-  const priced = liveLines(cart, lookup).lines.map((line) => priceLine(line, lookup(line.variantId)!));
-  const totals = cartTotals(priced);
+/** The domain's priced cart -> the storefront Cart JSON. */
+export function cartJson(cart: PricedCart, baseUrl: string): CartJson {
+  const { lines: priced, totals } = cart;
   const visibleAttributes: Record<string, string> = {};
   for (const [name, value] of Object.entries(cart.attributes)) {
     // Shopify keeps attributes named `__…` private: stored, never returned.
@@ -122,7 +102,7 @@ export function cartJson(cart: Cart, lookup: VariantLookup, baseUrl: string): Ca
     item_count: totals.itemCount,
     items: priced.map((line) => lineItemJson(line, baseUrl)),
     requires_shipping: totals.requiresShipping,
-    currency: CART_CURRENCY,
+    currency: STORE_CURRENCY,
     items_subtotal_price: totals.totalPrice,
     cart_level_discount_applications: [],
   };

@@ -1,13 +1,9 @@
 /** Domain product -> the storefront Product JSON (spec Resources; Shopify's /products/{handle}.js shape). */
-import type { ProductJson, VariantJson } from './schemas.js';
-import { isProductAvailable, isVariantAvailable, sellingPlanPrice, type Product, type Variant } from './types.js';
+import type { ProductJson, VariantJson } from './product-schemas.js';
+import { absoluteUrl, itemName, optionValues, sellingPlanPrice, type Product, type Variant } from '../catalog/types.js';
+import { isProductAvailable, isVariantAvailable, type StockLevels } from '../inventory/stock.js';
 
-/** Store paths ("/assets/…") become absolute under BASE_URL; a merchant's absolute image URLs pass through. */
-export function absoluteUrl(baseUrl: string, src: string): string {
-  return src.startsWith('/') && !src.startsWith('//') ? baseUrl + src : src;
-}
-
-function variantJson(product: Product, variant: Variant): VariantJson {
+function variantJson(product: Product, variant: Variant, stock: StockLevels): VariantJson {
   const isDefault = product.optionNames.length === 0;
   return {
     id: variant.id,
@@ -19,8 +15,8 @@ function variantJson(product: Product, variant: Variant): VariantJson {
     requires_shipping: variant.requiresShipping,
     taxable: variant.taxable,
     featured_image: null,
-    available: isVariantAvailable(variant),
-    name: isDefault ? product.title : `${product.title} - ${variant.title}`,
+    available: isVariantAvailable(variant, stock),
+    name: itemName(product, variant),
     public_title: isDefault ? null : variant.title,
     options: isDefault ? [variant.title] : variant.optionValues,
     price: variant.priceCents,
@@ -46,7 +42,7 @@ function variantJson(product: Product, variant: Variant): VariantJson {
   };
 }
 
-export function productJson(product: Product, baseUrl: string): ProductJson {
+export function productJson(product: Product, baseUrl: string, stock: StockLevels): ProductJson {
   const prices = product.variants.map((v) => v.priceCents);
   const compareAts = product.variants.map((v) => v.compareAtCents ?? 0);
   const price = prices.length ? Math.min(...prices) : 0;
@@ -56,7 +52,7 @@ export function productJson(product: Product, baseUrl: string): ProductJson {
     ? product.optionNames.map((name, index) => ({
         name,
         position: index + 1,
-        values: [...new Set(product.variants.map((v) => v.optionValues[index]).filter((v): v is string => !!v))],
+        values: optionValues(product, index),
       }))
     : [{ name: 'Title', position: 1, values: product.variants.map((v) => v.title) }];
   return {
@@ -72,13 +68,13 @@ export function productJson(product: Product, baseUrl: string): ProductJson {
     price,
     price_min: price,
     price_max: prices.length ? Math.max(...prices) : 0,
-    available: isProductAvailable(product),
+    available: isProductAvailable(product, stock),
     price_varies: new Set(prices).size > 1,
     compare_at_price: cheapest?.compareAtCents ?? null,
     compare_at_price_min: compareAts.length ? Math.min(...compareAts) : 0,
     compare_at_price_max: compareAts.length ? Math.max(...compareAts) : 0,
     compare_at_price_varies: new Set(compareAts).size > 1,
-    variants: product.variants.map((variant) => variantJson(product, variant)),
+    variants: product.variants.map((variant) => variantJson(product, variant, stock)),
     images,
     featured_image: images[0] ?? null,
     options,

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
-import { ALL_COLLECTION, type Catalog } from './catalog.js';
+import { ALL_COLLECTION, type Catalog } from '../catalog/catalog.js';
+import type { ProductBodies } from './product-bodies.js';
 
 const HANDLE = /^[a-z0-9-]+$/;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -14,7 +15,7 @@ const errorResponses = {
   429: Type.Ref('Error'),
 };
 
-export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
+export function catalogRoutes(app: FastifyInstance, catalog: Catalog, bodies: ProductBodies): void {
   app.get(
     '/products/:handle.js',
     {
@@ -33,7 +34,7 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
       const { handle } = request.params as { handle: string };
       const product = HANDLE.test(handle) ? catalog.snapshot.productByHandle(handle) : undefined;
       if (!product) throw notFound(`No product has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
-      return reply.type(JSON_TYPE).send(catalog.snapshot.productJsonBody(product));
+      return reply.type(JSON_TYPE).send(bodies.body(product));
     },
   );
 
@@ -43,7 +44,7 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog): void {
   });
 
   const listProducts = (handle: string, limit: number, page: number): Buffer => {
-    const body = HANDLE.test(handle) ? catalog.snapshot.collectionPage(handle, limit, page) : undefined;
+    const body = HANDLE.test(handle) ? bodies.collectionPage(catalog.snapshot, handle, limit, page) : undefined;
     if (!body) throw notFound(`No collection has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
     return body;
   };

@@ -1,21 +1,27 @@
 /**
- * The catalog as the UCP catalog tools read it, derived once per catalog snapshot: the search index, the
- * identifiers a lookup accepts (product id, variant id, handle, SKU), each product's categories and its
- * UCP JSON, serialised once. Pure queries over it; no I/O.
+ * The catalog queries an agent door asks (search with filters and pagination, lookup by identifier, one
+ * product in detail), pure, over a catalog snapshot and the live stock. The lookup tables they need are
+ * derived once per snapshot.
  */
-import type { CatalogSnapshot } from '../../catalog/catalog.js';
-import { isVariantAvailable, type Product, type Variant } from '../../catalog/types.js';
-import { searchIndexFor } from '../../search/catalog-search.js';
-import { searchProducts, type SearchIndex } from '../../search/search-index.js';
-import { ucpProduct, type UcpSelectedOption } from './ucp-product.js';
+import type { CatalogSnapshot } from './catalog.js';
+import { optionValues, type Product, type Variant } from './types.js';
+import { searchIndexFor } from '../search/catalog-search.js';
+import { searchProducts } from '../search/search-index.js';
+import { isVariantAvailable, type StockLevels } from '../inventory/stock.js';
 
 /** How deep search pagination goes: the best 250 matches, like Shopify's page-size ceiling. */
 export const MAX_SEARCH_RESULTS = 250;
 
-export class CatalogView {
+/** An option value chosen for a product (`Flavour: Lemon-Lime`). */
+export interface OptionSelection {
+  name: string;
+  label: string;
+}
+
+/** What identifiers name (product id, variant id, handle, SKU) and each product's categories, per snapshot. */
+export class CatalogIndex {
   private readonly byIdentifier = new Map<string, { product: Product; variant?: Variant }[]>();
   private readonly categories = new Map<number, string[]>();
-  private readonly json = new Map<number, { text: string; escaped: string }>();
 
   constructor(readonly snapshot: CatalogSnapshot) {
     const titles = new Map(snapshot.collections.map((c) => [c.id, c.title]));
@@ -37,24 +43,9 @@ export class CatalogView {
     }
   }
 
-  /** The same index the storefront's search uses for this snapshot. */
-  get searchIndex(): SearchIndex {
-    return searchIndexFor(this.snapshot);
-  }
-
+  /** Titles of the published collections the product is in. */
   collectionTitles(product: Product): string[] {
     return this.categories.get(product.id) ?? [];
-  }
-
-  /** The product's UCP JSON with all its variants, serialised (and escaped as a JSON string) once per snapshot. */
-  productJson(product: Product): { text: string; escaped: string } {
-    let json = this.json.get(product.id);
-    if (json === undefined) {
-      const text = JSON.stringify(ucpProduct(product, this.snapshot.baseUrl, this.collectionTitles(product)));
-      json = { text, escaped: JSON.stringify(text).slice(1, -1) };
-      this.json.set(product.id, json);
-    }
-    return json;
   }
 
   /** What an identifier names: a product (by id or handle) or a variant (by id or SKU); an id may name both. */
@@ -63,15 +54,10 @@ export class CatalogView {
   }
 }
 
-const views = new WeakMap<CatalogSnapshot, CatalogView>();
+const buildCatalogIndex = (snapshot: CatalogSnapshot) => new CatalogIndex(snapshot);
 
-export function catalogView(snapshot: CatalogSnapshot): CatalogView {
-  let view = views.get(snapshot);
-  if (!view) {
-    view = new CatalogView(snapshot);
-    views.set(snapshot, view);
-  }
-  return view;
+export function catalogIndex(snapshot: CatalogSnapshot): CatalogIndex {
+  return snapshot.derived(buildCatalogIndex);
 }
 
 export interface CatalogFilters {
@@ -82,7 +68,7 @@ export interface CatalogFilters {
   priceMax?: number;
 }
 
-export function matchesFilters(view: CatalogView, product: Product, filters: CatalogFilters): boolean {
+export function matchesFilters(view: CatalogIndex, product: Product, filters: CatalogFilters): boolean {
   if (filters.categories?.length) {
     const wanted = new Set(filters.categories.map((c) => c.toLowerCase()));
     const own = [product.productType, ...view.collectionTitles(product)].map((c) => c.toLowerCase());
@@ -110,15 +96,23 @@ const hasFilters = (filters: CatalogFilters) =>
  * Products matching a free-text query (every published product when there is none) and the filters, one
  * page. Without filters only the page (and one more, to know whether another page follows) is ranked.
  */
-export function searchCatalog(view: CatalogView, query: string, filters: CatalogFilters, offset: number, limit: number): SearchPage {
+export function searchCatalog(
+  snapshot: CatalogSnapshot,
+  stock: StockLevels,
+  query: string,
+  filters: CatalogFilters,
+  offset: number,
+  limit: number,
+): SearchPage {
+  const view = catalogIndex(snapshot);
   const text = query.trim();
   if (offset >= MAX_SEARCH_RESULTS) return { products: [], total: undefined, hasNextPage: false };
   const end = Math.min(offset + limit, MAX_SEARCH_RESULTS);
   if (text && !hasFilters(filters)) {
-    const ranked = searchProducts(view.searchIndex, text, end + 1);
+    const ranked = searchProducts(searchIndexFor(snapshot), text, end + 1, stock);
     return { products: ranked.slice(offset, end), total: ranked.length <= end ? ranked.length : undefined, hasNextPage: ranked.length > end };
   }
-  const candidates = text ? searchProducts(view.searchIndex, text, MAX_SEARCH_RESULTS) : view.snapshot.products;
+  const candidates = text ? searchProducts(searchIndexFor(snapshot), text, MAX_SEARCH_RESULTS, stock) : snapshot.products;
   const matching = candidates.filter((product) => matchesFilters(view, product, filters)).slice(0, MAX_SEARCH_RESULTS);
   return { products: matching.slice(offset, end), total: matching.length, hasNextPage: end < matching.length };
 }
@@ -130,8 +124,8 @@ export interface LookupMatch {
 }
 
 /** The variant a listing leads with: the first one that can be bought, else the first. */
-export function featuredVariant(product: Product, candidates: readonly Variant[] = product.variants): Variant | undefined {
-  return candidates.find(isVariantAvailable) ?? candidates[0];
+export function featuredVariant(product: Product, stock: StockLevels, candidates: readonly Variant[] = product.variants): Variant | undefined {
+  return candidates.find((variant) => isVariantAvailable(variant, stock)) ?? candidates[0];
 }
 
 /**
@@ -139,7 +133,13 @@ export function featuredVariant(product: Product, candidates: readonly Variant[]
  * to its featured variant (`featured`). Identifiers that name nothing, or nothing within the filters, are
  * returned in `notFound`. Products come back in the order their first identifier was asked.
  */
-export function lookupCatalog(view: CatalogView, ids: readonly string[], filters: CatalogFilters): { matches: LookupMatch[]; notFound: string[] } {
+export function lookupCatalog(
+  snapshot: CatalogSnapshot,
+  stock: StockLevels,
+  ids: readonly string[],
+  filters: CatalogFilters,
+): { matches: LookupMatch[]; notFound: string[] } {
+  const view = catalogIndex(snapshot);
   const matches = new Map<number, LookupMatch>();
   const notFound: string[] = [];
   for (const id of new Set(ids)) {
@@ -147,7 +147,7 @@ export function lookupCatalog(view: CatalogView, ids: readonly string[], filters
     for (const { product, variant } of view.resolve(id)) {
       if (!matchesFilters(view, product, filters)) continue;
       const eligible = product.variants.filter((v) => variantInPriceRange(v, filters));
-      const resolved = variant ?? featuredVariant(product, eligible);
+      const resolved = variant ?? featuredVariant(product, stock, eligible);
       if (!resolved || !eligible.includes(resolved)) continue;
       found = true;
       let match = matches.get(product.id);
@@ -177,12 +177,12 @@ export interface ProductDetail {
   /** The variant the selections lead to, listed first. */
   featured: Variant;
   /** The effective selections anchoring `featured`; empty for a product without options. */
-  selected: UcpSelectedOption[];
+  selected: OptionSelection[];
   options: OptionSignal[];
   variants: Variant[];
 }
 
-function matchesSelections(product: Product, variant: Variant, selections: readonly UcpSelectedOption[]): boolean {
+function matchesSelections(product: Product, variant: Variant, selections: readonly OptionSelection[]): boolean {
   return selections.every((s) => {
     const index = product.optionNames.indexOf(s.name);
     return index < 0 || variant.optionValues[index] === s.label;
@@ -196,17 +196,19 @@ function matchesSelections(product: Product, variant: Variant, selections: reado
  * relative to the other effective selections.
  */
 export function productDetail(
-  view: CatalogView,
+  snapshot: CatalogSnapshot,
+  stock: StockLevels,
   id: string,
-  request: { selected?: readonly UcpSelectedOption[]; preferences?: readonly string[]; filters: CatalogFilters },
+  request: { selected?: readonly OptionSelection[]; preferences?: readonly string[]; filters: CatalogFilters },
 ): ProductDetail | undefined {
+  const view = catalogIndex(snapshot);
   const target = view.resolve(id)[0];
   if (!target) return undefined;
   const { product } = target;
   const variants = product.variants.filter((v) => variantInPriceRange(v, request.filters));
   if (variants.length === 0 || !matchesFilters(view, product, request.filters)) return undefined;
 
-  let selections: UcpSelectedOption[] = (request.selected ?? []).filter((s) => product.optionNames.includes(s.name));
+  let selections: OptionSelection[] = (request.selected ?? []).filter((s) => product.optionNames.includes(s.name));
   if (target.variant && variants.includes(target.variant) && selections.length === 0) {
     selections = product.optionNames.map((name, i) => ({ name, label: target.variant!.optionValues[i] ?? '' }));
   }
@@ -217,17 +219,17 @@ export function productDetail(
     selections = selections.filter((s) => s.name !== name);
     candidates = variants.filter((v) => matchesSelections(product, v, selections));
   }
-  const featured = featuredVariant(product, candidates.length ? candidates : variants)!;
+  const featured = featuredVariant(product, stock, candidates.length ? candidates : variants)!;
   const selected = product.optionNames.map((name, i) => ({ name, label: featured.optionValues[i] ?? '' })).filter((s) => s.label);
 
   const options = product.optionNames.map((name, index) => {
     const others = selected.filter((s) => s.name !== name);
-    const labels = [...new Set(product.variants.map((v) => v.optionValues[index]).filter((v): v is string => !!v))];
+    const labels = optionValues(product, index);
     return {
       name,
       values: labels.map((label) => {
         const matching = variants.filter((v) => v.optionValues[index] === label && matchesSelections(product, v, others));
-        return { label, exists: matching.length > 0, available: matching.some(isVariantAvailable) };
+        return { label, exists: matching.length > 0, available: matching.some((v) => isVariantAvailable(v, stock)) };
       }),
     };
   });

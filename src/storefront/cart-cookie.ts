@@ -1,8 +1,8 @@
 /** The `cart` session cookie: it carries the cart token and nothing else (scope cart:write). */
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CART_LIFETIME_DAYS } from './cart.js';
-import { isCartToken } from './cart-token.js';
+import { CART_LIFETIME_DAYS } from '../cart/cart.js';
+import { isCartToken } from '../cart/cart-token.js';
 
 export const CART_COOKIE = 'cart';
 

@@ -1,12 +1,12 @@
 /** Storefront search and recommendation routes: thin adapters over the catalog search and recommendations. */
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import type { CatalogSnapshot } from '../catalog/catalog.js';
 import type { Collection } from '../catalog/types.js';
 import { invalidParameter, missingParameter, notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
 import type { RecommendationIntent } from '../recommendations/recommendations.js';
 import type { Store } from '../store.js';
+import type { ProductBodies } from './product-bodies.js';
 
 const RESOURCE_TYPES = ['product', 'collection', 'query'] as const;
 type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -16,38 +16,35 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const errors = { 404: Type.Ref('Error'), 422: Type.Ref('Error'), 429: Type.Ref('Error') };
 
 /**
- * Answers per catalog snapshot, by normalised query: shoppers type the same prefixes again and again. Bounded
- * in bytes; a new snapshot (any catalog or stock change) starts an empty cache.
+ * Answers by normalised query, while the product JSON they show is unchanged: shoppers type the same
+ * prefixes again and again. Bounded in entries and bytes; any change to what products show starts it anew.
  */
+const MAX_SUGGEST_CACHE_ENTRIES = 20_000;
 const MAX_SUGGEST_CACHE_BYTES = 16 * 1024 * 1024;
 
 class SuggestCache {
-  private readonly entries = new Map<string, Buffer>();
+  private entries = new Map<string, Buffer>();
   private bytes = 0;
+  private generation = '';
 
-  get(key: string): Buffer | undefined {
+  get(generation: string, key: string): Buffer | undefined {
+    if (generation !== this.generation) {
+      this.clear();
+      this.generation = generation;
+    }
     return this.entries.get(key);
   }
 
   set(key: string, body: Buffer): void {
-    if (this.bytes + body.length > MAX_SUGGEST_CACHE_BYTES) {
-      this.entries.clear();
-      this.bytes = 0;
-    }
+    if (this.entries.size >= MAX_SUGGEST_CACHE_ENTRIES || this.bytes + body.length > MAX_SUGGEST_CACHE_BYTES) this.clear();
     this.entries.set(key, body);
     this.bytes += body.length;
   }
-}
 
-const suggestCaches = new WeakMap<CatalogSnapshot, SuggestCache>();
-
-function suggestCacheFor(snapshot: CatalogSnapshot): SuggestCache {
-  let cache = suggestCaches.get(snapshot);
-  if (!cache) {
-    cache = new SuggestCache();
-    suggestCaches.set(snapshot, cache);
+  private clear(): void {
+    this.entries = new Map();
+    this.bytes = 0;
   }
-  return cache;
 }
 
 function collectionJson(collection: Collection, baseUrl: string) {
@@ -87,7 +84,8 @@ function integerParameter(raw: unknown, name: string, fallback: number, min: num
   return Number(text);
 }
 
-export const searchRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+export const searchRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodies }> = async (app, { store, bodies }) => {
+  const suggestCache = new SuggestCache();
   app.get(
     '/search/suggest.json',
     {
@@ -130,12 +128,11 @@ export const searchRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { 
 
       const snapshot = store.catalog.snapshot;
       const key = `${types.join()}|${limit}|${q.toLowerCase().replace(/\s+/g, ' ')}`;
-      const cache = suggestCacheFor(snapshot);
-      const cached = cache.get(key);
+      const cached = suggestCache.get(bodies.generation, key);
       if (cached) return reply.type(JSON_TYPE).send(cached);
       const parts: string[] = [];
       if (types.includes('product')) {
-        parts.push(`"products":[${store.search.products(q, limit).map((p) => snapshot.productJsonText(p)).join(',')}]`);
+        parts.push(`"products":[${store.search.products(q, limit).map((p) => bodies.text(p)).join(',')}]`);
       }
       if (types.includes('collection')) {
         const collections = store.search.collections(q, limit).map((c) => collectionJson(c, snapshot.baseUrl));
@@ -146,7 +143,7 @@ export const searchRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { 
         parts.push(`"queries":${JSON.stringify(queries)}`);
       }
       const body = Buffer.from(`{"resources":{"results":{${parts.join(',')}}}}`);
-      cache.set(key, body);
+      suggestCache.set(key, body);
       return reply.type(JSON_TYPE).send(body);
     },
   );
@@ -187,8 +184,7 @@ export const searchRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { 
       }
       const products = await store.recommendations.forProduct(Number(raw), intent, limit);
       if (!products) throw notFound(`No published product has the id ${raw}.`);
-      const snapshot = store.catalog.snapshot;
-      return reply.type(JSON_TYPE).send(`${snapshot.productListJsonText(products, `,"intent":"${intent}"`)}`);
+      return reply.type(JSON_TYPE).send(bodies.listText(products, `,"intent":"${intent}"`));
     },
   );
 };

@@ -1,0 +1,100 @@
+/**
+ * The inventory: the one writer of stock, and an in-memory copy of every variant's units on hand that the
+ * doors read (availability in product JSON, the cart's stock limits, the MCP door). A stock change never
+ * reloads the catalog: this copy follows the inventory table by change number, on its own, every second
+ * (changes made by another process: `storefront stock set`, another instance), and at once after a write here.
+ */
+import type { Queryable } from '../db/database.js';
+import { readStock, readStockChangedSince, setOnHandBySku, takeStock } from './inventory-store.js';
+import type { StockLevels } from './stock.js';
+
+export { demandByVariant, isProductAvailable, isVariantAvailable, sellableQuantity, availabilityStatus, type StockLevels } from './stock.js';
+
+/** Some variants lack the units asked for; nothing was taken. */
+export class InsufficientStock extends Error {
+  constructor(readonly variantIds: readonly number[]) {
+    super(`not enough stock for variant${variantIds.length === 1 ? '' : 's'} ${variantIds.join(', ')}`);
+    this.name = 'InsufficientStock';
+  }
+}
+
+export class UnknownSku extends Error {
+  constructor(readonly sku: string) {
+    super(`no variant has the SKU "${sku}"`);
+    this.name = 'UnknownSku';
+  }
+}
+
+/** The variants whose units on hand changed, with their new levels. */
+export type StockChange = ReadonlyMap<number, number>;
+type StockListener = (change: StockChange) => void;
+
+export class Inventory implements StockLevels {
+  private readonly listeners: StockListener[] = [];
+  private reads: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly levels: Map<number, number>,
+    private seq: number,
+  ) {}
+
+  static async load(db: Queryable): Promise<Inventory> {
+    const { levels, seq } = await readStock(db);
+    return new Inventory(levels, seq);
+  }
+
+  onHand(variantId: number): number {
+    return this.levels.get(variantId) ?? 0;
+  }
+
+  /** Called after each batch of stock changes this copy takes in. */
+  onChange(listener: StockListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Takes in the stock changes written since the last read; reads run one after another, each after the call. */
+  refresh(db: Queryable): Promise<void> {
+    const read = this.reads.catch(() => {}).then(() => this.readChanges(db));
+    this.reads = read;
+    return read;
+  }
+
+  private async readChanges(db: Queryable): Promise<void> {
+    const { levels, seq } = await readStockChangedSince(db, this.seq);
+    this.seq = seq;
+    const changed = new Map<number, number>();
+    for (const [variantId, onHand] of levels) {
+      if (this.levels.get(variantId) === onHand) continue;
+      this.levels.set(variantId, onHand);
+      changed.set(variantId, onHand);
+    }
+    if (changed.size > 0) for (const listener of this.listeners) listener(changed);
+  }
+
+  /** Follows stock changes made elsewhere (other processes, other instances). */
+  watch(db: Queryable, intervalMs: number, onError: (error: unknown) => void): void {
+    this.timer = setInterval(() => this.refresh(db).catch(onError), intervalMs);
+    this.timer.unref();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /**
+   * Takes units out of stock inside the caller's transaction: every variant has them, or InsufficientStock
+   * is thrown and the caller's transaction must roll back. The copy here follows after commit (refresh).
+   */
+  async take(tx: Queryable, demand: ReadonlyMap<number, number>): Promise<void> {
+    const short = await takeStock(tx, demand);
+    if (short.length > 0) throw new InsufficientStock(short);
+  }
+
+  /** Sets a variant's units on hand by SKU (the merchant's stock command). */
+  async setOnHand(db: Queryable, sku: string, onHand: number): Promise<{ variantId: number; previous: number }> {
+    const result = await setOnHandBySku(db, sku, onHand);
+    if (!result) throw new UnknownSku(sku);
+    return result;
+  }
+}
