@@ -55,7 +55,8 @@ async function serve(products: number): Promise<void> {
     const { importCatalog } = await import('../src/catalog/import/import-catalog.js');
     const { generateCatalog } = await import('./generated-catalog.js');
     await importCatalog(store.db, generateCatalog(products)); // beside the demo catalog seeded on open
-    await store.catalog.refresh();
+    await store.catalog.refresh(store.db);
+    await store.inventory.refresh(store.db);
   }
   const app = await buildApp(store);
   await app.listen({ port: 0, host: '127.0.0.1' });

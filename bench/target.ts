@@ -32,7 +32,8 @@ if (mode === 'bare') {
   const config = { ...loadConfig({ RATE_LIMIT: 'off', BASE_URL: 'http://127.0.0.1', DATA_DIR: 'unused' }) };
   const store = await openStore(config, { db });
   await importCatalog(store.db, generateCatalog(Number(arg)));
-  await store.catalog.refresh();
+  await store.catalog.refresh(store.db);
+  await store.inventory.refresh(store.db);
   const app = await buildApp(store);
   await app.listen({ port: 0, host: '127.0.0.1' });
   console.log(`READY ${(app.server.address() as { port: number }).port}`);

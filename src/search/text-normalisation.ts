@@ -181,12 +181,18 @@ function codePointOrSpace(codePoint: number): string {
   return Number.isInteger(codePoint) && codePoint > 0 && codePoint <= 0x10ffff ? String.fromCodePoint(codePoint) : ' ';
 }
 
+const INLINE_TAG = /<\/?(?:a|abbr|b|bdi|bdo|cite|code|data|dfn|em|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|time|u|var)\b[^>]*>/gi;
+
 /** The words a shopper reads in description HTML: no tags, scripts or styles; entities decoded. */
 export function htmlToText(html: string): string {
   let text = html;
   if (/<(?:script|style)\b/i.test(text)) text = text.replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, ' ');
   if (text.includes('<!--')) text = text.replace(/<!--[\s\S]*?-->/g, ' ');
-  if (text.includes('<')) text = text.replace(/<[^>]*>/g, ' '); // a space, not nothing: "<p>one</p><p>two</p>" is two words
+  if (text.includes('<')) {
+    // Inline tags join what they wrap to the text around it ("<b>pour</b>," reads "pour,"); any other tag
+    // separates words ("<p>one</p><p>two</p>" is two words).
+    text = text.replace(INLINE_TAG, '').replace(/<[^>]*>/g, ' ');
+  }
   if (text.includes('&')) text = text.replace(/&(#[0-9]+|#[xX][0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]*);/g, decodeEntity);
   return text;
 }

@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { CartError, cartServiceFor, type CartService, type CartView } from '../../src/cart/cart-service.js';
+import { CartError, type CartView, type ReplacementItem } from '../../src/cart/cart-service.js';
+import type { Store } from '../../src/store.js';
+import { cartJson } from '../../src/storefront/cart-json.js';
+import type { CartJson } from '../../src/storefront/cart-schemas.js';
 import { backends, dropTestDatabases, startSecondInstance, startTestStore, type TestStore } from '../helpers/store.js';
 import { Shopper, storedVariantId, variantId } from './shopper.js';
 
@@ -15,22 +18,35 @@ after(dropTestDatabases);
 /** A line as the cart shows it: variant, properties and quantity (the identity a replacement sets). */
 type Shown = [variantId: number, properties: Record<string, string>, quantity: number];
 
-function shown(view: CartView): Shown[] {
+type ShownView = Omit<CartView, 'cart'> & { cart: CartJson };
+
+/** The store's cart service on its database, answering the cart as /cart.js shows it. */
+function replacer(store: Store) {
+  return {
+    replaceLines: async (token: string | undefined, items: ReplacementItem[]): Promise<ShownView> => {
+      const view = await store.carts.replaceLines(store.db, token, items);
+      return { ...view, cart: cartJson(view.cart, store.config.baseUrl) };
+    },
+  };
+}
+type Replacer = ReturnType<typeof replacer>;
+
+function shown(view: ShownView): Shown[] {
   return view.cart.items.map((item) => [item.id, { ...(item.properties ?? {}) }, item.quantity] as Shown);
 }
 
 for (const backend of backends) {
   describe(`cart: replaceLines (${backend.name})`, () => {
     let t: TestStore;
-    let service: CartService;
+    let service: Replacer;
     /** A second instance on the same database: its own app, cart service, queue and cache. */
-    let other: { app: FastifyInstance; service: CartService; close(): Promise<void> };
+    let other: { app: FastifyInstance; service: Replacer; close(): Promise<void> };
 
     before(async () => {
       t = await startTestStore(backend);
-      service = cartServiceFor(t.store);
+      service = replacer(t.store);
       const second = await startSecondInstance(backend, t);
-      other = { app: second.app, service: cartServiceFor(second.store), close: () => second.close() };
+      other = { app: second.app, service: replacer(second.store), close: () => second.close() };
     });
     after(async () => {
       await other.close();
@@ -139,7 +155,7 @@ for (const backend of backends) {
         { variantId: a, quantity: 2 },
         { variantId: variantId(t, 'ESP-DEC-10'), quantity: 1 },
       ];
-      const cases: [string, Parameters<CartService['replaceLines']>[1]][] = [
+      const cases: [string, ReplacementItem[]][] = [
         ['sold_out', [...good, { variantId: soldOut, quantity: 1 }]],
         ['quantity_limit', [...good, { variantId: b, quantity: 11 }]],
         ['quantity_limit', [...good, { variantId: b, quantity: 6 }, { variantId: b, quantity: 5 }]],
@@ -164,15 +180,16 @@ for (const backend of backends) {
       const shopper = new Shopper(t.app);
       await shopper.add([{ id: b, quantity: 5 }]);
       const token = shopper.token!;
-      const catalog = t.store.catalog.snapshot;
-      const variant = catalog.variantById(b)!.variant;
-      const stock = variant.inventoryQuantity;
-      variant.inventoryQuantity = 0;
+      const { inventory, db } = t.store;
+      const stock = inventory.onHand(b);
+      await inventory.setOnHand(db, 'SLP-120', 0);
+      await inventory.refresh(db);
       try {
         assert.deepEqual(shown(await service.replaceLines(token, [{ variantId: b, quantity: 3 }])), [[b, {}, 3]]);
         await assert.rejects(service.replaceLines(token, [{ variantId: b, quantity: 4 }]), { name: 'CartError', reason: 'sold_out' });
       } finally {
-        variant.inventoryQuantity = stock;
+        await inventory.setOnHand(db, 'SLP-120', stock);
+        await inventory.refresh(db);
       }
       assert.deepEqual((await storedLines(token)).map(([, id, quantity]) => [id, quantity]), [[b, 3]]);
     });

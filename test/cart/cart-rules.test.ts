@@ -9,13 +9,15 @@ import {
   lineChanges,
   lineKey,
   liveLines,
+  priceCart,
   setQuantities,
   type Cart,
   type Purchasable,
   type VariantLookup,
 } from '../../src/cart/cart.js';
-import { cartJson } from '../../src/cart/cart-json.js';
+import { cartJson } from '../../src/storefront/cart-json.js';
 import type { Product, Variant } from '../../src/catalog/types.js';
+import { stockLevels } from '../../src/inventory/stock.js';
 
 function variant(id: number, overrides: Partial<Variant> = {}): Variant {
   return {
@@ -29,7 +31,6 @@ function variant(id: number, overrides: Partial<Variant> = {}): Variant {
     compareAtCents: null,
     inventoryTracked: true,
     inventoryPolicy: 'deny',
-    inventoryQuantity: 50,
     requiresShipping: true,
     taxable: true,
     barcode: null,
@@ -54,9 +55,9 @@ const product: Product = {
   publishedAt: '2026-01-01T00:00:00Z',
   variants: [
     variant(11),
-    variant(12, { inventoryQuantity: 5 }),
-    variant(13, { inventoryQuantity: 0 }),
-    variant(14, { inventoryQuantity: 0, inventoryPolicy: 'continue' }),
+    variant(12),
+    variant(13),
+    variant(14, { inventoryPolicy: 'continue' }),
     variant(15, { priceCents: 1999 }),
   ],
   images: [{ id: 1, position: 1, src: '/assets/demo/drink-stick.svg', alt: 'Drink Stick', width: 600, height: 600 }],
@@ -73,7 +74,9 @@ const product: Product = {
 
 const catalog = new Map<number, Purchasable>(product.variants.map((v) => [v.id, { product, variant: v }]));
 const lookup: VariantLookup = (id) => catalog.get(id);
-const limits = { maxLineQuantity: 10 };
+/** Units on hand: 12 has 5, 13 none, 14 none but back-orderable, the rest 50. */
+const onHand = new Map([[11, 50], [12, 5], [13, 0], [14, 0], [15, 50]]);
+const limits = { maxLineQuantity: 10, stock: stockLevels(onHand) };
 
 function cartWith(...items: Parameters<typeof addItems>[1]): Cart {
   return addItems(emptyCart('token'), items, lookup, limits);
@@ -167,11 +170,10 @@ describe('limits', () => {
 
   it('lowering a quantity is allowed even when stock fell below it', () => {
     const cart = cartWith({ variantId: 12, quantity: 5 });
-    const fewer = new Map(catalog);
-    fewer.set(12, { product, variant: variant(12, { inventoryQuantity: 1 }) });
-    const changed = changeLine(cart, { line: 1 }, 4, (id) => fewer.get(id), limits);
+    const fewer = { ...limits, stock: stockLevels(new Map([...onHand, [12, 1]])) };
+    const changed = changeLine(cart, { line: 1 }, 4, lookup, fewer);
     assert.equal(changed.lines[0]!.quantity, 4);
-    assert.equal(refusal(() => changeLine(changed, { line: 1 }, 5, (id) => fewer.get(id), limits)).reason, 'quantity_limit');
+    assert.equal(refusal(() => changeLine(changed, { line: 1 }, 5, lookup, fewer)).reason, 'quantity_limit');
   });
 });
 
@@ -219,7 +221,7 @@ describe('changing quantities', () => {
 
 describe('prices and totals', () => {
   it('totals are integer cents: item_count, total_price and total_weight sum the lines', () => {
-    const json = cartJson(cartWith({ variantId: 11, quantity: 2 }, { variantId: 15, quantity: 3 }), lookup, 'https://shop.test');
+    const json = cartJson(priceCart(cartWith({ variantId: 11, quantity: 2 }, { variantId: 15, quantity: 3 }), lookup), 'https://shop.test');
     assert.equal(json.item_count, 5);
     assert.equal(json.total_price, 2 * 1000 + 3 * 1999);
     assert.equal(json.original_total_price, json.total_price);
@@ -234,7 +236,7 @@ describe('prices and totals', () => {
   });
 
   it("a selling plan's discount lowers the line's price and shows in total_discount", () => {
-    const json = cartJson(cartWith({ variantId: 11, quantity: 3, sellingPlanId: 71 }), lookup, 'https://shop.test');
+    const json = cartJson(priceCart(cartWith({ variantId: 11, quantity: 3, sellingPlanId: 71 }), lookup), 'https://shop.test');
     const line = json.items[0]!;
     assert.equal(line.price, 900);
     assert.equal(line.original_price, 1000);

@@ -1,7 +1,6 @@
 /** The `cart` session cookie, cart lifetime and purge, the continue_url route, scope, and the OpenAPI description. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cartServiceFor } from '../../src/cart/cart-service.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { countRows, Shopper, variantId } from './shopper.js';
 
@@ -159,7 +158,7 @@ for (const backend of backends) {
       assert.notEqual(added.body.token, staleToken);
       assert.equal(added.body.item_count, 1);
 
-      assert.ok((await cartServiceFor(t.store).purgeExpired()) >= 1);
+      assert.ok((await t.store.carts.purgeExpired(t.store.db)) >= 1);
       const rows = await t.store.db.query<{ token: string }>('select token from carts where token = any($1::text[])', [[staleToken, fresh.token]]);
       assert.deepEqual(
         rows.map((r) => r.token),
@@ -172,7 +171,7 @@ for (const backend of backends) {
       const shopper = new Shopper(t.app);
       await addOne(shopper);
       await t.store.db.query(`update carts set updated_at = now() - interval '13 days' where token = $1`, [shopper.token]);
-      await cartServiceFor(t.store).purgeExpired();
+      await t.store.carts.purgeExpired(t.store.db);
       const read = await shopper.cart();
       assert.equal(read.body.token, shopper.token);
       assert.equal(read.body.item_count, 1);

@@ -1,11 +1,10 @@
 /** Group commit of cart changes (src/cart/write-batcher.ts) on a real database. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cartServiceFor } from '../../src/cart/cart-service.js';
 import { readCart, type CartWrite } from '../../src/cart/cart-store.js';
 import { addItems, lineChanges } from '../../src/cart/cart.js';
 import { CartWriteBatcher } from '../../src/cart/write-batcher.js';
-import type { Queryable } from '../../src/db/database.js';
+import type { Queryable, Row } from '../../src/db/database.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { variantId } from './shopper.js';
 
@@ -21,14 +20,14 @@ for (const backend of backends) {
 
     /** `count` stored carts, and for each a change adding one more of its line. */
     async function cartsWithChanges(count: number): Promise<CartWrite[]> {
-      const service = cartServiceFor(t.store);
+      const { carts, db: storeDb } = t.store;
       const id = variantId(t, 'ESP-RIS-10');
       const lookup = (variant: number) => t.store.catalog.snapshot.variantById(variant);
       const writes: CartWrite[] = [];
       for (let i = 0; i < count; i++) {
-        const token = (await service.addItems(undefined, [{ variantId: id, quantity: 1 }])).token;
+        const token = (await carts.addItems(storeDb, undefined, [{ variantId: id, quantity: 1 }])).token;
         const stored = (await readCart(t.store.db, token))!;
-        const after = addItems(stored.cart, [{ variantId: id, quantity: 1 }], lookup, { maxLineQuantity: 10 });
+        const after = addItems(stored.cart, [{ variantId: id, quantity: 1 }], lookup, { maxLineQuantity: 10, stock: t.store.inventory });
         writes.push({ id: stored.id, version: stored.version, cart: after, changes: lineChanges(stored.cart, after) });
       }
       return writes;
@@ -38,16 +37,23 @@ for (const backend of backends) {
       return Promise.all(writes.map(async (w) => (await readCart(t.store.db, w.cart.token))!.cart.lines[0]!.quantity));
     }
 
-    /** The database, counting the write statements and failing the ones `fail` picks. */
-    function watched(fail: (sql: string, params: readonly unknown[]) => boolean = () => false) {
+    /** A deadlock: PostgreSQL rolled the statement back whole. */
+    const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+
+    /**
+     * The database, counting the write statements and failing the ones `fail` picks: before running them
+     * (`failure`, a deadlock by default), or after running them (`afterwards`: the answer was lost).
+     */
+    function watched(fail: (sql: string, params: readonly unknown[]) => boolean = () => false, options: { afterwards?: boolean } = {}) {
       const statements: number[] = [];
       const db: Queryable = {
-        query: async (sql, params = []) => {
-          if (sql.includes('with input')) {
-            statements.push(params.length);
-            if (fail(sql, params)) throw new Error('deadlock detected');
-          }
-          return t.store.db.query(sql, params);
+        query: async <T extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> => {
+          const failing = sql.includes('with input') && fail(sql, params);
+          if (sql.includes('with input')) statements.push(params.length);
+          if (failing && !options.afterwards) throw deadlock();
+          const rows = await t.store.db.query<T>(sql, params);
+          if (failing) throw new Error('Connection terminated unexpectedly');
+          return rows;
         },
       };
       return { db, statements };
@@ -71,7 +77,7 @@ for (const backend of backends) {
       assert.deepEqual(await quantities([write!]), [2]);
     });
 
-    it('a failed batch statement is retried change by change, so one failure does not fail the others', async () => {
+    it('a batch statement PostgreSQL rolled back (deadlock) is retried change by change, so one failure does not fail the others', async () => {
       const writes = await cartsWithChanges(8);
       let failures = 0;
       const { db, statements } = watched((_sql, params) => params.length > 12 && failures++ === 0);
@@ -80,6 +86,19 @@ for (const backend of backends) {
       assert.deepEqual(new Set(results), new Set([true]));
       assert.equal(failures, 1);
       assert.ok(statements.length > 2);
+      assert.deepEqual(await quantities(writes), writes.map(() => 2));
+    });
+
+    it('a batch whose answer was lost after it was applied is not tried again: each change is refused and stored once', async () => {
+      const writes = await cartsWithChanges(4);
+      let failures = 0;
+      const { db, statements } = watched((_sql, params) => params.length > 8 && failures++ === 0, { afterwards: true });
+      const batcher = new CartWriteBatcher(db, 1);
+      const results = await Promise.allSettled(writes.map((w) => batcher.write(w)));
+      assert.equal(failures, 1);
+      assert.equal(statements.length, 1, 'no second statement for the same changes');
+      assert.deepEqual(results.map((r) => r.status), writes.map(() => 'rejected'));
+      // Each change landed once (1 + 1 = 2), never twice.
       assert.deepEqual(await quantities(writes), writes.map(() => 2));
     });
 

@@ -34,6 +34,12 @@ async function counts(t: TestStore) {
   return row!;
 }
 
+/** The store's in-memory catalog and stock after an import made outside them. */
+async function refreshed(t: TestStore): Promise<void> {
+  await t.store.catalog.refresh(t.store.db);
+  await t.store.inventory.refresh(t.store.db);
+}
+
 for (const backend of backends) {
   describe(`catalog import (${backend.name})`, () => {
     let t: TestStore;
@@ -47,7 +53,7 @@ for (const backend of backends) {
       assert.deepEqual(report.products, { created: 1, updated: 0, unchanged: 0, removed: 0 });
       assert.equal(report.variants.created, 2);
       assert.equal(report.collections.created, 1);
-      await t.store.catalog.refresh();
+      await refreshed(t);
       const { status, body } = await getJson(t.app, '/products/shaker-bottle.js');
       assert.equal(status, 200);
       assert.equal(body.variants.length, 2);
@@ -69,14 +75,14 @@ for (const backend of backends) {
     });
 
     it('a re-import upserts by handle and SKU: ids stay, the changed price shows, a dropped variant is removed', async () => {
-      await t.store.catalog.refresh();
+      await refreshed(t);
       const first = (await getJson(t.app, '/products/shaker-bottle.js')).body;
       const doc = mugDocument();
       doc.products[0]!.variants = [{ sku: 'SHK-BLK', options: ['Black'], price: 1350, inventory_quantity: 5 }];
       const report = await importCatalog(t.store.db, doc);
       assert.equal(report.products.unchanged, 1);
       assert.deepEqual(report.variants, { created: 0, updated: 1, unchanged: 0, removed: 1 });
-      await t.store.catalog.refresh();
+      await refreshed(t);
       const second = (await getJson(t.app, '/products/shaker-bottle.js')).body;
       assert.equal(second.id, first.id);
       assert.equal(second.variants.length, 1);
@@ -104,7 +110,7 @@ for (const backend of backends) {
       };
       await assert.rejects(importCatalog(t.store.db, doc), /collections\.0\.products\.1/);
       assert.deepEqual(await counts(t), before);
-      await t.store.catalog.refresh();
+      await refreshed(t);
       assert.equal((await getJson(t.app, '/products/travel-pouch.js')).status, 404);
     });
 
@@ -119,7 +125,7 @@ for (const backend of backends) {
       const doc = parseShopifyCsv(fixture('shopify-products.csv'));
       const report = await importCatalog(t.store.db, doc);
       assert.equal(report.products.created, doc.products.length);
-      await t.store.catalog.refresh();
+      await refreshed(t);
       const electrolyte = await getJson(t.app, '/products/electrolyte-drink-mix-sticks.js');
       assert.equal(electrolyte.status, 200);
       assert.equal(electrolyte.body.variants.length, 5);

@@ -24,7 +24,8 @@ for (const backend of backends) {
       const dir = path.join(scratch, `restart-${backend.name}`);
       const first = await startTestStore(backend, { dir });
       await importCatalog(first.store.db, kettle);
-      await first.store.catalog.refresh();
+      await first.store.catalog.refresh(first.store.db);
+      await first.store.inventory.refresh(first.store.db);
       const before = (await getJson(first.app, '/collections/all/products.json?limit=250')).body.products.length;
       await first.close();
 

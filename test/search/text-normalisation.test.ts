@@ -36,10 +36,11 @@ describe('text normalisation', () => {
     assert.notEqual(stem('stick'), stem('sticker'));
   });
 
-  it('reads description HTML as text: tags become spaces, entities are decoded, scripts dropped', () => {
+  it('reads description HTML as a shopper does: block tags separate words, inline tags do not, entities are decoded, scripts dropped', () => {
     const html = '<p>Salt&nbsp;&amp;&nbsp;pepper</p><p>caf&eacute; &#233;clair &#x43;ocoa</p><script>track()</script><!-- note -->';
     assert.deepEqual(foldedWords(htmlToText(html)), ['salt', 'pepper', 'cafe', 'eclair', 'cocoa']);
-    assert.deepEqual(foldedWords(htmlToText('<b>lemon</b><i>lime</i>')), ['lemon', 'lime']);
+    assert.deepEqual(foldedWords(htmlToText('<b>lemon</b> <i>lime</i><br>mint<li>sage</li>')), ['lemon', 'lime', 'mint', 'sage']);
+    assert.equal(htmlToText('Tear, <b>pour</b>, shake.'), 'Tear, pour, shake.');
   });
 
   it('knows words one edit apart: insertion, deletion, substitution, swap of neighbours', () => {
