@@ -268,18 +268,22 @@ export class CartService {
     }
     const batched = isDatabase(db);
     return this.inTurn(db, token, async () => {
+      // A token this store handed out keeps its cart; any other token (or one an expired cart still holds) gets a new one.
+      let keepToken = this.tokens.issued(token);
       for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
         const cached = attempt === 1 && batched ? this.recent.get(token) : undefined;
         const stored = cached ?? (await readCart(db, token));
         if (!stored) {
           if (options.mustExist) throw new CartNotFound(token);
-          // A token this store handed out keeps its cart; any other token gets a new one.
-          const startToken: string = this.tokens.issued(token) ? token : this.tokens.issue();
           try {
-            return await this.createCart(db, startToken, apply, lookup);
+            return await this.createCart(db, keepToken ? token : this.tokens.issue(), apply, lookup);
           } catch (error) {
-            // Another change started the cart under this token first: apply this one to it.
-            if (startToken === token && batched && isUniqueViolation(error)) continue;
+            // The token is taken: by a cart another change just started (apply this change to it on the next
+            // read), or by an expired cart not yet purged (then the next attempt starts under a new token).
+            if (keepToken && batched && isUniqueViolation(error)) {
+              keepToken = false;
+              continue;
+            }
             throw error;
           }
         }

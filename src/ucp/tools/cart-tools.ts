@@ -56,10 +56,11 @@ function variantId(line: RequestLine): number {
 }
 
 /** An item id that is not a variant id is refused before the cart service is asked. */
-function unknownItems(lines: readonly RequestLine[]): ToolOutcome | undefined {
+function unknownItems(lines: readonly RequestLine[], continueUrl?: string): ToolOutcome | undefined {
   const index = lines.findIndex((line) => parseId(line.item.id) === undefined);
   if (index < 0) return undefined;
-  return refusal(new CartError('unknown_variant', `Cannot find variant "${lines[index]!.item.id.slice(0, 40)}": an item id is a variant id in decimal digits.`));
+  const id = lines[index]!.item.id.slice(0, 40);
+  return refusal(new CartError('unknown_variant', `Cannot find variant "${id}": an item id is a variant id in decimal digits.`), continueUrl);
 }
 
 /** Runs a cart change; the cart's refusals become UCP error results, a missing cart the not-found result. */
@@ -134,10 +135,10 @@ export const updateCartTool: ToolDefinition = {
   outputSchema: toolOutput('cart'),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string; cart: { line_items: RequestLine[] } }, context) {
-    const unknown = unknownItems(args.cart.line_items);
-    if (unknown) return unknown;
     const { carts, db } = context.store;
     const continueUrl = cartContinueUrl(context.store.config.baseUrl, args.id);
+    const unknown = unknownItems(args.cart.line_items, continueUrl);
+    if (unknown) return unknown;
     // mustExist: an unknown or canceled cart is not_found, never a new cart.
     return refusing(
       args.id,
