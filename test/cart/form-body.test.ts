@@ -1,7 +1,7 @@
 /** Rack-style form fields as Shopify themes post them (src/cart/form-body.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formFields, indexedArray, urlencodedFields } from '../../src/cart/form-body.js';
+import { formFields, indexedArray, urlencodedFields } from '../../src/storefront/form-body.js';
 
 describe('form fields with bracket keys', () => {
   it('nests bracket keys into objects and keeps values as text', () => {

@@ -4,7 +4,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
-import { CartSchema } from '../../src/cart/schemas.js';
+import { CartSchema } from '../../src/storefront/cart-schemas.js';
 import type { TestStore } from '../helpers/store.js';
 
 export interface Answer {

@@ -1,7 +1,7 @@
 /** Validates what the service emits against its published schemas (the same ones OpenAPI describes). */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { ProductSchema, VariantSchema } from '../../src/catalog/schemas.js';
+import { ProductSchema, VariantSchema } from '../../src/storefront/product-schemas.js';
 import { ErrorSchema } from '../../src/http/errors.js';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
