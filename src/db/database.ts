@@ -13,10 +13,15 @@ export interface Queryable {
   query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
+/** A transaction: queries, and scripts of several statements (a migration file, run whole). */
+export interface Transaction extends Queryable {
+  exec(sql: string): Promise<void>;
+}
+
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs fn in one transaction; it commits when fn resolves and rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
@@ -85,7 +90,15 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
   return {
     kind: 'pglite',
     query: (sql, params) => run(db, sql, params),
-    transaction: (fn) => db.transaction((tx) => fn({ query: (sql, params) => run(tx, sql, params) })),
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn({
+          query: (sql, params) => run(tx, sql, params),
+          exec: async (sql) => {
+            await tx.exec(sql);
+          },
+        }),
+      ),
     exec: async (sql) => {
       await db.exec(sql);
     },
@@ -117,7 +130,12 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const result = await fn({ query: (sql, params) => run(client, sql, params) });
+        const result = await fn({
+          query: (sql, params) => run(client, sql, params),
+          exec: async (sql) => {
+            await client.query(sql);
+          },
+        });
         await client.query('commit');
         return result;
       } catch (error) {

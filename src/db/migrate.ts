@@ -10,19 +10,19 @@ export interface Migration {
   sql: string;
 }
 
-export function loadMigrations(): Migration[] {
-  return readdirSync(MIGRATIONS_DIR)
+export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
+  return readdirSync(dir)
     .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
     .sort()
     .map((file) => ({
       version: Number(file.slice(0, 3)),
       name: file.slice(4, -4),
-      sql: readFileSync(new URL(file, MIGRATIONS_DIR), 'utf8'),
+      sql: readFileSync(new URL(file, dir), 'utf8'),
     }));
 }
 
-/** Applies the migrations not yet applied; returns the names it applied. */
-export async function migrate(db: Database): Promise<string[]> {
+/** Applies the migrations not yet applied (each file whole, in its own transaction); returns the names it applied. */
+export async function migrate(db: Database, migrations: Migration[] = loadMigrations()): Promise<string[]> {
   // Instances starting together on a fresh server would race on creating the table: one creates, the others wait.
   await db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock(hashtext('storefront:migrate'))");
@@ -30,26 +30,18 @@ export async function migrate(db: Database): Promise<string[]> {
       version integer primary key, name text not null, applied_at timestamptz not null default now())`);
   });
   const applied: string[] = [];
-  for (const migration of loadMigrations()) {
+  for (const migration of migrations) {
     const done = await db.transaction(async (tx) => {
       // Several instances may start at once against one server: one applies, the others wait and skip.
       await tx.query('lock table schema_migrations in exclusive mode');
       const rows = await tx.query('select 1 from schema_migrations where version = $1', [migration.version]);
       if (rows.length > 0) return false;
-      for (const statement of splitStatements(migration.sql)) await tx.query(statement);
+      // Whole, as PostgreSQL reads a script: a function body with semicolons ($$ … $$) stays one statement.
+      await tx.exec(migration.sql);
       await tx.query('insert into schema_migrations (version, name) values ($1, $2)', [migration.version, migration.name]);
       return true;
     });
     if (done) applied.push(`${String(migration.version).padStart(3, '0')}_${migration.name}`);
   }
   return applied;
-}
-
-/** Splits a migration on statement-ending semicolons; migrations keep to plain DDL (no function bodies). */
-function splitStatements(sql: string): string[] {
-  return sql
-    .replace(/--[^\n]*/g, '')
-    .split(/;\s*(?:\n|$)/)
-    .map((statement) => statement.trim())
-    .filter(Boolean);
 }
