@@ -1,28 +1,62 @@
 #!/usr/bin/env node
-/** The storefront CLI: serve | migrate | import FILE. */
+/** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY]. */
 import { readFile } from 'node:fs/promises';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { DatabaseInUseError, openDatabase } from './db/database.js';
-import { migrate } from './db/migrate.js';
 import { ImportError } from './catalog/import/catalog-document.js';
-import { importCatalog, type ImportReport } from './catalog/import/import-catalog.js';
+import type { ImportReport } from './catalog/import/import-catalog.js';
 import { parseShopifyCsv } from './catalog/import/shopify-csv.js';
+import { controlSocketPath, sendControlCommand, serveControlSocket } from './cli/control-socket.js';
+import {
+  CommandError,
+  describeImport,
+  describeStock,
+  merchantCommands,
+  parseQuantity,
+  type MerchantCommands,
+  type StockSet,
+} from './cli/merchant-commands.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { DatabaseInUseError, openDatabase, type Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import type { StockListing } from './inventory/inventory-store.js';
 import { openStore } from './store.js';
 
-const USAGE = `usage: storefront <command>
-  serve          serve the store (PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL)
-  migrate        apply the database migrations and exit
-  import FILE    import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json)`;
+const USAGE = `usage: storefront <command> [arguments]
+
+  serve                      serve the store (the default): migrates, seeds the demo catalog into an empty store
+  migrate                    apply the database migrations and exit
+  import FILE                import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json)
+  stock                      list every variant: SKU, variant id, product, units on hand
+  stock set SKU QUANTITY     set a variant's units on hand (a whole number from 0)
+  help                       this text
+
+The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
+import and stock work while the store runs: on PostgreSQL running stores see the change within 2 seconds;
+with the embedded database the command is run by the running store itself, through its control socket.
+Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
+RATE_LIMIT, MCP_ALLOWED_HOSTS, UCP_ALLOW_INSECURE_PROFILES.`;
+
+class UsageError extends Error {}
 
 async function serve(config: Config): Promise<void> {
   const store = await openStore(config);
   const app = await buildApp(store, { logger: true });
+  // The embedded database belongs to this process: the merchant's commands reach it through this socket.
+  const control = config.databaseUrl
+    ? undefined
+    : await serveControlSocket(
+        controlSocketPath(config.dataDir),
+        merchantCommands(store.db, async () => {
+          await store.inventory.refresh(store.db);
+          await store.catalog.refresh(store.db);
+        }),
+      );
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
+    await control?.close();
     await app.close();
     await store.close();
     process.exit(0);
@@ -33,39 +67,66 @@ async function serve(config: Config): Promise<void> {
   app.log.info(`storefront serving ${config.baseUrl} on ${config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`}`);
 }
 
-async function importFile(config: Config, file: string | undefined): Promise<void> {
+/**
+ * Runs a merchant command: on the database itself (PostgreSQL, or an embedded database no store holds), or
+ * through the control socket of the store that holds the embedded database.
+ */
+async function withCommands<T>(config: Config, run: (commands: MerchantCommands) => Promise<T>): Promise<T> {
+  let db: Database;
+  try {
+    db = await openDatabase(config);
+  } catch (error) {
+    if (!(error instanceof DatabaseInUseError)) throw error;
+    return run(remoteCommands(controlSocketPath(config.dataDir)));
+  }
+  try {
+    await migrate(db);
+    return await run(merchantCommands(db));
+  } finally {
+    await db.close();
+  }
+}
+
+function remoteCommands(socketPath: string): MerchantCommands {
+  return {
+    stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
+    setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
+    importCatalog: (document) => sendControlCommand<ImportReport>(socketPath, 'POST', '/import', { document }),
+  };
+}
+
+async function readCatalogFile(file: string | undefined): Promise<unknown> {
   if (!file) throw new UsageError('import needs a FILE (.csv or .json)');
   const text = await readFile(file, 'utf8').catch(() => {
     throw new UsageError(`cannot read ${file}`);
   });
-  let document: unknown;
-  if (/\.csv$/i.test(file)) document = parseShopifyCsv(text);
-  else {
-    try {
-      document = JSON.parse(text);
-    } catch (error) {
-      throw new ImportError('file', `not valid JSON (${(error as Error).message})`);
-    }
-  }
-  const store = await openStore(config, { seedDemo: false });
+  if (/\.csv$/i.test(file)) return parseShopifyCsv(text);
   try {
-    const report = await importCatalog(store.db, document);
-    console.log(describeReport(report));
-  } finally {
-    await store.close();
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ImportError('file', `not valid JSON (${(error as Error).message})`);
   }
 }
 
-function describeReport(report: ImportReport): string {
-  const line = (name: string, t: ImportReport['products']) =>
-    `${name}: ${t.created} created, ${t.updated} changed, ${t.unchanged} unchanged${t.removed ? `, ${t.removed} removed` : ''}`;
-  return ['imported', line('products', report.products), line('variants', report.variants), line('collections', report.collections)].join('\n  ');
+async function stock(config: Config, args: string[]): Promise<void> {
+  const [action, sku, quantity, ...extra] = args;
+  if (action === undefined) {
+    console.log(describeStock(await withCommands(config, (commands) => commands.stock())));
+    return;
+  }
+  if (action !== 'set') throw new UsageError(`unknown stock command "${action.slice(0, 40)}"; use: storefront stock, or storefront stock set SKU QUANTITY`);
+  if (!sku || extra.length > 0) throw new UsageError('usage: storefront stock set SKU QUANTITY');
+  const onHand = parseQuantity(quantity);
+  const set = await withCommands(config, (commands) => commands.setStock(sku, onHand));
+  console.log(`${set.sku} (variant ${set.variantId}): ${set.onHand} on hand (was ${set.previous})`);
 }
-
-class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  if (command === 'help' || command === '--help' || command === '-h' || rest.includes('--help') || rest.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
   const config = loadConfig();
   switch (command) {
     case 'serve':
@@ -81,16 +142,22 @@ async function main(argv: string[]): Promise<void> {
       }
       return;
     }
-    case 'import':
-      return importFile(config, rest[0]);
+    case 'import': {
+      const document = await readCatalogFile(rest[0]);
+      console.log(describeImport(await withCommands(config, (commands) => commands.importCatalog(document))));
+      return;
+    }
+    case 'stock':
+      return stock(config, rest);
     default:
-      throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+      throw new UsageError(`unknown command "${command.slice(0, 40)}"\n${USAGE}`);
   }
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`storefront: bad configuration: ${error.message}`);
   else if (error instanceof ImportError) console.error(`storefront: import rejected, nothing was imported: ${error.message}`);
+  else if (error instanceof CommandError) console.error(`storefront: ${error.message}; nothing was changed`);
   else if (error instanceof UsageError || error instanceof DatabaseInUseError) console.error(`storefront: ${error.message}`);
   else console.error(`storefront: ${(error as Error).message ?? error}`);
   process.exit(1);

@@ -38,7 +38,7 @@ export async function setOnHandBySku(db: Queryable, sku: string, onHand: number)
     `with target as (
        select v.id from variants v where v.sku = $1 and v.archived_at is null
      ), previous as (
-       select i.variant_id, i.on_hand from inventory_levels i join target on target.id = i.variant_id for update
+       select i.variant_id, i.on_hand from inventory_levels i join target on target.id = i.variant_id
      ), written as (
        insert into inventory_levels (variant_id, on_hand) select id, $2 from target
        on conflict (variant_id) do update set on_hand = excluded.on_hand, change_seq = nextval('inventory_change_seq'), updated_at = now()

@@ -1,0 +1,104 @@
+/**
+ * The control socket: while a store serves its embedded database (which one process alone may open), the
+ * merchant's commands reach it here, an HTTP endpoint on a Unix socket inside DATA_DIR that only the
+ * store's own user can open. The store runs each command in-process, in its own transaction, and takes the
+ * change in at once. (Serving the database itself over a socket would let another process's transaction
+ * interleave with the store's own queries on PGlite's single connection.)
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ImportError } from '../catalog/import/catalog-document.js';
+import { CommandError, type MerchantCommands } from './merchant-commands.js';
+
+/** Unix socket paths are limited to about 107 bytes; a deep DATA_DIR gets a socket in the temp folder instead. */
+const MAX_SOCKET_PATH = 100;
+const MAX_BODY_BYTES = 256 * 1024 * 1024;
+
+export function controlSocketPath(dataDir: string): string {
+  const inDataDir = path.join(dataDir, 'storefront.sock');
+  if (inDataDir.length <= MAX_SOCKET_PATH) return inDataDir;
+  return path.join(tmpdir(), `storefront-${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16)}.sock`);
+}
+
+type Answer = { status: number; body: unknown };
+
+async function route(commands: MerchantCommands, method: string, url: string, body: unknown): Promise<Answer> {
+  const input = (body ?? {}) as Record<string, unknown>;
+  if (method === 'GET' && url === '/stock') return { status: 200, body: await commands.stock() };
+  if (method === 'POST' && url === '/stock') return { status: 200, body: await commands.setStock(String(input.sku), Number(input.onHand)) };
+  if (method === 'POST' && url === '/import') return { status: 200, body: await commands.importCatalog(input.document) };
+  return { status: 404, body: { error: 'unknown command' } };
+}
+
+/** Serves the commands on the socket until closed; a socket left by a store that died is replaced. */
+export async function serveControlSocket(socketPath: string, commands: MerchantCommands): Promise<{ close(): Promise<void> }> {
+  if (existsSync(socketPath)) rmSync(socketPath, { force: true }); // the data directory's lock says no live store holds it
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    request.on('end', () => {
+      const reply = (answer: Answer) => {
+        response.writeHead(answer.status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(answer.body));
+      };
+      let body: unknown;
+      try {
+        body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      } catch {
+        return reply({ status: 400, body: { error: 'the command is not valid JSON' } });
+      }
+      route(commands, request.method ?? 'GET', request.url ?? '/', body).then(reply, (error: unknown) => {
+        if (error instanceof CommandError) return reply({ status: 422, body: { error: error.message } });
+        if (error instanceof ImportError) return reply({ status: 422, body: { error: error.message, where: error.where } });
+        reply({ status: 500, body: { error: `the store could not run the command: ${(error as Error).message}` } });
+      });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  chmodSync(socketPath, 0o600);
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          rmSync(socketPath, { force: true });
+          resolve();
+        });
+      }),
+  };
+}
+
+/** Runs a command in the store that holds the socket; its refusals come back as CommandError / ImportError. */
+export function sendControlCommand<T>(socketPath: string, method: 'GET' | 'POST', url: string, body?: unknown): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const request = http.request({ socketPath, method, path: url, headers: { 'content-type': 'application/json' } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        let answer: { error?: string; where?: string } & Record<string, unknown>;
+        try {
+          answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          return reject(new Error('the running store gave an answer that is not JSON'));
+        }
+        if (response.statusCode === 200) return resolve(answer as T);
+        if (response.statusCode === 422 && answer.where !== undefined) {
+          return reject(new ImportError(answer.where, (answer.error ?? '').slice(answer.where.length + 2)));
+        }
+        if (response.statusCode === 422) return reject(new CommandError(answer.error ?? 'refused'));
+        reject(new Error(answer.error ?? `the running store answered ${response.statusCode}`));
+      });
+    });
+    request.on('error', (error) => reject(new Error(`cannot reach the running store on its control socket (${error.message})`)));
+    request.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
