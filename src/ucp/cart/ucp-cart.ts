@@ -6,7 +6,6 @@
  */
 import type { PricedCart } from '../../cart/cart.js';
 import { absoluteUrl, STORE_CURRENCY } from '../../catalog/types.js';
-import { UCP_VERSION } from '../protocol.js';
 
 export interface UcpTotal {
   type: 'subtotal' | 'items_discount' | 'total';
@@ -62,9 +61,4 @@ export function ucpCart(cart: PricedCart, baseUrl: string): UcpCart {
     totals: totals(cart.totals.originalTotalPrice, cart.totals.totalDiscount, cart.totals.totalPrice),
     continue_url: cartContinueUrl(baseUrl, cart.token),
   };
-}
-
-/** The `ucp` member of a cart response (response_cart_schema: no payment handlers before checkout). */
-export function cartEnvelope(version: string): { version: string; status: 'success'; capabilities: Record<string, { version: string }[]> } {
-  return { version: UCP_VERSION, status: 'success', capabilities: { 'dev.ucp.shopping.cart': [{ version }] } };
 }

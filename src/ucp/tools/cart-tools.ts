@@ -8,10 +8,10 @@ import { CartError, CartNotFound, type CartView, type ItemToAdd, type Replacemen
 import { parseId } from '../../catalog/ids.js';
 import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/idempotency-store.js';
 import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
-import { cartContinueUrl, cartEnvelope, ucpCart } from '../cart/ucp-cart.js';
+import { cartContinueUrl, ucpCart } from '../cart/ucp-cart.js';
 import { Capability } from '../protocol.js';
 import { bundledRef } from '../schemas/schema-bundle.js';
-import { errorOutcome, outcome, toolInput, toolOutput, type ToolContext, type ToolDefinition, type ToolOutcome } from './tool.js';
+import { defineTool, errorOutcome, outcome, toolInput, toolOutput, ucpEnvelope, type ToolContext, type ToolOutcome } from './tool.js';
 
 interface RequestLine {
   id?: string;
@@ -46,8 +46,7 @@ function notFound(id: string, context: ToolContext): ToolOutcome {
 
 function cartOutcome(view: CartView, context: ToolContext, options: { continueUrl?: boolean } = {}): ToolOutcome {
   const { continue_url, ...cart } = ucpCart(view.cart, context.store.config.baseUrl);
-  const version = context.capabilities.get(Capability.cart)!;
-  return outcome({ ucp: cartEnvelope(version), ...cart, ...(options.continueUrl === false ? {} : { continue_url }) });
+  return outcome({ ucp: ucpEnvelope(context, Capability.cart), ...cart, ...(options.continueUrl === false ? {} : { continue_url }) });
 }
 
 /** Item ids are variant ids, in decimal; anything else names no variant. */
@@ -79,7 +78,7 @@ const CART_DESCRIPTION =
   'Prices and totals are integer US cents. The answer carries the cart `id` for the other cart tools and a ' +
   '`continue_url` that opens the same cart in a browser, where the buyer continues to checkout.';
 
-export const createCartTool: ToolDefinition = {
+export const createCartTool = defineTool<{ cart: { line_items: RequestLine[] } }>({
   name: 'create_cart',
   title: 'Create a cart',
   description: `Create a cart with line items (at least one). ${CART_DESCRIPTION}`,
@@ -98,9 +97,9 @@ export const createCartTool: ToolDefinition = {
     const { carts, db } = context.store;
     return refusing(undefined, context, async () => cartOutcome(await carts.addItems(db, undefined, items), context));
   },
-};
+});
 
-export const getCartTool: ToolDefinition = {
+export const getCartTool = defineTool<{ id: string }>({
   name: 'get_cart',
   title: 'Get a cart',
   description: `The cart as it is now. ${CART_DESCRIPTION}`,
@@ -112,7 +111,7 @@ export const getCartTool: ToolDefinition = {
     const view = await context.store.carts.findCart(context.store.db, args.id);
     return view ? cartOutcome(view, context) : notFound(args.id, context);
   },
-};
+});
 
 /**
  * UCP update is a full replacement of the lines, made by the cart service as one change (so a line another
@@ -124,7 +123,7 @@ function replacementItems(lines: readonly RequestLine[]): ReplacementItem[] {
   return lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity, key: line.id }));
 }
 
-export const updateCartTool: ToolDefinition = {
+export const updateCartTool = defineTool<{ id: string; cart: { line_items: RequestLine[] } }>({
   name: 'update_cart',
   title: 'Replace the lines of a cart',
   description:
@@ -147,9 +146,9 @@ export const updateCartTool: ToolDefinition = {
       continueUrl,
     );
   },
-};
+});
 
-export const cancelCartTool: ToolDefinition = {
+export const cancelCartTool = defineTool<{ id: string; meta: { 'idempotency-key': string } }>({
   name: 'cancel_cart',
   title: 'Cancel a cart',
   description:
@@ -176,7 +175,7 @@ export const cancelCartTool: ToolDefinition = {
       throw error;
     }
   },
-};
+});
 
 /** How a tool's answer is kept for an idempotency key. */
 const outcomeCodec = {

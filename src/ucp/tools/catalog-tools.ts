@@ -9,7 +9,7 @@ import { ucpProduct } from '../catalog/ucp-product.js';
 import { invalidParams } from '../jsonrpc-errors.js';
 import { Capability } from '../protocol.js';
 import { bundledRef } from '../schemas/schema-bundle.js';
-import { errorOutcome, JsonTextBuilder, outcome, toolInput, toolOutput, ucpEnvelope, type ToolDefinition, type UcpMessage } from './tool.js';
+import { defineTool, errorOutcome, JsonTextBuilder, outcome, toolInput, toolOutput, ucpEnvelope, type UcpMessage } from './tool.js';
 
 const DEFAULT_PAGE_SIZE = 10;
 const MAX_PAGE_SIZE = 50;
@@ -56,7 +56,7 @@ function decodeCursor(cursor: string | undefined): number {
 }
 const encodeCursor = (offset: number) => Buffer.from(`o${offset}`, 'latin1').toString('base64url');
 
-export const searchCatalogTool: ToolDefinition = {
+export const searchCatalogTool = defineTool<{ catalog: { query?: string; filters?: RequestFilters; context?: RequestContext; pagination?: { cursor?: string; limit?: number } } }>({
   name: 'search_catalog',
   title: 'Search the catalog',
   description:
@@ -80,7 +80,7 @@ export const searchCatalogTool: ToolDefinition = {
       ...(page.hasNextPage ? { cursor: encodeCursor(offset + limit) } : {}),
       ...(page.total !== undefined ? { total_count: page.total } : {}),
     };
-    const json = new JsonTextBuilder().add(`{"ucp":${ucpEnvelope(context, Capability.catalogSearch)},"products":[`);
+    const json = new JsonTextBuilder().add(`{"ucp":${JSON.stringify(ucpEnvelope(context, Capability.catalogSearch))},"products":[`);
     page.products.forEach((product, i) => {
       const { text, escaped } = products.serialised(product);
       if (i > 0) json.add(',');
@@ -90,9 +90,9 @@ export const searchCatalogTool: ToolDefinition = {
     if (messages.length) json.add(`,"messages":${JSON.stringify(messages)}`);
     return json.add('}').outcome();
   },
-};
+});
 
-export const lookupCatalogTool: ToolDefinition = {
+export const lookupCatalogTool = defineTool<{ catalog: { ids: string[]; filters?: RequestFilters; context?: RequestContext } }>({
   name: 'lookup_catalog',
   title: 'Look up products by identifier',
   description:
@@ -122,13 +122,13 @@ export const lookupCatalogTool: ToolDefinition = {
     });
     for (const id of notFound) messages.push({ type: 'info', code: 'not_found', content: id.slice(0, 200) });
     return {
-      json: `{"ucp":${ucpEnvelope(context, Capability.catalogLookup)},"products":${JSON.stringify(products)}${messages.length ? `,"messages":${JSON.stringify(messages)}` : ''}}`,
+      json: `{"ucp":${JSON.stringify(ucpEnvelope(context, Capability.catalogLookup))},"products":${JSON.stringify(products)}${messages.length ? `,"messages":${JSON.stringify(messages)}` : ''}}`,
       isError: false,
     };
   },
-};
+});
 
-export const getProductTool: ToolDefinition = {
+export const getProductTool = defineTool<{ catalog: { id: string; selected?: { name: string; label: string }[]; preferences?: string[]; filters?: RequestFilters; context?: RequestContext } }>({
   name: 'get_product',
   title: 'Get one product in detail',
   description:
@@ -157,7 +157,7 @@ export const getProductTool: ToolDefinition = {
     const titles = catalogIndex(snapshot).collectionTitles(detail.product);
     const product = ucpProduct(detail.product, snapshot.baseUrl, store.inventory, titles, detail.variants);
     return outcome({
-      ucp: JSON.parse(ucpEnvelope(context, Capability.catalogLookup)),
+      ucp: ucpEnvelope(context, Capability.catalogLookup),
       product: {
         ...product,
         ...(detail.selected.length ? { selected: detail.selected } : {}),
@@ -166,6 +166,6 @@ export const getProductTool: ToolDefinition = {
       ...(messages.length ? { messages } : {}),
     });
   },
-};
+});
 
 export const catalogTools = [searchCatalogTool, lookupCatalogTool, getProductTool];

@@ -45,7 +45,8 @@ export class JsonTextBuilder {
   }
 }
 
-export interface ToolDefinition {
+/** A tool whose arguments have the type `Args`: what its `inputSchema` admits (checked before `run`). */
+export interface ToolDefinition<Args = unknown> {
   name: string;
   title: string;
   description: string;
@@ -53,7 +54,15 @@ export interface ToolDefinition {
   inputSchema: JsonSchema;
   outputSchema: JsonSchema;
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
-  run(args: any, context: ToolContext): Promise<ToolOutcome>;
+  run(args: Args, context: ToolContext): Promise<ToolOutcome>;
+}
+
+/**
+ * A tool as the registry holds it. The dispatcher validates the arguments against `inputSchema` before it
+ * calls `run`, which is what makes them `Args`: this is the one place that says so.
+ */
+export function defineTool<Args>(tool: ToolDefinition<Args>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
 }
 
 /**
@@ -96,10 +105,16 @@ export function toolOutput(responseSchema: string): JsonSchema {
   return { type: 'object', oneOf: [bundledRef(responseSchema), bundledRef('error_response')] };
 }
 
-/** The `ucp` member of a successful response: the version and the capabilities this operation used. */
-export function ucpEnvelope(context: ToolContext, capability: CapabilityName): string {
+export interface UcpEnvelope {
+  version: string;
+  status: 'success';
+  capabilities: Record<string, { version: string }[]>;
+}
+
+/** The `ucp` member of a successful response: the version and the capability this operation used, at its negotiated version. */
+export function ucpEnvelope(context: ToolContext, capability: CapabilityName): UcpEnvelope {
   const version = context.capabilities.get(capability) ?? UCP_VERSION;
-  return `{"version":"${UCP_VERSION}","status":"success","capabilities":{"${capability}":[{"version":"${version}"}]}}`;
+  return { version: UCP_VERSION, status: 'success', capabilities: { [capability]: [{ version }] } };
 }
 
 export interface UcpMessage {
