@@ -4,10 +4,7 @@
  * listens on 127.0.0.1 and every load is bounded in time.
  *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
+import { load, startTarget, type Load, type Target } from './harness.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -20,63 +17,6 @@ const CATALOG_SIZE = Number(process.env.BENCH_PRODUCTS ?? 10_000);
 const SEARCH_QUERIES = ['espresso capsules', 'hydration drink stick', 'magnesium', 'vitamin d3', 'lemon-lime', 'cold brew', 'decaf', 'electrolyte sticks', 'melatonin', 'capsle', 'berry', 'omega-3 capsules']
   .flatMap((phrase) => Array.from({ length: phrase.length - 1 }, (_, i) => phrase.slice(0, i + 2)))
   .filter((q) => q.trim().length >= 2);
-
-interface Target {
-  port: number;
-  stop(): Promise<void>;
-}
-
-async function startTarget(args: string[]): Promise<Target> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/target.ts', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'silent' },
-  });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) {
-    const match = /^READY (\d+)$/.exec(line);
-    if (match) {
-      return {
-        port: Number(match[1]),
-        async stop() {
-          child.kill('SIGTERM');
-          if (child.exitCode === null) await once(child, 'exit');
-        },
-      };
-    }
-  }
-  throw new Error(`bench target ${args.join(' ')} did not start`);
-}
-
-interface Load {
-  requestsPerSecond: number;
-  p99Ms: number;
-  non2xx: number;
-  errors: number;
-  bytes: number;
-}
-
-async function load(
-  url: string,
-  options: { method?: string; body?: string; headers?: Record<string, string>; paths?: string[] } = {},
-): Promise<Load> {
-  const result = await autocannon({
-    url,
-    // Each connection walks the list of paths in turn (a shopper typing, many shoppers at once).
-    ...(options.paths ? { requests: options.paths.map((path) => ({ method: 'GET' as const, path })) } : {}),
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    method: (options.method ?? 'GET') as 'GET',
-    body: options.body,
-    headers: options.headers,
-  });
-  return {
-    requestsPerSecond: result.requests.average,
-    p99Ms: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-    bytes: Math.round(result.throughput.average / Math.max(1, result.requests.average)),
-  };
-}
 
 async function responseSize(url: string): Promise<number> {
   const response = await fetch(url);
@@ -149,6 +89,15 @@ async function main(): Promise<void> {
   console.table(rows);
 
   const extra = process.argv.slice(2);
+  if (extra.length === 0 || extra.includes('stock')) {
+    const { benchStockChurn } = await import('./stock.js');
+    const result = await benchStockChurn({ products: CATALOG_SIZE, seconds: SECONDS });
+    console.log(
+      `product reads at ${CATALOG_SIZE} products while ${result.changesPerSecond.toFixed(1)} stock changes/s run (${result.changes} changes, ${result.failedChanges} failed): ` +
+        `p99 ${result.p99With} ms vs ${result.p99Without} ms without (${(result.p99With / Math.max(1, result.p99Without)).toFixed(2)}×, goal ≤ 2×); ` +
+        `${Math.round(result.rpsWith)} vs ${Math.round(result.rpsWithout)} req/s; catalog reloads during the changes: ${result.catalogReloads}`,
+    );
+  }
   if (extra.length === 0 || extra.includes('cart')) {
     const cartModule = (await import(CART_BENCH).catch(() => undefined)) as
       | { benchCartAdds?: (o: { backend: 'pglite' | 'postgres'; seconds: number; connections: number }) => Promise<{ addsPerSecond: number; adds: number; lostUpdates: number }> }

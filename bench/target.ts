@@ -1,7 +1,9 @@
 /**
  * A server for the benchmark to load, in its own process so the load generator does not share its core:
  *   bare BYTES             node:http answering a fixed JSON body of BYTES bytes (the baseline)
- *   store PRODUCTS [pglite|postgres]   the storefront with the demo catalog plus PRODUCTS generated products
+ *   store PRODUCTS [pglite|postgres] [CONTROL_SOCKET]   the storefront with the demo catalog plus PRODUCTS
+ *       generated products; with CONTROL_SOCKET it serves the merchant's commands there (as `storefront serve`
+ *       does for an embedded database), and GET /__bench/catalog tells how often the catalog was reloaded
  * Prints "READY <port>" once listening on 127.0.0.1.
  */
 import http from 'node:http';
@@ -9,10 +11,12 @@ import { buildApp } from '../src/app.js';
 import { importCatalog } from '../src/catalog/import/import-catalog.js';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/store.js';
+import { serveControlSocket } from '../src/cli/control-socket.js';
+import { merchantCommands } from '../src/cli/merchant-commands.js';
 import { backends } from '../test/helpers/store.js';
 import { generateCatalog } from './generated-catalog.js';
 
-const [mode, arg, backendName = 'pglite'] = process.argv.slice(2);
+const [mode, arg, backendName = 'pglite', controlSocket] = process.argv.slice(2);
 
 function fixedBody(bytes: number): string {
   const skeleton = JSON.stringify({ products: [{ title: '' }] });
@@ -34,7 +38,17 @@ if (mode === 'bare') {
   await importCatalog(store.db, generateCatalog(Number(arg)));
   await store.catalog.refresh(store.db);
   await store.inventory.refresh(store.db);
-  const app = await buildApp(store);
+  let catalogLoads = 0;
+  store.catalog.onChange(() => catalogLoads++);
+  if (controlSocket) {
+    await serveControlSocket(
+      controlSocket,
+      merchantCommands(store.db, store.inventory),
+    );
+  }
+  const app = await buildApp(store, {
+    extend: (app) => app.get('/__bench/catalog', async () => ({ version: store.catalog.snapshot.version, loads: catalogLoads })),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   console.log(`READY ${(app.server.address() as { port: number }).port}`);
 } else {

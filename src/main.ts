@@ -19,6 +19,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { DatabaseInUseError, openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { StockListing } from './inventory/inventory-store.js';
+import { Inventory } from './inventory/inventory.js';
 import { openStore } from './store.js';
 
 const USAGE = `usage: storefront <command> [arguments]
@@ -46,7 +47,7 @@ async function serve(config: Config): Promise<void> {
     ? undefined
     : await serveControlSocket(
         controlSocketPath(config.dataDir),
-        merchantCommands(store.db, async () => {
+        merchantCommands(store.db, store.inventory, async () => {
           await store.inventory.refresh(store.db);
           await store.catalog.refresh(store.db);
         }),
@@ -81,7 +82,7 @@ async function withCommands<T>(config: Config, run: (commands: MerchantCommands)
   }
   try {
     await migrate(db);
-    return await run(merchantCommands(db));
+    return await run(merchantCommands(db, await Inventory.load(db)));
   } finally {
     await db.close();
   }

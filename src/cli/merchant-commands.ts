@@ -5,7 +5,8 @@
  */
 import type { Database } from '../db/database.js';
 import { importCatalog, type ImportReport } from '../catalog/import/import-catalog.js';
-import { listStock, setOnHandBySku, type StockListing } from '../inventory/inventory-store.js';
+import { listStock, type StockListing } from '../inventory/inventory-store.js';
+import { UnknownSku, type Inventory } from '../inventory/inventory.js';
 
 /** Largest stock a variant may hold (the same bound the catalog import accepts). */
 export const MAX_ON_HAND = 1_000_000_000;
@@ -33,19 +34,25 @@ export interface MerchantCommands {
   importCatalog(document: unknown): Promise<ImportReport>;
 }
 
-/** The commands run on a database; `afterWrite` lets a running store take its own change in at once. */
-export function merchantCommands(db: Database, afterWrite: () => Promise<void> = async () => {}): MerchantCommands {
+/**
+ * The commands run on a database through the inventory (the one writer of stock). In a running store that is
+ * the store's own inventory, and `afterImport` takes an import in at once; the CLI on its own passes a fresh one.
+ */
+export function merchantCommands(db: Database, inventory: Pick<Inventory, 'setOnHand'>, afterImport: () => Promise<void> = async () => {}): MerchantCommands {
   return {
     stock: () => listStock(db),
     async setStock(sku, onHand) {
-      const result = await setOnHandBySku(db, sku, onHand);
-      if (!result) throw new CommandError(`no variant has the SKU "${sku.slice(0, 100)}"`);
-      await afterWrite();
-      return { sku, variantId: result.variantId, previous: result.previous, onHand };
+      try {
+        const result = await inventory.setOnHand(db, sku, onHand);
+        return { sku, variantId: result.variantId, previous: result.previous, onHand };
+      } catch (error) {
+        if (error instanceof UnknownSku) throw new CommandError(`no variant has the SKU "${sku.slice(0, 100)}"`);
+        throw error;
+      }
     },
     async importCatalog(document) {
       const report = await importCatalog(db, document);
-      await afterWrite();
+      await afterImport();
       return report;
     },
   };

@@ -32,19 +32,15 @@ function toStockRead(rows: { variant_id: number; on_hand: number; change_seq: nu
   return { levels, seq: highest };
 }
 
-/** Sets a variant's units on hand by SKU; undefined when no variant has the SKU. */
+/** Sets a variant's units on hand by SKU; undefined when no variant (not archived) has the SKU. */
 export async function setOnHandBySku(db: Queryable, sku: string, onHand: number): Promise<{ variantId: number; previous: number } | undefined> {
+  // Every variant has a level row (the import writes one), so this is one UPDATE; `previous` is read in the same statement.
   const rows = await db.query<{ variant_id: number; previous: number }>(
-    `with target as (
-       select v.id from variants v where v.sku = $1 and v.archived_at is null
-     ), previous as (
-       select i.variant_id, i.on_hand from inventory_levels i join target on target.id = i.variant_id
-     ), written as (
-       insert into inventory_levels (variant_id, on_hand) select id, $2 from target
-       on conflict (variant_id) do update set on_hand = excluded.on_hand, change_seq = nextval('inventory_change_seq'), updated_at = now()
-       returning variant_id
-     )
-     select written.variant_id, coalesce(previous.on_hand, 0) as previous from written left join previous using (variant_id)`,
+    `update inventory_levels i set on_hand = $2, change_seq = nextval('inventory_change_seq'), updated_at = now()
+       from (select l.variant_id, l.on_hand from inventory_levels l join variants v on v.id = l.variant_id
+              where v.sku = $1 and v.archived_at is null) p
+      where i.variant_id = p.variant_id
+     returning i.variant_id, p.on_hand as previous`,
     [sku, onHand],
   );
   const row = rows[0];

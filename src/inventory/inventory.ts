@@ -4,7 +4,7 @@
  * reloads the catalog: this copy follows the inventory table by change number, on its own, every second
  * (changes made by another process: `storefront stock set`, another instance), and at once after a write here.
  */
-import type { Queryable } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { readStock, readStockChangedSince, setOnHandBySku, takeStock } from './inventory-store.js';
 import type { StockLevels } from './stock.js';
 
@@ -63,6 +63,11 @@ export class Inventory implements StockLevels {
   private async readChanges(db: Queryable): Promise<void> {
     const { levels, seq } = await readStockChangedSince(db, this.seq);
     this.seq = seq;
+    this.takeIn(levels);
+  }
+
+  /** Applies levels read or written; listeners hear of those that differ from the copy. */
+  private takeIn(levels: ReadonlyMap<number, number>): void {
     const changed = new Map<number, number>();
     for (const [variantId, onHand] of levels) {
       if (this.levels.get(variantId) === onHand) continue;
@@ -91,10 +96,14 @@ export class Inventory implements StockLevels {
     if (short.length > 0) throw new InsufficientStock(short);
   }
 
-  /** Sets a variant's units on hand by SKU (the merchant's stock command). */
-  async setOnHand(db: Queryable, sku: string, onHand: number): Promise<{ variantId: number; previous: number }> {
+  /**
+   * Sets a variant's units on hand by SKU (the merchant's stock command), committed on its own: this copy
+   * takes the new level in at once, without reading it back (other instances follow by their poll).
+   */
+  async setOnHand(db: Database, sku: string, onHand: number): Promise<{ variantId: number; previous: number }> {
     const result = await setOnHandBySku(db, sku, onHand);
     if (!result) throw new UnknownSku(sku);
+    this.takeIn(new Map([[result.variantId, onHand]]));
     return result;
   }
 }
