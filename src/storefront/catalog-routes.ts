@@ -1,4 +1,5 @@
 /** Storefront catalog routes: thin adapters from HTTP to the in-memory catalog. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../http/errors.js';
@@ -7,6 +8,8 @@ import { ALL_COLLECTION, type Catalog } from '../catalog/catalog.js';
 import type { ProductBodies } from './product-bodies.js';
 
 const HANDLE = /^[a-z0-9-]+$/;
+/** Products per page when `limit` is not given (the spec's default). */
+const DEFAULT_LIMIT = 30;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 const errorResponses = {
@@ -15,7 +18,9 @@ const errorResponses = {
   429: Type.Ref('Error'),
 };
 
-export function catalogRoutes(app: FastifyInstance, catalog: Catalog, bodies: ProductBodies): void {
+export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies: ProductBodies): void {
+  // Handlers read their input typed from the route schemas.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/products/:handle.js',
     {
@@ -31,7 +36,7 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog, bodies: Pr
       attachValidation: true,
     },
     async (request, reply) => {
-      const { handle } = request.params as { handle: string };
+      const { handle } = request.params;
       const product = HANDLE.test(handle) ? catalog.snapshot.productByHandle(handle) : undefined;
       if (!product) throw notFound(`No product has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
       return reply.type(JSON_TYPE).send(bodies.body(product));
@@ -39,7 +44,7 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog, bodies: Pr
   );
 
   const listQuery = Type.Object({
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 250, default: 30, description: 'products per page' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 250, default: DEFAULT_LIMIT, description: 'products per page' })),
     page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: '1-based page number' })),
   });
 
@@ -64,10 +69,10 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog, bodies: Pr
       attachValidation: true,
     },
     async (request, reply) => {
-      const { handle } = request.params as { handle: string };
+      const { handle } = request.params;
       // A handle breaking the pattern names no collection (404); a bad limit or page is the client's to fix (422).
       if (request.validationError && request.validationError.validationContext !== 'params') throw request.validationError;
-      const { limit, page } = request.query as { limit: number; page: number };
+      const { limit = DEFAULT_LIMIT, page = 1 } = request.query;
       return reply.type(JSON_TYPE).send(listProducts(handle, limit, page));
     },
   );
@@ -85,7 +90,7 @@ export function catalogRoutes(app: FastifyInstance, catalog: Catalog, bodies: Pr
       },
     },
     async (request, reply) => {
-      const { limit, page } = request.query as { limit: number; page: number };
+      const { limit = DEFAULT_LIMIT, page = 1 } = request.query;
       return reply.type(JSON_TYPE).send(listProducts(ALL_COLLECTION, limit, page));
     },
   );
