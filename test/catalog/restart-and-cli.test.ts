@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { openPglite } from '../../src/db/database.js';
+import { runCli } from '../helpers/cli.js';
 import { backends, dropTestDatabases, getJson, startTestStore } from '../helpers/store.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'storefront-test-'));
@@ -43,14 +43,7 @@ for (const backend of backends) {
   });
 }
 
-function cli(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = runCli;
 
 describe('the storefront CLI', () => {
   it('a bad configuration value exits 1 with one line naming the variable', () => {

@@ -5,7 +5,7 @@
  * its control socket), so the change shows at once. The same path lets `storefront import` run while it serves.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { runCli } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sf-stock-'));
@@ -35,15 +36,7 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The CLI as a merchant runs it. */
-function storefront(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const storefront = runCli;
 
 async function available(origin: string, handle: string): Promise<boolean | undefined> {
   const response = await fetch(`${origin}/products/${handle}.js`);
