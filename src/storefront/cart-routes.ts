@@ -8,7 +8,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { ErrorMessage, StorefrontError, invalidParameter, notFound } from '../http/errors.js';
 import { SESSION_CART } from '../http/openapi.js';
 import type { Store } from '../store.js';
@@ -23,8 +23,6 @@ import {
   ChangeCartItemBody,
   UpdateCartBody,
   type AddCartItemsInput,
-  type ChangeCartItemInput,
-  type UpdateCartInput,
 } from './cart-schemas.js';
 import { formCoercion, installStrictBodyValidation, isFormRequest } from './body-validation.js';
 
@@ -141,14 +139,16 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
    * Registers the documented `.js` route (always JSON) and the undocumented form themes post to, which
    * answers JSON to AJAX callers and redirects a plain HTML form post to the cart.
    */
-  const post = (
+  const post = <Body extends TSchema = TSchema>(
     path: string,
-    options: RouteShorthandOptions & { schema: Record<string, unknown> },
-    change: (request: FastifyRequest) => Promise<CartView>,
+    options: RouteShorthandOptions & { schema: Record<string, unknown> & { body?: Body } },
+    change: (request: FastifyRequest<{ Body: Static<Body> }>) => Promise<CartView>,
   ) => {
-    app.post(`${path}.js`, options, async (request, reply) => answer(request, reply, await cartErrors(() => change(request))));
+    // Fastify validated the body against `options.schema.body` before the handler runs: that makes it Static<Body>.
+    const run = (request: FastifyRequest) => cartErrors(() => change(request as FastifyRequest<{ Body: Static<Body> }>));
+    app.post(`${path}.js`, options, async (request, reply) => answer(request, reply, await run(request)));
     app.post(path, { ...options, schema: { ...options.schema, hide: true } }, async (request, reply) =>
-      answer(request, reply, await cartErrors(() => change(request)), { redirectForms: true }),
+      answer(request, reply, await run(request), { redirectForms: true }),
     );
   };
 
@@ -184,7 +184,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
         coerceAddForm(request);
       },
     },
-    (request) => carts.addItems(db, cartFromCookie(request), itemsToAdd(request.body as AddCartItemsInput)),
+    (request) => carts.addItems(db, cartFromCookie(request), itemsToAdd(request.body)),
   );
 
   post(
@@ -204,7 +204,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       },
     },
     async (request) => {
-      const body = request.body as ChangeCartItemInput;
+      const { body } = request;
       const target = body.line !== undefined ? { line: body.line } : body.id !== undefined ? lineTargetFromId(body.id) : undefined;
       if (!target) throw invalidParameter('Required parameter missing: id (a line key) or line (1-based).');
       return carts.changeLine(db, cartFromCookie(request), target, body.quantity);
@@ -228,7 +228,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       },
     },
     (request) => {
-      const body = request.body as UpdateCartInput;
+      const { body } = request;
       return carts.setQuantities(db, cartFromCookie(request), body.updates ?? {}, { note: body.note, attributes: body.attributes });
     },
   );
