@@ -1,4 +1,5 @@
 /** GET /.well-known/ucp (the business profile) and /.well-known/ucp/{version} (each supported version's leaf). */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { JSON_TYPE } from './mcp/rpc-reply.js';
@@ -24,7 +25,8 @@ const ProfileSchema = Type.Object(
   { additionalProperties: true, description: 'UCP 2026-04-08 business profile' },
 );
 
-export function profileRoutes(app: FastifyInstance, options: { baseUrl: string; capabilities: CapabilityName[]; rateLimit: object }): void {
+export function profileRoutes(server: FastifyInstance, options: { baseUrl: string; capabilities: CapabilityName[]; rateLimit: object }): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const profile = JSON.stringify(businessProfile(options.baseUrl, options.capabilities));
   const leaves = new Map<string, string>(
     SUPPORTED_VERSIONS.map((version) => [version, JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf: true }))]),
@@ -59,7 +61,7 @@ export function profileRoutes(app: FastifyInstance, options: { baseUrl: string; 
       },
     },
     async (request, reply) => {
-      const leaf = leaves.get((request.params as { version: string }).version);
+      const leaf = leaves.get(request.params.version);
       if (leaf) return reply.type(JSON_TYPE).header('cache-control', PROFILE_CACHE_CONTROL).send(leaf);
       const description = `This store does not speak that UCP version; it speaks ${SUPPORTED_VERSIONS.join(', ')}.`;
       return reply.code(404).type(JSON_TYPE).send(JSON.stringify({ status: 404, message: 'Not found', description }));
