@@ -109,20 +109,45 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
   };
 }
 
-export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
+export interface PostgresOptions {
+  poolSize?: number;
+  /** How long to wait for a connection (new or from the pool) before the query fails. */
+  connectionTimeoutMs?: number;
+  /** The longest a statement may run on the server; a transaction idle this long is ended too. */
+  statementTimeoutMs?: number;
+  /** Where a pool's connection errors go (an idle connection losing its server); nothing else reports them. */
+  onError?: (error: Error) => void;
+}
+
+export const POSTGRES_DEFAULTS = { poolSize: 10, connectionTimeoutMs: 5_000, statementTimeoutMs: 30_000 } as const;
+
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
+  const { poolSize, connectionTimeoutMs, statementTimeoutMs } = { ...POSTGRES_DEFAULTS, ...options };
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    connectionTimeoutMillis: connectionTimeoutMs,
+    // Enforced by the server, and by the client too in case the server stops answering altogether.
+    statement_timeout: statementTimeoutMs,
+    idle_in_transaction_session_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + 5_000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client that loses its server emits 'error'; without a listener that would crash the process.
-  pool.on('error', () => {});
+  // An idle client that loses its server emits 'error'; unheard, that would crash the process. The pool
+  // replaces the client on the next query; the error is reported.
+  const onError = options.onError ?? ((error: Error) => console.error(`storefront: database connection lost: ${error.message}`));
+  pool.on('error', (error) => onError(error));
   const run = async <T extends Row>(target: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
     (await target.query(sql, params as unknown[] | undefined)).rows as T[];
-  await run(pool, 'select 1');
+  try {
+    await run(pool, 'select 1');
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
   return {
     kind: 'postgres',
     query: (sql, params) => run(pool, sql, params),
@@ -137,12 +162,16 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
           },
         });
         await client.query('commit');
+        client.release();
         return result;
       } catch (error) {
-        await client.query('rollback').catch(() => {});
+        // A connection that cannot even roll back is broken: the pool drops it instead of reusing it.
+        const broken = await client.query('rollback').then(
+          () => false,
+          () => true,
+        );
+        client.release(broken);
         throw error;
-      } finally {
-        client.release();
       }
     },
     exec: async (sql) => {

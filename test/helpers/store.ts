@@ -52,7 +52,7 @@ export const backends: Backend[] = [
         await adminQuery(`create database ${database}`);
         created.push(database);
       }
-      return { db: await openPostgres(databaseUrl(database), 20), database };
+      return { db: await openPostgres(databaseUrl(database), { poolSize: 20 }), database };
     },
   },
 ];
