@@ -148,5 +148,43 @@ for (const backend of backends) {
       });
       assert.deepEqual(await counts(t), before);
     });
+
+    it('stock is set only from the quantity a file gives: a re-import without it keeps the stock the store has', async () => {
+      const doc: CatalogDocument = { products: [{ handle: 'pill-box', title: 'Pill Box', variants: [{ sku: 'PB-1', price: 500, inventory_quantity: 9 }] }] };
+      await importCatalog(t.store.db, doc);
+      await t.store.inventory.setOnHand(t.store.db, 'PB-1', 4); // sold or counted since
+      const withoutStock: CatalogDocument = { products: [{ handle: 'pill-box', title: 'Pill Box', variants: [{ sku: 'PB-1', price: 550 }] }] };
+      const report = await importCatalog(t.store.db, withoutStock);
+      assert.deepEqual(report.variants, { created: 0, updated: 1, unchanged: 0, removed: 0 });
+      const onHand = async () =>
+        (await t.store.db.query<{ on_hand: number }>(`select i.on_hand from inventory_levels i join variants v on v.id = i.variant_id where v.sku = 'PB-1'`))[0]!.on_hand;
+      assert.equal(await onHand(), 4);
+      await importCatalog(t.store.db, doc);
+      assert.equal(await onHand(), 9, 'a quantity the file gives is set');
+    });
+
+    it('a variant in a cart that a re-import drops is archived, not deleted: the cart keeps its row, the catalog drops it, its SKU brings it back', async () => {
+      const two: CatalogDocument = {
+        products: [{ handle: 'tin', title: 'Tin', options: ['Size'], variants: [{ sku: 'TIN-S', options: ['S'], price: 300, inventory_quantity: 5 }, { sku: 'TIN-L', options: ['L'], price: 400, inventory_quantity: 5 }] }],
+      };
+      await importCatalog(t.store.db, two);
+      await refreshed(t);
+      const large = t.store.catalog.snapshot.productByHandle('tin')!.variants.find((v) => v.sku === 'TIN-L')!;
+      const cart = await t.store.carts.addItems(t.store.db, undefined, [{ variantId: large.id, quantity: 1 }]);
+
+      const one: CatalogDocument = { products: [{ ...two.products[0]!, variants: [two.products[0]!.variants[0]!] }] };
+      const report = await importCatalog(t.store.db, one);
+      assert.equal(report.variants.removed, 1);
+      const [row] = await t.store.db.query<{ archived: boolean }>('select archived_at is not null as archived from variants where id = $1', [large.id]);
+      assert.equal(row!.archived, true);
+      assert.equal((await t.store.db.query('select 1 from cart_lines where variant_id = $1', [large.id])).length, 1, 'the cart line still names it');
+      await refreshed(t);
+      assert.equal(t.store.catalog.snapshot.variantById(large.id), undefined);
+      assert.equal((await t.store.carts.findCart(t.store.db, cart.token))!.cart.lines.length, 0, 'the cart no longer shows it');
+
+      await importCatalog(t.store.db, two);
+      await refreshed(t);
+      assert.equal(t.store.catalog.snapshot.variantById(large.id)?.variant.sku, 'TIN-L', 'the same id is back');
+    });
   });
 }
