@@ -3,6 +3,8 @@
  * intersection decides which tools an agent may use; every way fetching or checking a profile can fail
  * is a -32001 error with the HTTP status UCP lists; the store never fetches into its own network.
  */
+import { readFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { backends, dropTestDatabases } from '../helpers/store.js';
@@ -22,6 +24,43 @@ after(dropTestDatabases);
 
 const SEARCH = 'dev.ucp.shopping.catalog.search';
 const LOOKUP = 'dev.ucp.shopping.catalog.lookup';
+const CART = 'dev.ucp.shopping.cart';
+
+/** What `ucp profile init --version 2026-04-08` of @shopify/ucp-cli 0.9.0 writes, byte for byte. */
+const UCP_CLI_PROFILE = readFileSync(new URL('./agent-profile.ucp-cli-0.9.0.json', import.meta.url), 'utf8');
+const minimal = (capabilities: unknown, version: unknown = '2026-04-08') => ({ ucp: { version, capabilities } });
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A loopback TCP peer that accepts connections and never says a word (a TLS handshake that never completes). */
+async function mutePeer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ answer: T; ms: number }> {
+  const started = performance.now();
+  const answer = await work();
+  return { answer, ms: performance.now() - started };
+}
 
 function assertDiscoveryError(answer: { status: number; body: any }, status: number, code: string) {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
@@ -51,6 +90,24 @@ for (const backend of backends) {
         '/redirect-target.json': json(platformProfile([SEARCH])),
         '/broken.json': (_request, response) => response.writeHead(500).end('oops'),
         '/silent.json': () => {}, // never answers: the store gives up after 2 s
+        '/ucp-cli.json': json(UCP_CLI_PROFILE),
+        '/liberal.json': json({
+          ucp: {
+            version: '2026-04-08',
+            capabilities: {
+              [SEARCH]: [{ version: '2026-04-08', config: { anything: true } }],
+              'com.example.loyalty': 'not an array: this store does not offer it, so it is not read',
+            },
+          },
+        }),
+        '/null.json': json('null'),
+        '/array.json': json([]),
+        '/ucp-string.json': json({ ucp: '2026-04-08' }),
+        '/no-version.json': json({ ucp: { capabilities: {} } }),
+        '/version-number.json': json(minimal({ [SEARCH]: [{ version: '2026-04-08' }] }, 20260408)),
+        '/capabilities-array.json': json(minimal([{ [SEARCH]: [{ version: '2026-04-08' }] }])),
+        '/entry-without-version.json': json(minimal({ [SEARCH]: [{ spec: 'https://ucp.dev/2026-04-08/specification/catalog/search' }] })),
+        '/entry-bad-extends.json': json(minimal({ [SEARCH]: [{ version: '2026-04-08', extends: 42 }] })),
       });
     });
     after(async () => {
@@ -114,7 +171,33 @@ for (const backend of backends) {
       assert.deepEqual(officialSchemaErrors(resultSchemaFor('create_cart', cart), cart), []);
     });
 
+    it('accepts the profile `ucp profile init` (@shopify/ucp-cli 0.9.0) writes, whose entries carry only version and extends', async () => {
+      const meta = agentMeta(profiles.url('/ucp-cli.json'));
+      const search = await callTool(store.mcpUrl, 'search_catalog', { meta, catalog: { query: 'espresso' } });
+      assert.equal(search.status, 200, search.text);
+      assert.equal(search.body.result.structuredContent.ucp.status, 'success');
+      assert.deepEqual(search.body.result.structuredContent.ucp.capabilities, { [SEARCH]: [{ version: '2026-04-08' }] });
+      const cart = await callTool(store.mcpUrl, 'create_cart', { meta, cart: { line_items: [{ item: { id: '42100000001' }, quantity: 1 }] } });
+      assert.equal(cart.status, 200, cart.text);
+      assert.deepEqual(cart.body.result.structuredContent.ucp.capabilities, { [CART]: [{ version: '2026-04-08' }] });
+    });
+
+    it('ignores what negotiation does not use: members it does not read and capabilities this store does not offer', async () => {
+      const meta = agentMeta(profiles.url('/liberal.json'));
+      const search = await callTool(store.mcpUrl, 'search_catalog', { meta, catalog: { query: 'espresso' } });
+      assert.equal(search.status, 200, search.text);
+      assert.equal(search.body.result.structuredContent.ucp.status, 'success');
+    });
+
     const failures: [string, string, number, string][] = [
+      ['a profile that is JSON null', '/null.json', 422, 'profile_malformed'],
+      ['a profile that is a JSON array', '/array.json', 422, 'profile_malformed'],
+      ['a profile whose ucp is a string', '/ucp-string.json', 422, 'profile_malformed'],
+      ['a profile without ucp.version', '/no-version.json', 422, 'profile_malformed'],
+      ['a profile whose ucp.version is a number', '/version-number.json', 422, 'profile_malformed'],
+      ['a profile whose capabilities are an array', '/capabilities-array.json', 422, 'profile_malformed'],
+      ['a profile with an offered capability entry without version', '/entry-without-version.json', 422, 'profile_malformed'],
+      ['a profile with an offered capability entry whose extends is a number', '/entry-bad-extends.json', 422, 'profile_malformed'],
       ['a profile on another UCP version', '/old-version.json', 422, 'version_unsupported'],
       ['a profile that is not JSON', '/not-json.json', 422, 'profile_malformed'],
       ['a profile that breaks the UCP profile schema', '/not-a-profile.json', 422, 'profile_malformed'],
@@ -138,12 +221,53 @@ for (const backend of backends) {
       assert.equal(profiles.hits.get('/redirect-target.json') ?? 0, 0);
     });
 
-    it('a closed port: HTTP 424, -32001 profile_unreachable', async () => {
+    it('a closed port: HTTP 424, -32001 profile_unreachable, at once', async () => {
       const closed = await startProfileServer({});
       const url = closed.url('/p.json');
       await closed.close();
-      assertDiscoveryError(await callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }), 424, 'profile_unreachable');
+      const { answer, ms } = await timed(() => callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }));
+      assertDiscoveryError(answer, 424, 'profile_unreachable');
+      assert.ok(ms < 1000, `${ms} ms`);
     });
+
+    it('a host whose every address refuses the connection (localhost: ::1 and 127.0.0.1): HTTP 424 profile_unreachable, at once', async () => {
+      const port = await closedPort();
+      for (const url of [`http://localhost:${port}/p.json`, `http://[::1]:${port}/p.json`, `http://[::ffff:127.0.0.1]:${port}/p.json`]) {
+        const { answer, ms } = await timed(() => callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }));
+        assertDiscoveryError(answer, 424, 'profile_unreachable');
+        assert.ok(ms < 1000, `${url}: ${ms} ms`);
+      }
+    });
+
+    it('a peer that accepts and never completes the TLS handshake: HTTP 424 profile_unreachable after the 2 s deadline, never later', async () => {
+      const peer = await mutePeer();
+      try {
+        const url = `https://127.0.0.1:${peer.port}/p.json`;
+        const { answer, ms } = await timed(() => callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }));
+        assertDiscoveryError(answer, 424, 'profile_unreachable');
+        assert.ok(ms >= 1900 && ms < 3000, `${ms} ms`);
+      } finally {
+        await peer.close();
+      }
+    });
+
+    // Names that cannot be a public host are refused before any DNS query is made.
+    for (const url of ['https://agent.invalid/p.json', 'https://profiles.agent.test/p.json', 'https://agent.example/p.json', 'https://printer.local/p.json', 'https://agent.localhost/p.json', 'https://metadata/computeMetadata/v1/', 'https://metadata.google.internal/p.json']) {
+      it(`a name that does not resolve to a public host, ${url}: HTTP 400 invalid_profile_url, at once`, async () => {
+        const { answer, ms } = await timed(() => callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }));
+        assertDiscoveryError(answer, 400, 'invalid_profile_url');
+        assert.ok(ms < 500, `${ms} ms`);
+      });
+    }
+
+    // IPv6 forms carrying a loopback IPv4 address other than the mapped one are routed to the network, not
+    // to this host: never fetched from, even in test mode.
+    for (const host of ['[::ffff:0:127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::1]', '[::127.0.0.1]']) {
+      it(`refuses https://${host}:PORT in test mode without connecting: HTTP 400, -32001 invalid_profile_url`, async () => {
+        const url = profiles.url('/full.json').replace('http://127.0.0.1', `https://${host}`);
+        assertDiscoveryError(await callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }), 400, 'invalid_profile_url');
+      });
+    }
 
     for (const url of ['https://169.254.169.254/latest/meta-data', 'https://10.0.0.1/profile.json', 'https://[fe80::1]/p.json', 'https://192.168.1.1/p.json', 'ftp://agent.example/p.json']) {
       it(`refuses ${url} without connecting: HTTP 400, -32001 invalid_profile_url`, async () => {
@@ -178,5 +302,12 @@ for (const backend of backends) {
         assertDiscoveryError(await callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }), 400, 'invalid_profile_url');
       });
     }
+
+    it('IPv4-translated loopback (::ffff:0:127.0.0.1) is refused without connecting: HTTP 400, -32001 invalid_profile_url', async () => {
+      for (const host of ['[::ffff:0:127.0.0.1]', '[::ffff:0:7f00:1]', '[::ffff:0:10.0.0.1]', '[::ffff:0:169.254.169.254]']) {
+        const url = profiles.url('/full.json').replace('http://127.0.0.1', `https://${host}`);
+        assertDiscoveryError(await callTool(store.mcpUrl, 'search_catalog', { meta: agentMeta(url), catalog: {} }), 400, 'invalid_profile_url');
+      }
+    });
   });
 }

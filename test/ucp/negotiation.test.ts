@@ -1,8 +1,9 @@
 /** Pure parts of the commerce door: capability intersection, address and host policies, the fast-path envelope. */
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { intersectCapabilities, isVersionSupported } from '../../src/ucp/agent/negotiation.js';
-import { embeddedIPv4, isAllowedProfileAddress } from '../../src/ucp/agent/public-address.js';
+import { intersectCapabilities, isVersionSupported, readPlatformProfile } from '../../src/ucp/agent/negotiation.js';
+import { embeddedIPv4, isAllowedProfileAddress, isLoopbackAddress } from '../../src/ucp/agent/public-address.js';
 import { allowedHosts, isAllowedHost, isAllowedOrigin } from '../../src/ucp/mcp/allowed-hosts.js';
 import { exactToolsCall } from '../../src/ucp/mcp/fast-path.js';
 
@@ -51,6 +52,68 @@ describe('capability intersection (UCP overview, intersection algorithm)', () =>
   });
 });
 
+describe('reading a platform profile: only what negotiation uses is checked', () => {
+  const known = ['dev.ucp.shopping.catalog.search', 'dev.ucp.shopping.catalog.lookup', 'dev.ucp.shopping.cart'];
+  // Byte for byte what `ucp profile init --version 2026-04-08` of @shopify/ucp-cli 0.9.0 writes: its checkout,
+  // fulfillment, buyer_consent and discount entries carry only `version` (and `extends`), no `spec`/`schema`.
+  const ucpCli = JSON.parse(readFileSync(new URL('./agent-profile.ucp-cli-0.9.0.json', import.meta.url), 'utf8'));
+  const profile = (capabilities: unknown, version: unknown = '2026-04-08') => ({ ucp: { version, capabilities } });
+
+  it('accepts the profile @shopify/ucp-cli 0.9.0 writes, and negotiates the catalog and cart capabilities from it', () => {
+    const read = readPlatformProfile(ucpCli, known);
+    assert.ok(!('message' in read), JSON.stringify(read));
+    assert.equal(read.version, '2026-04-08');
+    const business = Object.fromEntries(known.map((name) => [name, [{ version: '2026-04-08' }]]));
+    assert.deepEqual([...intersectCapabilities(business, read.capabilities).keys()].sort(), [...known].sort());
+  });
+
+  it('ignores services, payment handlers, unknown members and capabilities this store does not offer, however odd', () => {
+    const read = readPlatformProfile(
+      {
+        ucp: {
+          version: '2026-04-08',
+          capabilities: {
+            'dev.ucp.shopping.cart': [{ version: '2026-04-08', extends: 'dev.ucp.shopping.checkout', config: { x: 1 }, id: 'c' }],
+            'com.example.odd': 'not even an array',
+            'Not A Name': [{ version: 7 }],
+          },
+          services: 'ignored',
+        },
+        signature: 'ignored',
+      },
+      known,
+    );
+    assert.deepEqual(read, { version: '2026-04-08', capabilities: { 'dev.ucp.shopping.cart': [{ version: '2026-04-08', extends: 'dev.ucp.shopping.checkout' }] } });
+  });
+
+  it('names what is missing or of the wrong type', () => {
+    const cases: [unknown, string][] = [
+      [null, ''],
+      [[], ''],
+      ['{"ucp": {}}', ''],
+      [{}, '/ucp'],
+      [{ ucp: [] }, '/ucp'],
+      [{ ucp: 'x' }, '/ucp'],
+      [{ ucp: { capabilities: {} } }, '/ucp/version'],
+      [profile({}, 20260408), '/ucp/version'],
+      [{ ucp: { version: '2026-04-08' } }, '/ucp/capabilities'],
+      [profile([]), '/ucp/capabilities'],
+      [profile('dev.ucp.shopping.cart'), '/ucp/capabilities'],
+      [profile({ 'dev.ucp.shopping.cart': { version: '2026-04-08' } }), '/ucp/capabilities/dev.ucp.shopping.cart'],
+      [profile({ 'dev.ucp.shopping.cart': ['2026-04-08'] }), '/ucp/capabilities/dev.ucp.shopping.cart/0'],
+      [profile({ 'dev.ucp.shopping.cart': [{ spec: 'https://ucp.dev' }] }), '/ucp/capabilities/dev.ucp.shopping.cart/0/version'],
+      [profile({ 'dev.ucp.shopping.catalog.search': [{ version: '2026-04-08' }, { version: null }] }), '/ucp/capabilities/dev.ucp.shopping.catalog.search/1/version'],
+      [profile({ 'dev.ucp.shopping.cart': [{ version: '2026-04-08', extends: 3 }] }), '/ucp/capabilities/dev.ucp.shopping.cart/0/extends'],
+      [profile({ 'dev.ucp.shopping.cart': [{ version: '2026-04-08', extends: ['a.b', {}] }] }), '/ucp/capabilities/dev.ucp.shopping.cart/0/extends'],
+    ];
+    for (const [document, path] of cases) {
+      const read = readPlatformProfile(document, known);
+      assert.ok('message' in read, `${JSON.stringify(document)} was accepted`);
+      assert.equal(read.path, path, JSON.stringify(document));
+    }
+  });
+});
+
 describe('addresses an agent profile may be fetched from', () => {
   const production = { allowLoopback: false };
   it('allows public unicast addresses', () => {
@@ -88,10 +151,35 @@ describe('addresses an agent profile may be fetched from', () => {
     assert.equal(embeddedIPv4('64:ff9b:1::a00:1'), undefined, 'local-use NAT64 is refused as a whole, not by its IPv4');
     assert.equal(isAllowedProfileAddress('64:ff9b:1::808:808', production), false);
   });
-  it('loopback carried in IPv6 counts as loopback (test mode only)', () => {
-    for (const address of ['::ffff:127.0.0.1', '::ffff:7f00:1', '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '2002:7f00:1::', '2002:7f00:1:1::1']) {
+  it('judges IPv4-translated IPv6 (::ffff:0:0:0/96) by its IPv4 address', () => {
+    for (const address of ['::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '0:0:0:0:ffff:0:127.0.0.1', '::ffff:0:10.0.0.1', '::ffff:0:a9fe:a9fe', '::ffff:0:192.168.1.1']) {
+      assert.equal(isAllowedProfileAddress(address, production), false, address);
+      assert.equal(isAllowedProfileAddress(address, { allowLoopback: true }), false, `${address} (test mode)`);
+    }
+    assert.equal(embeddedIPv4('::ffff:0:127.0.0.1'), '127.0.0.1');
+    assert.equal(embeddedIPv4('::ffff:0:a00:1'), '10.0.0.1');
+    assert.equal(isAllowedProfileAddress('::ffff:0:8.8.8.8', production), true);
+  });
+  it('allows only the unicast range: every special-purpose IPv4 and IPv6 range is refused', () => {
+    for (const address of [
+      '198.18.0.1', '198.19.255.1', '192.0.0.8', '192.0.2.1', '192.88.99.1', '198.51.100.7', '203.0.113.9', '240.0.0.1', '192.175.48.1',
+      '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1', '2001:10::1', '2001:20::1', '2001:db8::1', '3fff::1', '5f00::1', '100::1',
+      '64:ff9b:1::808:808', 'fec0::1', '::ffff:0:0', '::',
+    ]) {
+      assert.equal(isAllowedProfileAddress(address, production), false, address);
+    }
+  });
+  it('IPv4-mapped loopback is loopback (a dual-stack socket connects to it); other IPv6 forms carrying loopback are refused', () => {
+    for (const address of ['::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:127.1.2.3']) {
+      assert.equal(isLoopbackAddress(address), true, address);
       assert.equal(isAllowedProfileAddress(address, production), false, address);
       assert.equal(isAllowedProfileAddress(address, { allowLoopback: true }), true, address);
+    }
+    // These are routed to the network, not to this host's loopback: never fetched from, even in test mode.
+    for (const address of ['::ffff:0:127.0.0.1', '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '2002:7f00:1::', '2002:7f00:1:1::1']) {
+      assert.equal(isLoopbackAddress(address), false, address);
+      assert.equal(isAllowedProfileAddress(address, production), false, address);
+      assert.equal(isAllowedProfileAddress(address, { allowLoopback: true }), false, address);
     }
   });
   it('allows loopback only in the test mode', () => {

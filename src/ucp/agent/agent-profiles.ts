@@ -1,13 +1,20 @@
 /**
- * Agent profiles: fetched once per URL, validated against the UCP platform profile schema, version-checked
- * and intersected with this store's capabilities. Results are cached (at least 60 s, longer when the
- * profile's Cache-Control asks, at most an hour), concurrent requests for one URL share one fetch, failures
- * are remembered briefly, and the cache has a fixed size: a busy store keeps a fixed discovery footprint.
+ * Agent profiles: fetched once per URL, read liberally (only what negotiation uses is checked, see
+ * `readPlatformProfile`), version-checked and intersected with this store's capabilities. Results are
+ * cached (at least 60 s, longer when the profile's Cache-Control asks, at most an hour), concurrent requests
+ * for one URL share one fetch, failures are remembered briefly, and the cache has a fixed size: a busy store
+ * keeps a fixed discovery footprint.
  */
 import { discoveryFailed } from '../jsonrpc-errors.js';
-import { bundledRef, firstError, validatorFor } from '../schemas/schema-bundle.js';
 import { checkProfileUrl, fetchProfileDocument } from './profile-fetch.js';
-import { intersectCapabilities, isVersionSupported, type CapabilityDeclaration, type NegotiatedCapabilities } from './negotiation.js';
+import {
+  intersectCapabilities,
+  isProfileDefect,
+  isVersionSupported,
+  readPlatformProfile,
+  type CapabilityDeclaration,
+  type NegotiatedCapabilities,
+} from './negotiation.js';
 
 export interface AgentProfilesOptions {
   businessVersion: string;
@@ -27,10 +34,6 @@ const MAX_ENTRIES = 1000;
 interface CacheEntry {
   expiresAt: number;
   result: Promise<NegotiatedCapabilities>;
-}
-
-interface PlatformProfile {
-  ucp: { version: string; capabilities?: Record<string, { version: string }[]> };
 }
 
 export class AgentProfiles {
@@ -80,19 +83,17 @@ export class AgentProfiles {
       timeoutMs: this.options.timeoutMs ?? 2000,
       maxBytes: this.options.maxBytes ?? 64 * 1024,
     });
-    const validate = validatorFor(bundledRef('platform_profile'));
-    if (!validate(document)) {
-      const { path, message } = firstError(validate);
-      throw discoveryFailed('profile_malformed', `The agent profile does not match the UCP platform profile schema: ${path} ${message}.`);
+    const profile = readPlatformProfile(document, Object.keys(this.options.capabilities));
+    if (isProfileDefect(profile)) {
+      throw discoveryFailed('profile_malformed', `The agent profile is not a UCP platform profile: ${profile.path || 'the document'} ${profile.message}.`);
     }
-    const profile = document as PlatformProfile;
-    if (!isVersionSupported(profile.ucp.version, this.options.businessVersion, this.options.supportedVersions)) {
+    if (!isVersionSupported(profile.version, this.options.businessVersion, this.options.supportedVersions)) {
       throw discoveryFailed(
         'version_unsupported',
-        `UCP version ${String(profile.ucp.version).slice(0, 20)} is not supported; this store speaks ${this.options.supportedVersions.join(', ')}.`,
+        `UCP version ${profile.version.slice(0, 20)} is not supported; this store speaks ${this.options.supportedVersions.join(', ')}.`,
       );
     }
     keepFor(Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, maxAgeSeconds ?? MIN_CACHE_SECONDS)));
-    return intersectCapabilities(this.options.capabilities, profile.ucp.capabilities ?? {});
+    return intersectCapabilities(this.options.capabilities, profile.capabilities);
   }
 }

@@ -12,6 +12,63 @@ export interface CapabilityDeclaration {
 /** Negotiated capability name → the version both sides speak. */
 export type NegotiatedCapabilities = ReadonlyMap<string, string>;
 
+/** What negotiation reads from a platform (agent) profile. */
+export interface PlatformProfile {
+  version: string;
+  capabilities: Record<string, CapabilityDeclaration[]>;
+}
+
+/** Why a document is not a usable platform profile: a JSON Pointer into it and what is wrong there. */
+export interface ProfileDefect {
+  path: string;
+  message: string;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const pointer = (...parts: (string | number)[]) => parts.map((part) => `/${String(part).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+
+/**
+ * Reads a platform profile liberally: only what negotiation uses is checked — `ucp` an object, `ucp.version`
+ * a string, `ucp.capabilities` an object, and, for each capability this business offers (`known`), an array
+ * of entries each with a string `version` and an optional `extends` (a string or an array of strings).
+ * Everything else (services, payment handlers, `spec`/`schema`/`config` of an entry, capabilities this
+ * business does not offer) is ignored, so profiles written by real agents (e.g. `ucp profile init` of
+ * @shopify/ucp-cli, whose entries carry only `version` and `extends`) are accepted.
+ */
+export function readPlatformProfile(document: unknown, known: Iterable<string>): PlatformProfile | ProfileDefect {
+  if (!isObject(document)) return { path: '', message: 'must be a JSON object' };
+  const ucp = document.ucp;
+  if (ucp === undefined) return { path: '/ucp', message: 'is required' };
+  if (!isObject(ucp)) return { path: '/ucp', message: 'must be an object' };
+  if (ucp.version === undefined) return { path: '/ucp/version', message: 'is required' };
+  if (typeof ucp.version !== 'string') return { path: '/ucp/version', message: 'must be a string' };
+  const declared = ucp.capabilities;
+  if (declared === undefined) return { path: '/ucp/capabilities', message: 'is required' };
+  if (!isObject(declared)) return { path: '/ucp/capabilities', message: 'must be an object (capability name → entries)' };
+  const capabilities: Record<string, CapabilityDeclaration[]> = {};
+  for (const name of known) {
+    if (!Object.hasOwn(declared, name)) continue;
+    const entries = declared[name];
+    if (!Array.isArray(entries)) return { path: pointer('ucp', 'capabilities', name), message: 'must be an array of capability entries' };
+    const read: CapabilityDeclaration[] = [];
+    for (const [index, entry] of entries.entries()) {
+      const at = (...rest: string[]) => pointer('ucp', 'capabilities', name, index, ...rest);
+      if (!isObject(entry)) return { path: at(), message: 'must be an object' };
+      if (entry.version === undefined) return { path: at('version'), message: 'is required' };
+      if (typeof entry.version !== 'string') return { path: at('version'), message: 'must be a string' };
+      const parents = entry.extends;
+      if (parents !== undefined && typeof parents !== 'string' && !(Array.isArray(parents) && parents.every((parent) => typeof parent === 'string'))) {
+        return { path: at('extends'), message: 'must be a capability name or an array of them' };
+      }
+      read.push(parents === undefined ? { version: entry.version } : { version: entry.version, extends: parents as string | string[] });
+    }
+    capabilities[name] = read;
+  }
+  return { version: ucp.version, capabilities };
+}
+
+export const isProfileDefect = (read: PlatformProfile | ProfileDefect): read is ProfileDefect => 'message' in read;
+
 export function isVersionSupported(platformVersion: string, businessVersion: string, supportedVersions: readonly string[]): boolean {
   return platformVersion === businessVersion || supportedVersions.includes(platformVersion);
 }

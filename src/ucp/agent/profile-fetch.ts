@@ -2,6 +2,8 @@
  * Fetches an agent (platform) profile document the way UCP asks a business to: https only, no redirects,
  * a short timeout, a size cap, and never into the store's own network. The address check runs inside the
  * connection's DNS lookup, so the address checked is the address connected to (no rebinding window).
+ * One deadline covers everything (lookup, connect, TLS, headers, body): an unreachable host, a peer that
+ * never answers or a name server that does not reply all end in `profile_unreachable` when it passes.
  */
 import dns from 'node:dns';
 import http from 'node:http';
@@ -24,6 +26,24 @@ export interface FetchedProfile {
 }
 
 const MAX_URL_LENGTH = 2048;
+
+/**
+ * Names that never resolve to a public host, refused before any DNS query: single-label names (resolved
+ * through search domains into the local network) and special-use domains (RFC 6761 `invalid`, `test`,
+ * `example`, `localhost`; RFC 6762 `local`; RFC 7686 `onion`; RFC 8375 `home.arpa`; RFC 9476 `alt`;
+ * `internal`, reserved for private use). `localhost` itself is judged by its addresses (loopback).
+ */
+const SPECIAL_USE_SUFFIXES = ['invalid', 'test', 'example', 'localhost', 'local', 'onion', 'home.arpa', 'alt', 'internal'];
+
+function isSpecialUseName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost') return false;
+  if (!name.includes('.')) return true;
+  return SPECIAL_USE_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+}
+
+/** getaddrinfo's answers for a name that does not exist or has no address (as opposed to "try again"). */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
 
 class RefusedAddress extends Error {}
 
@@ -64,6 +84,9 @@ export function checkProfileUrl(raw: string, allowInsecure: boolean): URL {
   if (isIP(host) !== 0 && !isAllowedProfileAddress(host, { allowLoopback: allowInsecure })) {
     throw discoveryFailed('invalid_profile_url', 'The agent profile URL points to an address this store does not fetch from.');
   }
+  if (isIP(host) === 0 && isSpecialUseName(host)) {
+    throw discoveryFailed('invalid_profile_url', 'The agent profile host is not a public DNS name.');
+  }
   return url;
 }
 
@@ -72,11 +95,12 @@ export function fetchProfileDocument(raw: string, options: ProfileFetchOptions):
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<FetchedProfile>((resolve, reject) => {
     let settled = false;
+    let request: http.ClientRequest | undefined;
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      request.destroy();
+      request?.destroy();
       reject(error);
     };
     const timer = setTimeout(
@@ -84,7 +108,7 @@ export function fetchProfileDocument(raw: string, options: ProfileFetchOptions):
       options.timeoutMs,
     );
     timer.unref(); // a pending profile fetch must not keep the process alive at shutdown
-    const request = client.request(
+    request = client.request(
       url,
       {
         method: 'GET',
@@ -130,7 +154,7 @@ export function fetchProfileDocument(raw: string, options: ProfileFetchOptions):
       if (error instanceof RefusedAddress) {
         return fail(discoveryFailed('invalid_profile_url', 'The agent profile host resolves to an address this store does not fetch from.'));
       }
-      if (error.code === 'ENOTFOUND') {
+      if (NO_SUCH_NAME.has(error.code ?? '')) {
         return fail(discoveryFailed('invalid_profile_url', 'The agent profile host does not resolve.'));
       }
       fail(discoveryFailed('profile_unreachable', 'The agent profile could not be fetched.'));

@@ -1,93 +1,87 @@
 /**
  * Which addresses the store may connect to when it fetches an agent profile: public unicast only. A
- * profile URL must not make the store reach into its own network (SSRF): private, loopback, link-local
- * (cloud metadata at 169.254.169.254), shared, multicast, reserved and documentation ranges are refused.
- * Loopback is allowed only in the test mode that also allows plain http (UCP_ALLOW_INSECURE_PROFILES).
+ * profile URL must not make the store reach into its own network (SSRF). The classification is ipaddr.js's
+ * (its special-purpose ranges: private, loopback, link-local with cloud metadata at 169.254.169.254,
+ * carrier-grade NAT, multicast, reserved and documentation, unique-local, …): only the range `unicast` is
+ * allowed. An IPv6 address that carries an IPv4 one (mapped, translated, compatible, NAT64, 6to4) is judged
+ * by that IPv4 address. Loopback (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104) is allowed only in the test mode
+ * that also allows plain http (UCP_ALLOW_INSECURE_PROFILES).
  */
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const refused = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this" network
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // shared (carrier-grade NAT)
-  ['169.254.0.0', 16], // link-local, cloud metadata
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  refused.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  refused.addSubnet(network, prefix, 'ipv6');
-}
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
-
-/** The 16 bytes of an IPv6 address (zone id ignored, a trailing dotted quad allowed), or undefined. */
-function ipv6Bytes(address: string): number[] | undefined {
-  const plain = address.replace(/%.*$/, '');
-  if (!isIPv6(plain)) return undefined;
-  let text = plain.toLowerCase();
-  const quad = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
-  if (quad) {
-    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+/** The address, parsed, when `text` is a plain IPv4 (dotted quad) or IPv6 literal; a zone id is dropped. */
+function parse(text: string): Address | undefined {
+  let plain = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  // node:net is strict (no `0x7f.1`, `127.1` or octal forms); ipaddr.js then classifies.
+  const version = isIP(plain);
+  if (version === 0) return undefined;
+  if (version === 6) {
+    // ipaddr.js reads `::a.b.c.d` (IPv4-compatible) as `::ffff:a.b.c.d` (IPv4-mapped): write a trailing
+    // dotted quad as two hex groups first, as the WHATWG URL parser and getaddrinfo do.
+    const quad = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(plain);
+    if (quad) {
+      const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+      plain = `${plain.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    }
   }
-  const [head = '', tail] = text.split('::');
-  const hextets = (part: string) => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
-  const left = hextets(head);
-  const right = tail === undefined ? [] : hextets(tail);
-  const groups = [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
-  if (groups.length !== 8) return undefined;
-  return groups.flatMap((g) => [g >> 8, g & 0xff]);
+  try {
+    return ipaddr.parse(plain);
+  } catch {
+    return undefined;
+  }
 }
 
-const zero = (bytes: number[], from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
+/** An IPv6 prefix that carries an IPv4 address, and the byte offset of that address. */
+const carrier = (cidr: string, offset: number) => ({ prefix: ipaddr.IPv6.parseCIDR(cidr), offset });
+const CARRIERS = [
+  carrier('::ffff:0:0/96', 12), // IPv4-mapped (RFC 4291)
+  carrier('::ffff:0:0:0/96', 12), // IPv4-translated (RFC 6145)
+  carrier('64:ff9b::/96', 12), // NAT64 well-known prefix (RFC 6052)
+  carrier('2002::/16', 2), // 6to4 (RFC 3056)
+  carrier('::/96', 12), // IPv4-compatible ::a.b.c.d (deprecated); :: and ::1 excepted below
+];
+const UNSPECIFIED_OR_LOOPBACK = ipaddr.IPv6.parseCIDR('::/127');
+
+/** The IPv4 address an IPv6 one carries in its place, or undefined. */
+function carriedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  if (address.match(UNSPECIFIED_OR_LOOPBACK)) return undefined;
+  const found = CARRIERS.find(({ prefix }) => address.match(prefix));
+  if (!found) return undefined;
+  return new ipaddr.IPv4(address.toByteArray().slice(found.offset, found.offset + 4));
+}
 
 /**
- * The IPv4 address an IPv6 one carries, judged in its place: IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible
- * `::a.b.c.d` (not `::` or `::1`), NAT64 well-known prefix `64:ff9b::/96`, and 6to4 `2002:AABB:CCDD::/16`.
+ * The IPv4 address an IPv6 one carries, judged in its place: IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated
+ * `::ffff:0:a.b.c.d`, IPv4-compatible `::a.b.c.d` (not `::` or `::1`), NAT64 well-known prefix
+ * `64:ff9b::/96`, and 6to4 `2002:AABB:CCDD::/16`. Undefined for anything else (the local-use NAT64 prefix
+ * `64:ff9b:1::/48` is refused as a whole).
  */
 export function embeddedIPv4(address: string): string | undefined {
-  const bytes = ipv6Bytes(address);
-  if (!bytes) return undefined;
-  const v4 = (at: number) => bytes.slice(at, at + 4).join('.');
-  if (zero(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return v4(12); // ::ffff:0:0/96
-  if (zero(bytes, 0, 12) && !(zero(bytes, 12, 15) && bytes[15]! <= 1)) return v4(12); // ::/96 except :: and ::1
-  if (bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(bytes, 4, 12)) return v4(12); // 64:ff9b::/96
-  if (bytes[0] === 0x20 && bytes[1] === 0x02) return v4(2); // 2002::/16
-  return undefined;
+  const parsed = parse(address);
+  if (parsed?.kind() !== 'ipv6') return undefined;
+  return carriedIPv4(parsed as ipaddr.IPv6)?.toString();
 }
 
+/**
+ * Loopback as this host routes it: 127.0.0.0/8, `::1`, and IPv4-mapped `::ffff:127.x.y.z` (a dual-stack
+ * socket connects to the IPv4 address). Loopback carried any other way (translated, compatible, NAT64,
+ * 6to4) is not: the kernel routes those IPv6 addresses to the network, so they are simply refused.
+ */
 export function isLoopbackAddress(address: string): boolean {
-  const v4 = isIPv4(address) ? address : embeddedIPv4(address);
-  if (v4) return loopback.check(v4, 'ipv4');
-  return isIPv6(address) && loopback.check(address, 'ipv6');
+  const parsed = parse(address);
+  if (!parsed) return false;
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'loopback';
+  const v6 = parsed as ipaddr.IPv6;
+  return v6.range() === 'loopback' || (v6.isIPv4MappedAddress() && v6.toIPv4Address().range() === 'loopback');
 }
 
 export function isAllowedProfileAddress(address: string, options: { allowLoopback: boolean }): boolean {
   if (isLoopbackAddress(address)) return options.allowLoopback;
-  const v4 = isIPv4(address) ? address : embeddedIPv4(address);
-  if (v4) return !refused.check(v4, 'ipv4');
-  if (!isIPv6(address)) return false;
-  return !refused.check(address, 'ipv6');
+  const parsed = parse(address);
+  if (!parsed) return false;
+  const judged = parsed.kind() === 'ipv6' ? (carriedIPv4(parsed as ipaddr.IPv6) ?? parsed) : parsed;
+  return judged.range() === 'unicast';
 }

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Runs Shopify's reference UCP client, @shopify/ucp-cli 0.9.0, against the commerce door, all on loopback:
+#   1. `ucp profile init` writes the agent profile the CLI presents (UCP 2026-04-08), served here over http;
+#   2. `ucp discover` reads /.well-known/ucp and tools/list;
+#   3. `ucp catalog search` finds products (the store fetches and negotiates the agent profile);
+#   4. `ucp cart create` makes a cart with a variant the search returned.
+# Each step's exit code and key fields are checked; the script prints PASS/FAIL per step and exits non-zero
+# on any failure. The store is built (`npm run build`, as `npm start` does) and starts on a free loopback port (embedded PostgreSQL in a temporary directory,
+# RATE_LIMIT=off, UCP_ALLOW_INSECURE_PROFILES=on so it fetches the profile over plain http from loopback);
+# the CLI runs with UCP_TEST_ALLOW_INSECURE_LOCALHOST=true and its state in a temporary UCP_HOME. The CLI
+# needs Node >= 22.19; npx brings Node 22 from the npm registry (`-p node@22`).
+#   UCP_CLI_FROM_SOURCE=1 runs the store from src/ with tsx instead of building dist/.
+#   UCP_CLI_KEEP=1 keeps the temporary directory (CLI outputs, server logs) and prints where it is.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+CLI_PACKAGE="@shopify/ucp-cli@0.9.0"
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+PROFILE_PID=""
+stop() {
+  if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+  fi
+}
+cleanup() {
+  stop "$SERVER_PID"
+  stop "$PROFILE_PID"
+  rm -rf "$WORK/data"
+  if [ -n "${UCP_CLI_KEEP:-}" ]; then echo "ucp-cli: outputs kept in $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+PORT="$(free_port)"
+PROFILE_PORT="$(free_port)"
+while [ "$PROFILE_PORT" = "$PORT" ]; do PROFILE_PORT="$(free_port)"; done
+BUSINESS="http://127.0.0.1:$PORT"
+PROFILE_URL="http://127.0.0.1:$PROFILE_PORT/profile.json"
+PROFILE_NAME="storefront-ci"
+
+export UCP_HOME="$WORK/ucp-home"
+export UCP_TEST_ALLOW_INSECURE_LOCALHOST=true
+unset UCP_PROFILE UCP_AGENT_PROFILE_URL UCP_BUSINESS
+
+failures=0
+pass() { echo "ucp-cli: PASS $1"; }
+fail() {
+  echo "ucp-cli: FAIL $1" >&2
+  failures=$((failures + 1))
+}
+
+# Runs the CLI with JSON output into $WORK/NAME.json (stderr in NAME.err); returns its exit code.
+ucp() {
+  local name="$1"
+  shift
+  local status=0
+  npx -y -p node@22 -p "$CLI_PACKAGE" ucp "$@" --format json > "$WORK/$name.json" 2> "$WORK/$name.err" || status=$?
+  return "$status"
+}
+
+# Checks a step's JSON output with a JavaScript function body over `out` (and `env`); it returns
+# an error message, or nothing when the output is right. Prints the message (and the output) on failure.
+check() {
+  local name="$1" expression="$2"
+  node -e '
+    const fs = require("fs");
+    const [file, expression] = process.argv.slice(1);
+    let out;
+    try { out = JSON.parse(fs.readFileSync(file, "utf8")); } catch (e) { console.log("the output is not JSON: " + e.message); process.exit(1); }
+    const env = process.env;
+    const problem = new Function("out", "env", "require", expression)(out, env, require);
+    if (problem) { console.log(problem); process.exit(1); }
+  ' "$WORK/$name.json" "$expression"
+}
+
+report() {
+  local name="$1" what="$2" status="$3"
+  if [ "$status" -ne 0 ]; then
+    fail "$what (exit $status)"
+    echo "--- ucp $name output ---" >&2
+    head -c 4000 "$WORK/$name.json" >&2 || true
+    echo >&2
+    grep -v '^npm warn' "$WORK/$name.err" | head -c 4000 >&2 || true
+    return 1
+  fi
+  local problem
+  if problem="$(check "$name" "$4")"; then
+    pass "$what${5:+: $5}"
+  else
+    fail "$what: $problem"
+    echo "--- ucp $name output ---" >&2
+    head -c 4000 "$WORK/$name.json" >&2 || true
+    echo >&2
+    return 1
+  fi
+}
+
+if [ -n "${UCP_CLI_FROM_SOURCE:-}" ]; then
+  STORE=(node --import tsx src/main.ts serve)
+else
+  echo "ucp-cli: building the storefront (npm run build)"
+  npm run build --silent
+  STORE=(node dist/main.js serve)
+fi
+echo "ucp-cli: starting the storefront on $BUSINESS"
+env PORT="$PORT" HOST=127.0.0.1 BASE_URL="$BUSINESS" DATA_DIR="$WORK/data" DATABASE_URL= \
+  RATE_LIMIT=off UCP_ALLOW_INSECURE_PROFILES=on LOG_LEVEL=warn \
+  "${STORE[@]}" > "$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+
+# 1. profile init: the profile the CLI presents, written into UCP_HOME, naming where it is served.
+status=0
+ucp profile-init profile init --name "$PROFILE_NAME" --version 2026-04-08 --profile-url "$PROFILE_URL" --activate || status=$?
+PROFILE_FILE="$UCP_HOME/profiles/$PROFILE_NAME/profile.json"
+export PROFILE_URL PROFILE_FILE BUSINESS
+report profile-init "profile init" "$status" '
+  if (out.version !== "2026-04-08") return "version is " + JSON.stringify(out.version);
+  if (out.profile_url !== env.PROFILE_URL) return "profile_url is " + JSON.stringify(out.profile_url);
+  if (out.activated !== true) return "the profile was not activated";
+  const profile = JSON.parse(require("fs").readFileSync(env.PROFILE_FILE, "utf8"));
+  if (profile.ucp?.version !== "2026-04-08") return "the written profile has ucp.version " + JSON.stringify(profile.ucp?.version);
+  if (!profile.ucp.capabilities?.["dev.ucp.shopping.cart"]) return "the written profile does not declare dev.ucp.shopping.cart";
+' "wrote $PROFILE_FILE for $PROFILE_URL" || { echo "ucp-cli: FAILED (no profile to serve)" >&2; exit 1; }
+
+# Serve that file, as written, where the profile says it is; count the store's fetches.
+node -e '
+  const [file, port, hits] = process.argv.slice(1);
+  const fs = require("fs");
+  require("http").createServer((request, response) => {
+    fs.appendFileSync(hits, `${request.method} ${request.url}\n`);
+    if (request.url !== "/profile.json") return response.writeHead(404).end();
+    response.writeHead(200, { "content-type": "application/json" }).end(fs.readFileSync(file));
+  }).listen(Number(port), "127.0.0.1");
+' "$PROFILE_FILE" "$PROFILE_PORT" "$WORK/profile-hits.log" > "$WORK/profile-server.log" 2>&1 &
+PROFILE_PID=$!
+: > "$WORK/profile-hits.log"
+
+ready() { node -e "fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" "$1"; }
+for _ in $(seq 1 120); do
+  if ready "$BUSINESS/healthz" && ready "$PROFILE_URL"; then break; fi
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "ucp-cli: the storefront exited before it was ready:" >&2
+    cat "$WORK/server.log" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+ready "$BUSINESS/healthz" || { echo "ucp-cli: the storefront did not become ready" >&2; cat "$WORK/server.log" >&2; exit 1; }
+ready "$PROFILE_URL" || { echo "ucp-cli: the profile server did not become ready" >&2; cat "$WORK/profile-server.log" >&2; exit 1; }
+: > "$WORK/profile-hits.log" # the readiness probe is not the store's fetch
+
+# 2. discover: the business profile and the MCP tools.
+status=0
+ucp discover discover "$BUSINESS" --refresh || status=$?
+report discover "discover" "$status" '
+  const r = out.result ?? {};
+  if (r.profile?.ucp?.version !== "2026-04-08") return "business profile version is " + JSON.stringify(r.profile?.ucp?.version);
+  if (r.protocol?.agentProfileUrl !== env.PROFILE_URL) return "agent profile URL is " + JSON.stringify(r.protocol?.agentProfileUrl);
+  const service = r.negotiated?.["dev.ucp.shopping"];
+  if (service?.endpoint !== env.BUSINESS + "/api/ucp/mcp") return "MCP endpoint is " + JSON.stringify(service?.endpoint);
+  const tools = Object.keys(service.tools ?? {});
+  for (const tool of ["search_catalog", "lookup_catalog", "get_product", "create_cart", "get_cart", "update_cart", "cancel_cart"]) {
+    if (!tools.includes(tool)) return "tools/list lacks " + tool + " (has " + tools.join(", ") + ")";
+  }
+' "capabilities $(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(Object.keys(o.result?.profile?.ucp?.capabilities??{}).join(", "))' "$WORK/discover.json" 2>/dev/null || true)" || true
+
+# 3. catalog search, as the agent: the store fetches the profile and negotiates.
+status=0
+ucp search catalog search --business "$BUSINESS" --set /query=espresso || status=$?
+report search "catalog search" "$status" '
+  if (out.ucp?.status !== "success") return "ucp.status is " + JSON.stringify(out.ucp?.status);
+  if (!out.ucp.capabilities?.["dev.ucp.shopping.catalog.search"]) return "the answer does not name dev.ucp.shopping.catalog.search";
+  const products = out.result?.products;
+  if (!Array.isArray(products) || products.length === 0) return "no products";
+  if (!products[0].variants?.[0]?.id) return "the first product has no variant id";
+' "$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const p=o.result.products;console.log(p.length+" products, first "+JSON.stringify(p[0].title))' "$WORK/search.json" 2>/dev/null || true)" || true
+VARIANT="$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(String(o.result.products[0].variants[0].id))' "$WORK/search.json" 2>/dev/null || true)"
+
+# 4. cart create with that variant.
+if [ -z "$VARIANT" ]; then
+  fail "cart create (no variant from the search to put in it)"
+else
+  export VARIANT
+  status=0
+  ucp cart cart create --business "$BUSINESS" --set "/line_items=[{\"item\":{\"id\":\"$VARIANT\"},\"quantity\":2}]" || status=$?
+  report cart "cart create" "$status" '
+    if (out.ucp?.status !== "success") return "ucp.status is " + JSON.stringify(out.ucp?.status);
+    if (!out.ucp.capabilities?.["dev.ucp.shopping.cart"]) return "the answer does not name dev.ucp.shopping.cart";
+    const cart = out.result ?? {};
+    if (typeof cart.id !== "string" || cart.id === "") return "the cart has no id";
+    const line = cart.line_items?.[0];
+    if (cart.line_items?.length !== 1 || line?.item?.id !== env.VARIANT || line.quantity !== 2) return "the cart lines are " + JSON.stringify(cart.line_items);
+    if (!cart.totals?.some((t) => t.type === "total" && t.amount > 0)) return "the cart has no positive total";
+  ' "$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const c=o.result;console.log("cart "+c.id+", 1 line, "+c.line_items[0].quantity+" x "+c.line_items[0].item.id+", total "+c.totals.find((t)=>t.type==="total").amount+" "+c.currency)' "$WORK/cart.json" 2>/dev/null || true)" || true
+fi
+
+# The agent profile was used: the store fetched it (once; then from its cache).
+fetches="$(grep -c '^GET /profile.json' "$WORK/profile-hits.log" || true)"
+if [ "${fetches:-0}" -ge 1 ]; then
+  pass "the store fetched the agent profile ($fetches time(s))"
+else
+  fail "the store never fetched the agent profile"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "ucp-cli: FAILED ($failures failure(s)) with $CLI_PACKAGE" >&2
+  echo "--- server log ---" >&2
+  cat "$WORK/server.log" >&2
+  exit 1
+fi
+echo "ucp-cli: passed ($CLI_PACKAGE: profile init, discover, catalog search, cart create)"
