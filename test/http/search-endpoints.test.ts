@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bumpCatalogVersion } from '../../src/catalog/catalog-store.js';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { backends, dropTestDatabases, getJson, startTestStore, type TestStore } from '../helpers/store.js';
 import { schemaErrors } from '../helpers/schemas.js';
@@ -180,17 +179,14 @@ for (const backend of backends) {
           { handle: 'matcha-drink-stick', title: 'Matcha Drink Stick', product_type: 'Drink Stick', variants: [{ sku: 'MAT-1', price: 1599, inventory_quantity: 9 }] },
         ],
       });
-      await t.store.catalog.refresh();
+      await t.store.catalog.refresh(t.store.db);
+      await t.store.inventory.refresh(t.store.db);
       assert.deepEqual(handles((await getJson(t.app, '/search/suggest.json?q=matcha')).body), ['matcha-drink-stick']);
 
-      // Selling out every variant of the energy stick moves it after available matches.
-      await t.store.db.transaction(async (tx) => {
-        await tx.query(
-          "update variants set inventory_quantity = 0 where product_id = (select id from products where handle = 'energy-drink-stick')",
-        );
-        await bumpCatalogVersion(tx);
-      });
-      await t.store.catalog.refresh();
+      // Selling out every variant of the energy stick moves it after available matches, without a catalog reload.
+      const snapshot = t.store.catalog.snapshot;
+      for (const sku of ['NRG-CITRUS-12', 'NRG-CHERRYCOLA-12']) await t.store.inventory.setOnHand(t.store.db, sku, 0);
+      assert.equal(t.store.catalog.snapshot, snapshot);
       const sticks = handles((await getJson(t.app, '/search/suggest.json?q=drink%20stick&resources[limit]=10')).body);
       assert.equal(sticks.at(-1), 'energy-drink-stick');
       assert.ok(sticks.includes('matcha-drink-stick'));

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Product } from '../../src/catalog/types.js';
 import { complementaryProducts, relatedProducts, type RelatedProductsContext } from '../../src/recommendations/recommend.js';
-import { makeProduct } from '../search/fixture-catalog.js';
+import { makeProduct, stockFor } from '../search/fixture-catalog.js';
 
 interface Shape {
   id: number;
@@ -30,10 +30,12 @@ function product({ id, title, productType = 'Drink Sticks', tags = [], soldOut =
 function context(
   collections: Record<number, number[]> = {},
   boughtTogether: Record<number, number> = {},
+  products: Product[] = [],
 ): RelatedProductsContext {
   return {
     collectionsByProduct: new Map(Object.entries(collections).map(([id, ids]) => [Number(id), ids])),
     boughtTogether: new Map(Object.entries(boughtTogether).map(([id, times]) => [Number(id), times])),
+    stock: stockFor(products),
   };
 }
 
@@ -99,7 +101,7 @@ describe('related products', () => {
     const related = relatedProducts(
       current,
       [soldOutFavourite, availableRelated, availableUnrelated],
-      context({}, { 2: 50 }),
+      context({}, { 2: 50 }, [soldOutFavourite, availableRelated, availableUnrelated]),
       4,
     );
     assert.deepEqual(ids(related), [3, 4, 2]);
@@ -141,37 +143,38 @@ describe('complementary products', () => {
   const soldOutPouch = product({ id: 4, title: 'Pouch', productType: 'Accessories', soldOut: true });
   const holder = product({ id: 5, title: 'Holder', productType: 'Accessories' });
   const byHandle = new Map([shaker, bottle, soldOutPouch, holder, current].map((item) => [item.handle, item]));
+  const stock = stockFor([shaker, bottle, soldOutPouch, holder, current]);
 
   function withComplements(handles: string[]): Product {
     return { ...current, complementaryHandles: handles };
   }
 
   it("keeps the merchant's order", () => {
-    const result = complementaryProducts(withComplements(['product-5', 'product-2', 'product-3']), byHandle, 10);
+    const result = complementaryProducts(withComplements(['product-5', 'product-2', 'product-3']), byHandle, 10, stock);
     assert.deepEqual(ids(result), [5, 2, 3]);
   });
 
   it('skips handles of unknown or unpublished products', () => {
-    const result = complementaryProducts(withComplements(['product-404', 'product-3', 'retired-product']), byHandle, 10);
+    const result = complementaryProducts(withComplements(['product-404', 'product-3', 'retired-product']), byHandle, 10, stock);
     assert.deepEqual(ids(result), [3]);
   });
 
   it('moves sold-out products after available ones', () => {
-    const result = complementaryProducts(withComplements(['product-4', 'product-3', 'product-2']), byHandle, 10);
+    const result = complementaryProducts(withComplements(['product-4', 'product-3', 'product-2']), byHandle, 10, stock);
     assert.deepEqual(ids(result), [3, 2, 4]);
   });
 
   it('returns at most the limit, after moving sold-out ones last', () => {
-    const result = complementaryProducts(withComplements(['product-4', 'product-3', 'product-2', 'product-5']), byHandle, 2);
+    const result = complementaryProducts(withComplements(['product-4', 'product-3', 'product-2', 'product-5']), byHandle, 2, stock);
     assert.deepEqual(ids(result), [3, 2]);
   });
 
   it('skips the product itself and repeated handles', () => {
-    const result = complementaryProducts(withComplements(['product-1', 'product-2', 'product-2']), byHandle, 10);
+    const result = complementaryProducts(withComplements(['product-1', 'product-2', 'product-2']), byHandle, 10, stock);
     assert.deepEqual(ids(result), [2]);
   });
 
   it('returns nothing when the merchant chose none', () => {
-    assert.deepEqual(complementaryProducts(withComplements([]), byHandle, 4), []);
+    assert.deepEqual(complementaryProducts(withComplements([]), byHandle, 4, stock), []);
   });
 });

@@ -6,6 +6,16 @@
  * - "Café Crème": accents in a title.
  */
 import type { Collection, Product, Variant } from '../../src/catalog/types.js';
+import type { StockLevels } from '../../src/inventory/stock.js';
+
+/** Units on hand of each variant made here, kept beside it: stock lives apart from the catalog. */
+const onHand = new WeakMap<Variant, number>();
+
+/** The stock levels of some fixture products (tests reuse ids, so levels belong to the products given). */
+export function stockFor(products: readonly Product[]): StockLevels {
+  const levels = new Map(products.flatMap((product) => product.variants.map((variant) => [variant.id, onHand.get(variant) ?? 0] as const)));
+  return { onHand: (variantId) => levels.get(variantId) ?? 0 };
+}
 
 interface VariantSpec {
   title: string;
@@ -26,8 +36,8 @@ interface ProductSpec {
 }
 
 export function makeProduct(spec: ProductSpec): Product {
-  const variants = spec.variants.map(
-    (variant, position): Variant => ({
+  const variants = spec.variants.map((variant, position): Variant => {
+    const made: Variant = {
       id: spec.id * 100 + position + 1,
       productId: spec.id,
       position: position + 1,
@@ -38,13 +48,14 @@ export function makeProduct(spec: ProductSpec): Product {
       compareAtCents: null,
       inventoryTracked: true,
       inventoryPolicy: 'deny',
-      inventoryQuantity: variant.inventoryQuantity ?? 25,
       requiresShipping: true,
       taxable: true,
       barcode: null,
       weightGrams: 100,
-    }),
-  );
+    };
+    onHand.set(made, variant.inventoryQuantity ?? 25);
+    return made;
+  });
   return {
     id: spec.id,
     handle: spec.handle,
@@ -295,3 +306,6 @@ export const fixtureCollections: Collection[] = [
   makeCollection(105, 'best-sellers', 'Best Sellers', '<p>Our most loved espresso and hydration picks.</p>'),
   makeCollection(106, 'cafe-favourites', 'Café Favourites'),
 ];
+
+/** The stock of the fixture catalog. */
+export const fixtureStock = stockFor(fixtureProducts);

@@ -1,14 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSearchIndex, searchProducts } from '../../src/search/search-index.js';
-import { fixtureCollections, fixtureProducts, makeProduct } from './fixture-catalog.js';
+import { fixtureCollections, fixtureProducts, fixtureStock, makeProduct, stockFor } from './fixture-catalog.js';
 
 const index = buildSearchIndex(fixtureProducts, fixtureCollections);
 /** Above every expected list's length, so each list below is the complete answer. */
 const LIMIT = 20;
 
 function handlesFor(query: string, limit = LIMIT): string[] {
-  return searchProducts(index, query, limit).map((product) => product.handle);
+  return searchProducts(index, query, limit, fixtureStock).map((product) => product.handle);
 }
 
 interface RelevanceCase {
@@ -206,7 +206,7 @@ describe('product search relevance', () => {
     ];
     const expected = ['aroma-lungo', 'lungo-a', 'lungo-b'];
     for (const catalog of [products, [...products].reverse()]) {
-      const handles = searchProducts(buildSearchIndex(catalog, []), 'lungo', 10).map((product) => product.handle);
+      const handles = searchProducts(buildSearchIndex(catalog, []), 'lungo', 10, stockFor(catalog)).map((product) => product.handle);
       assert.deepEqual(handles, expected);
     }
   });
@@ -229,8 +229,8 @@ describe('product search relevance', () => {
     // Title prefix, then the exact tag "s", then description prefixes: available by title, sold-out item-0 last.
     const expected = ['item-7', 'item-3', 'item-1', 'item-10', 'item-100'];
     for (let round = 0; round < 2; round += 1) {
-      assert.deepEqual(searchProducts(bigIndex, 's', 5).map((product) => product.handle), expected);
-      assert.equal(searchProducts(bigIndex, 's', 400).at(-1)?.handle, 'item-0');
+      assert.deepEqual(searchProducts(bigIndex, 's', 5, stockFor(products)).map((product) => product.handle), expected);
+      assert.equal(searchProducts(bigIndex, 's', 400, stockFor(products)).at(-1)?.handle, 'item-0');
     }
   });
 
@@ -258,7 +258,7 @@ describe('product search relevance', () => {
       descriptionHtml: '',
       variants: [{ title: '10 capsules', sku: null, inventoryQuantity: 0 }],
     });
-    const handles = searchProducts(buildSearchIndex([soldOut, partlySoldOut], []), 'espresso', 10).map(
+    const handles = searchProducts(buildSearchIndex([soldOut, partlySoldOut], []), 'espresso', 10, stockFor([soldOut, partlySoldOut])).map(
       (product) => product.handle,
     );
     assert.deepEqual(handles, ['aaa-espresso-sampler', 'aa-espresso-sold-out']);
