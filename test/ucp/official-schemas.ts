@@ -1,6 +1,6 @@
 /**
- * The official UCP 2026-04-08 JSON Schemas, loaded from ../shared/ucp-2026-04-08/source/ (beside the
- * repository, as in CI), for validating what the service emits. Not the service's own bundled copy.
+ * The official UCP 2026-04-08 JSON Schemas, vendored unchanged in vendor/ucp-2026-04-08/source/ (Apache-2.0),
+ * for validating what the service emits. Not the service's own bundled copy.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
-export const UCP_SOURCE = new URL('../../../shared/ucp-2026-04-08/source/', import.meta.url);
+export const UCP_SOURCE = new URL('../../vendor/ucp-2026-04-08/source/', import.meta.url);
 
 export function readOfficial(file: string): string {
   return readFileSync(new URL(file, UCP_SOURCE), 'utf8');

@@ -1,6 +1,6 @@
 /**
  * The service carries its own bundle of the official UCP schemas (tools/list needs self-contained
- * schemas; the service does not read ../shared at run time). It must be exactly what bundling the
+ * schemas; the service does not read vendor/ at run time). It must be exactly what bundling the
  * official files gives, and the bundled request views must accept and refuse what UCP says.
  */
 import { describe, it } from 'node:test';

@@ -6,7 +6,7 @@
  *
  * The bundle is generated once and committed (`ucp-schemas.generated.ts`); the service never reads the
  * official files at run time. Regenerate after changing the entries below:
- *   node --import tsx src/ucp/schemas/bundle-schemas.ts ../shared/ucp-2026-04-08/source
+ *   node --import tsx src/ucp/schemas/bundle-schemas.ts vendor/ucp-2026-04-08/source
  * A test compares the committed bundle with a fresh one made from the official files.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
