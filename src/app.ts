@@ -6,7 +6,8 @@ import FindMyWay from 'find-my-way';
 import { cartRoutes } from './storefront/cart-routes.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
-import { ErrorMessage, ErrorSchema, installErrorHandlers, sendError } from './http/errors.js';
+import { nonDecimalNumber } from './http/decimal-numbers.js';
+import { ErrorMessage, ErrorSchema, installErrorHandlers, invalidParameter, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
 import { ProductBodies } from './storefront/product-bodies.js';
 import { searchRoutes } from './storefront/search-routes.js';
@@ -43,6 +44,12 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
 
   installErrorHandlers(app);
   installMethodNotAllowed(app);
+  // Query-string numbers in decimal digits only (Ajv's coercion would read `0x5` or `1e1` as a number).
+  app.addHook('preValidation', (request, _reply, done) => {
+    const schema = request.routeOptions.schema?.querystring;
+    const notDecimal = schema ? nonDecimalNumber(schema, request.query) : undefined;
+    done(notDecimal ? invalidParameter(`Parameter ${notDecimal} is invalid: expected a whole number in decimal digits.`) : undefined);
+  });
   // Callback-style hooks: on the hottest paths an async hook's extra promise is measurable.
   app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');

@@ -7,6 +7,8 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { nonDecimalNumber } from '../http/decimal-numbers.js';
+import { invalidParameter } from '../http/errors.js';
 
 const appOptions = { useDefaults: true, removeAdditional: false, allErrors: false, addUsedSchema: false, strict: false } as const;
 
@@ -37,6 +39,9 @@ export function formCoercion(schema: object): (request: FastifyRequest) => void 
   let validate: ValidateFunction | undefined;
   return (request) => {
     if (!isFormRequest(request) || typeof request.body !== 'object' || request.body === null) return;
+    // Coercion reads numbers with Number(): `0x3`, `3e0` or `Infinity` would pass as 3 or as a number.
+    const notDecimal = nonDecimalNumber(schema, request.body);
+    if (notDecimal) throw invalidParameter(`Parameter ${notDecimal} is invalid: expected a whole number in decimal digits.`);
     validate ??= coercingAjv.compile(schema);
     validate(request.body);
   };

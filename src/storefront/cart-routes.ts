@@ -14,6 +14,7 @@ import { SESSION_CART } from '../http/openapi.js';
 import type { Store } from '../store.js';
 import { CartError, lineTargetFromId, type CartView, type ItemToAdd } from '../cart/cart-service.js';
 import { cartJson } from './cart-json.js';
+import { parseId } from '../catalog/ids.js';
 import { isCartToken } from '../cart/cart-token.js';
 import { cartFromCookie, setCartCookie } from './cart-cookie.js';
 import { formFields, indexedArray, urlencodedFields } from './form-body.js';
@@ -70,7 +71,8 @@ function normalizeAddBody(body: unknown, form: boolean): unknown {
       // Themes send the variant and selling plan ids as they read them from the form, digit strings, in JSON too.
       for (const field of ['id', 'selling_plan'] as const) {
         const value = cleaned[field];
-        if (typeof value === 'string' && /^\d{1,16}$/.test(value)) cleaned[field] = Number(value);
+        const parsed = typeof value === 'string' ? parseId(value) : undefined;
+        if (parsed !== undefined) cleaned[field] = parsed;
       }
       return cleaned;
     }),
