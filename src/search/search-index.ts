@@ -5,13 +5,25 @@
  * Product ranking: every query word must match; each word scores by where it matched
  * (title > type, vendor, tags, variant titles, SKUs, barcodes > description) and how
  * (exact or plural > prefix of the last word > one typo); the scores add up; equal scores put
- * available products before sold-out ones, then order by title and id.
+ * available products before sold-out ones, then those whose title begins with the query's words (the
+ * more leading words, the closer; a title that is the query exactly closest of all), then order by
+ * title and id. So "espresso" finds "Espresso Capsules" before "Decaf Espresso Capsules".
  */
 import type { Collection, Product } from '../catalog/types.js';
 import { isProductAvailable, type StockLevels } from '../inventory/stock.js';
 import { buildQuerySuggestions, suggestCompletions, type QuerySuggestion, type QuerySuggestions } from './query-suggestions.js';
-import { buildTermIndex, FieldTier, queryWords, positionsOfHighestKeys, scoreDocuments, type DocumentField, type TermIndex } from './term-index.js';
-import { foldText, htmlToText } from './text-normalisation.js';
+import {
+  buildTermIndex,
+  FieldTier,
+  queryWords,
+  positionsOfHighestKeys,
+  scoreDocuments,
+  wordMatchers,
+  type DocumentField,
+  type TermIndex,
+  type WordMatcher,
+} from './term-index.js';
+import { foldText, htmlToText, stem } from './text-normalisation.js';
 
 export type { QuerySuggestion } from './query-suggestions.js';
 
@@ -20,6 +32,14 @@ export interface SearchIndex {
   productTerms: TermIndex;
   /** Position of each product when ordered by title then id: the last tie-breaker. */
   productTitleOrder: Int32Array;
+  /**
+   * Each product's title read as a query is (folded words, grammar words dropped), for how closely a title
+   * begins with the query: product i's words are at positions titleWordStart[i] .. titleWordStart[i + 1] of
+   * titleStemIds (each word's stem id in productTerms) and titleWordRanks (its position in productTerms.sortedWords).
+   */
+  titleWordStart: Int32Array;
+  titleStemIds: Int32Array;
+  titleWordRanks: Int32Array;
   collections: Collection[];
   collectionTerms: TermIndex;
   collectionTitleOrder: Int32Array;
@@ -70,10 +90,21 @@ function compareStrings(a: string, b: string): number {
 
 /** Build from the published products and collections; rebuild whenever the catalog changes. */
 export function buildSearchIndex(products: Product[], collections: Collection[]): SearchIndex {
+  const productTerms = buildTermIndex(products.map(productFields));
+  const titleWordStart = new Int32Array(products.length + 1);
+  const titleWords: string[] = [];
+  products.forEach((product, position) => {
+    titleWords.push(...queryWords(product.title));
+    titleWordStart[position + 1] = titleWords.length;
+  });
+  const rankOfWord = new Map(productTerms.sortedWords.map((word, rank) => [word, rank]));
   return {
     products,
-    productTerms: buildTermIndex(products.map(productFields)),
+    productTerms,
     productTitleOrder: titleOrder(products),
+    titleWordStart,
+    titleStemIds: Int32Array.from(titleWords, (word) => productTerms.stemIds.get(stem(word)) ?? -1),
+    titleWordRanks: Int32Array.from(titleWords, (word) => rankOfWord.get(word) ?? -1),
     collections,
     // Shopify searches collections by title only.
     collectionTerms: buildTermIndex(collections.map((collection) => [{ text: collection.title, tier: FieldTier.title }])),
@@ -82,14 +113,43 @@ export function buildSearchIndex(products: Product[], collections: Collection[])
   };
 }
 
+/**
+ * How closely a product's title begins with the query: twice the number of query words matching the title's
+ * first words in order (each as scoring matches it: same stem, a typo, the last word as a prefix), plus one
+ * when those are all of the title's words and all of the query's. From 0 to 2 × words + 1.
+ */
+function titleCloseness(index: SearchIndex, position: number, matchers: readonly WordMatcher[]): number {
+  const start = index.titleWordStart[position] as number;
+  const end = index.titleWordStart[position + 1] as number;
+  let lead = 0;
+  while (lead < matchers.length && start + lead < end) {
+    const matcher = matchers[lead] as WordMatcher;
+    const rank = index.titleWordRanks[start + lead] as number;
+    const matches =
+      (rank >= matcher.prefixStart && rank < matcher.prefixEnd) || matcher.stemIds.includes(index.titleStemIds[start + lead] as number);
+    if (!matches) break;
+    lead += 1;
+  }
+  return lead * 2 + (lead === matchers.length && start + lead === end ? 1 : 0);
+}
+
 /** The best `limit` products for a query, best first; nothing for an empty query. Availability is read live. */
 export function searchProducts(index: SearchIndex, query: string, limit: number, stock: StockLevels): Product[] {
-  const { documents, scores } = scoreDocuments(index.productTerms, queryWords(query));
+  const words = queryWords(query);
+  const { documents, scores } = scoreDocuments(index.productTerms, words);
+  if (documents.length === 0) return [];
   const count = index.products.length;
-  // One number orders a match: score first, then available before sold out, then title order.
+  const matchers = wordMatchers(index.productTerms, words);
+  const closenessLevels = 2 * words.length + 2;
+  // One number orders a match: score first, then available before sold out, then how closely the title
+  // begins with the query, then title order.
   const rankKeys = documents.map((position, i) => {
     const availability = isProductAvailable(index.products[position] as Product, stock) ? 1 : 0;
-    return ((scores[i] as number) * 2 + availability) * count + (count - 1 - (index.productTitleOrder[position] as number));
+    const closeness = titleCloseness(index, position, matchers);
+    return (
+      (((scores[i] as number) * 2 + availability) * closenessLevels + closeness) * count +
+      (count - 1 - (index.productTitleOrder[position] as number))
+    );
   });
   const best = positionsOfHighestKeys(rankKeys, limit);
   return best.map((i) => index.products[documents[i] as number] as Product);

@@ -257,18 +257,47 @@ function forEachMatchingPostings(index: TermIndex, word: string, isLastWord: boo
   }
 
   if (exactStemId !== undefined || completionCount > 0) return;
-  if (word.length < MIN_TYPO_WORD_LENGTH || !LETTERS_ONLY.test(word)) return;
-  const seen = new Set<number>();
+  for (const stemId of typoStemIds(index, word, wordStem)) visitStem(index, stemId, MatchKind.typo, visit);
+}
+
+/** The indexed stems one typo away from an unknown word of four or more letters (none for shorter words). */
+function typoStemIds(index: TermIndex, word: string, wordStem: string): number[] {
+  if (word.length < MIN_TYPO_WORD_LENGTH || !LETTERS_ONLY.test(word)) return [];
+  const found: number[] = [];
   // Word and stem both: "kdis" is one swap from "kids", "capsuls" one letter from the stem "capsule".
   for (const typed of new Set([word, wordStem])) {
     for (const variant of [typed, ...oneLetterDeletions(typed)]) {
       for (const candidate of index.spellingsByDeletion.get(variant) ?? []) {
-        if (seen.has(candidate.stemId) || !isOneEditApart(typed, candidate.form)) continue;
-        seen.add(candidate.stemId);
-        visitStem(index, candidate.stemId, MatchKind.typo, visit);
+        if (found.includes(candidate.stemId) || !isOneEditApart(typed, candidate.form)) continue;
+        found.push(candidate.stemId);
       }
     }
   }
+  return found;
+}
+
+/** How one query word meets single indexed words, as scoring matches it: to compare it with a title word by word. */
+export interface WordMatcher {
+  /** The stems the word stands for whole: its own, or when the word (and any completion) is unknown, those one typo away. */
+  stemIds: readonly number[];
+  /** The last word also matches every word it begins: those at positions [prefixStart, prefixEnd) of sortedWords. */
+  prefixStart: number;
+  prefixEnd: number;
+}
+
+export function wordMatchers(index: TermIndex, words: readonly string[]): WordMatcher[] {
+  return words.map((word, position) => {
+    const wordStem = stem(word);
+    const exactStemId = index.stemIds.get(wordStem);
+    let prefixStart = 0;
+    let prefixEnd = 0;
+    if (position === words.length - 1) {
+      prefixStart = firstPositionNotBefore(index.sortedWords, word);
+      prefixEnd = firstPositionNotBefore(index.sortedWords, `${word}\uffff`);
+    }
+    const stemIds = exactStemId !== undefined ? [exactStemId] : prefixEnd > prefixStart ? [] : typoStemIds(index, word, wordStem);
+    return { stemIds, prefixStart, prefixEnd };
+  });
 }
 
 /**

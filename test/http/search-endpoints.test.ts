@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { searchCatalog } from '../../src/catalog/catalog-queries.js';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { backends, dropTestDatabases, getJson, startTestStore, type TestStore } from '../helpers/store.js';
 import { schemaErrors } from '../helpers/schemas.js';
@@ -93,6 +94,17 @@ for (const backend of backends) {
         'hydration-drink-stick',
       );
       assert.ok(handles((await getJson(t.app, '/search/suggest.json?q=h%C3%BDdration')).body).includes('hydration-drink-stick'));
+    });
+
+    it('q=espresso: "Espresso Capsules" ranks above "Decaf Espresso Capsules", whose title only contains the word (#9, item 8)', async () => {
+      for (const q of ['espresso', 'Espresso', 'espresso%20capsules', 'espresso%20caps', 'expresso']) {
+        const { status, body } = await getJson(t.app, `/search/suggest.json?q=${q}`);
+        assert.equal(status, 200);
+        assert.deepEqual(handles(body), ['espresso-capsules', 'decaf-capsules'], q);
+      }
+      // The agent door ranks the same.
+      const page = searchCatalog(t.store.catalog.snapshot, t.store.inventory, 'espresso', {}, 0, 10);
+      assert.deepEqual(page.products.map((p) => p.handle), ['espresso-capsules', 'decaf-capsules']);
     });
 
     it('an unpublished product never appears in search', async () => {

@@ -46,7 +46,8 @@ const STICKS_RANKED = [
   'travel-shaker',
 ];
 
-const ESPRESSO_BY_TITLE = ['decaf-espresso', 'espresso-intenso', 'espresso-ristretto', 'instant-espresso-sticks'];
+/** Equal title matches on "espresso": titles beginning with it first (#9: "Espresso Capsules" above "Decaf Espresso Capsules"), then by title. */
+const ESPRESSO_RANKED = ['espresso-intenso', 'espresso-ristretto', 'decaf-espresso', 'instant-espresso-sticks'];
 
 const relevanceTable: RelevanceCase[] = [
   {
@@ -62,13 +63,13 @@ const relevanceTable: RelevanceCase[] = [
   { query: 'capsu', expected: CAPSULES_BY_TITLE, why: 'prefix finds capsule and capsules alike' },
   { query: '  CAPSULES  ', expected: CAPSULES_BY_TITLE, why: 'spaces and case ignored; plural meets singular' },
   { query: 'capsle', expected: CAPSULES_BY_TITLE, why: 'one missing letter is forgiven' },
-  { query: 'espresso', expected: ESPRESSO_BY_TITLE, why: 'whole word in titles' },
-  { query: 'expresso', expected: ESPRESSO_BY_TITLE, why: 'one wrong letter is forgiven' },
+  { query: 'espresso', expected: ESPRESSO_RANKED, why: 'whole word in titles; titles beginning with it first' },
+  { query: 'expresso', expected: ESPRESSO_RANKED, why: 'one wrong letter is forgiven, also at the start of a title' },
   { query: 'espresso sticks', expected: ['instant-espresso-sticks'], why: 'every word must match' },
   {
     query: 'espresso capsu',
-    expected: ['decaf-espresso', 'espresso-intenso', 'espresso-ristretto'],
-    why: 'earlier words whole, last word as prefix',
+    expected: ['espresso-intenso', 'espresso-ristretto', 'decaf-espresso'],
+    why: 'earlier words whole, last word as prefix; titles beginning with both words first',
   },
   { query: 'capsu espresso', expected: [], why: 'an earlier word is not completed as a prefix' },
   { query: 'decaf', expected: ['decaf-espresso'], why: 'a title word' },
@@ -199,12 +200,13 @@ describe('product search relevance', () => {
         descriptionHtml: '',
         variants: [{ title: '10 capsules', sku: null }],
       });
+    // Every title begins with the query word, so only title and id tell them apart.
     const products = [
       twin(9, 'lungo-b', 'Lungo Capsules'),
       twin(3, 'lungo-a', 'Lungo Capsules'),
-      twin(5, 'aroma-lungo', 'Aroma Lungo'),
+      twin(5, 'lungo-aroma', 'Lungo Aroma'),
     ];
-    const expected = ['aroma-lungo', 'lungo-a', 'lungo-b'];
+    const expected = ['lungo-aroma', 'lungo-a', 'lungo-b'];
     for (const catalog of [products, [...products].reverse()]) {
       const handles = searchProducts(buildSearchIndex(catalog, []), 'lungo', 10, stockFor(catalog)).map((product) => product.handle);
       assert.deepEqual(handles, expected);
@@ -262,5 +264,73 @@ describe('product search relevance', () => {
       (product) => product.handle,
     );
     assert.deepEqual(handles, ['aaa-espresso-sampler', 'aa-espresso-sold-out']);
+  });
+
+  describe('a title that begins with the query ranks above one that only contains it (#9, item 8)', () => {
+    const capsules = (id: number, handle: string, title: string, extra: { tags?: string[]; soldOut?: boolean } = {}) =>
+      makeProduct({
+        id,
+        handle,
+        title,
+        productType: 'Coffee Capsule',
+        vendor: 'Stick & Capsule Co.',
+        tags: extra.tags ?? ['coffee'],
+        descriptionHtml: '<p>Roasted in small batches, espresso-ready.</p>',
+        variants: [{ title: '10 capsules', sku: null, inventoryQuantity: extra.soldOut ? 0 : 10 }],
+      });
+    // The demo catalog's two capsules (the decaf one sorts first by title), one more, and a tag-only match.
+    const products = [
+      capsules(1, 'decaf-capsules', 'Decaf Espresso Capsules'),
+      capsules(2, 'espresso-capsules', 'Espresso Capsules'),
+      capsules(3, 'espresso-intenso', 'Espresso Capsules – Intenso'),
+      capsules(4, 'barista-sampler', 'Barista Sampler', { tags: ['espresso'] }),
+    ];
+    const search = (query: string, catalog = products) =>
+      searchProducts(buildSearchIndex(catalog, []), query, 10, stockFor(catalog)).map((product) => product.handle);
+
+    it('"espresso": the titles beginning with it, then the one containing it, then the tag match', () => {
+      assert.deepEqual(search('espresso'), ['espresso-capsules', 'espresso-intenso', 'decaf-capsules', 'barista-sampler']);
+      assert.deepEqual(search('expresso'), ['espresso-capsules', 'espresso-intenso', 'decaf-capsules', 'barista-sampler']);
+    });
+
+    it('"espresso capsules": the title that is the query exactly comes first, typed or being typed', () => {
+      for (const query of ['espresso capsules', 'Espresso Capsule', 'espresso caps']) {
+        assert.deepEqual(search(query), ['espresso-capsules', 'espresso-intenso', 'decaf-capsules', 'barista-sampler'], query);
+      }
+    });
+
+    it('the catalog order and ids do not matter', () => {
+      assert.deepEqual(search('espresso', [...products].reverse()), search('espresso'));
+    });
+
+    it('a sold-out title beginning with the query still goes after available equal matches', () => {
+      const catalog = [...products.filter((p) => p.id !== 2), capsules(2, 'espresso-capsules', 'Espresso Capsules', { soldOut: true })];
+      assert.deepEqual(search('espresso', catalog), ['espresso-intenso', 'decaf-capsules', 'espresso-capsules', 'barista-sampler']);
+    });
+  });
+
+  it('every product whose title holds all the query words ranks above every product matching only elsewhere', () => {
+    // The same products with nothing searchable but their titles: what a title-only search finds.
+    const titlesOnly = fixtureProducts.map(
+      (product): typeof product => ({
+        ...product,
+        productType: '',
+        vendor: '',
+        tags: [],
+        descriptionHtml: '',
+        variants: product.variants.map((variant) => ({ ...variant, title: 'Default Title', sku: null, barcode: null })),
+      }),
+    );
+    const titleIndex = buildSearchIndex(titlesOnly, []);
+    let checked = 0;
+    for (const { query } of relevanceTable) {
+      const inTitle = new Set(searchProducts(titleIndex, query, LIMIT, fixtureStock).map((product) => product.handle));
+      const ranked = handlesFor(query);
+      const firstElsewhere = ranked.findIndex((handle) => !inTitle.has(handle));
+      if (firstElsewhere < 0) continue;
+      assert.ok(ranked.slice(firstElsewhere).every((handle) => !inTitle.has(handle)), `${query}: ${ranked.join(', ')}`);
+      if (inTitle.size > 0) checked += 1;
+    }
+    assert.ok(checked >= 10, `${checked} queries mix title and other matches`);
   });
 });
