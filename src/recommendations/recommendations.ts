@@ -18,13 +18,17 @@ export const noPurchaseHistory: PurchaseHistory = async () => new Map();
 export class Recommendations {
   private collectionsByProduct = new Map<number, number[]>();
   private byHandle = new Map<string, Product>();
-  /** Related lists cost a pass over the catalog: kept per snapshot (purchase history joins the key once orders exist). */
+  /**
+   * Related lists cost a pass over the catalog: kept per snapshot and stock (purchase history joins the key
+   * once orders exist). Keyed by a published product's id and a limit of 1–10, and bounded in entries.
+   */
   private related = new Map<string, Product[]>();
 
   constructor(
     private readonly catalog: Catalog,
     private readonly stock: StockLevels & StockChangeFeed,
     private readonly purchaseHistory: PurchaseHistory = noPurchaseHistory,
+    private readonly maxCachedLists = MAX_CACHED_LISTS,
   ) {
     // Sold-out products go last, so a stock change can reorder a list.
     stock.onChange(() => {
@@ -35,6 +39,11 @@ export class Recommendations {
       this.byHandle = new Map(snapshot.products.map((p) => [p.handle, p]));
       this.related = new Map();
     });
+  }
+
+  /** How many related lists are kept now (read-only, for tests and diagnostics). */
+  get cachedListCount(): number {
+    return this.related.size;
   }
 
   /** Undefined when no published product has the id. */
@@ -48,7 +57,7 @@ export class Recommendations {
     if (cached) return cached;
     const boughtTogether = await this.purchaseHistory(productId);
     const related = relatedProducts(product, snapshot.products, { collectionsByProduct: this.collectionsByProduct, boughtTogether, stock: this.stock }, limit);
-    if (this.related.size >= MAX_CACHED_LISTS) this.related.clear();
+    if (this.related.size >= this.maxCachedLists) this.related.clear();
     // Only a list computed against the snapshot still current is kept.
     if (this.catalog.snapshot === snapshot) this.related.set(key, related);
     return related;

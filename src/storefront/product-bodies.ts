@@ -1,7 +1,8 @@
 /**
  * The storefront's product JSON as sent: each product serialised once (again after its stock changes), and
  * collection pages joined from those, cached while nothing they show changed. The page cache is bounded by
- * entries and bytes, and pages past the last are not cached (they are all the same empty list).
+ * entries and bytes (bodies, keys and a per-entry overhead all counted), and pages past the last are not
+ * cached (they are all the same empty list): a crawler walking `page=` values cannot grow it past the bound.
  */
 import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import { PerProductCache, type StockChangeFeed } from '../catalog/product-cache.js';
@@ -11,7 +12,15 @@ import { productJson } from './product-json.js';
 
 const MAX_CACHED_PAGES = 2_000;
 const MAX_CACHED_PAGE_BYTES = 32 * 1024 * 1024;
+/** What a kept page costs beside its body and key: the Map entry, the Buffer object, the key string's header. */
+export const CACHE_ENTRY_OVERHEAD_BYTES = 160;
 const EMPTY_PAGE = Buffer.from('{"products":[]}');
+
+/** The bounds of the collection-page cache (tests use small ones). */
+export interface PageCacheBounds {
+  maxPages: number;
+  maxBytes: number;
+}
 
 export class ProductBodies {
   private readonly json: PerProductCache<{ text: string; body: Buffer<ArrayBuffer> }>;
@@ -22,6 +31,7 @@ export class ProductBodies {
   constructor(
     catalog: Catalog,
     stock: StockLevels & StockChangeFeed,
+    private readonly bounds: PageCacheBounds = { maxPages: MAX_CACHED_PAGES, maxBytes: MAX_CACHED_PAGE_BYTES },
   ) {
     this.json = new PerProductCache(
       catalog,
@@ -32,6 +42,16 @@ export class ProductBodies {
       },
       (a: { text: string }, b: { text: string }) => a.text === b.text,
     );
+  }
+
+  /** How many collection pages are kept now (read-only, for tests and diagnostics). */
+  get cachedPageCount(): number {
+    return this.pages.size;
+  }
+
+  /** What the kept collection pages count against the byte bound now. */
+  get cachedPageBytes(): number {
+    return this.pageBytes;
   }
 
   /** Moves whenever any product's JSON may have changed (a new snapshot, a stock change that shows). */
@@ -68,12 +88,14 @@ export class ProductBodies {
     const cached = this.pages.get(key);
     if (cached) return cached;
     const body = Buffer.from(this.listText(products.slice(start, start + limit)));
-    if (this.pages.size >= MAX_CACHED_PAGES || this.pageBytes + body.length > MAX_CACHED_PAGE_BYTES) {
+    const cost = body.length + 2 * key.length + CACHE_ENTRY_OVERHEAD_BYTES;
+    if (cost > this.bounds.maxBytes) return body; // never kept: it alone would break the bound
+    if (this.pages.size >= this.bounds.maxPages || this.pageBytes + cost > this.bounds.maxBytes) {
       this.pages.clear();
       this.pageBytes = 0;
     }
     this.pages.set(key, body);
-    this.pageBytes += body.length;
+    this.pageBytes += cost;
     return body;
   }
 }

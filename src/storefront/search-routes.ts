@@ -2,11 +2,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Collection } from '../catalog/types.js';
+import { isProductAvailable } from '../inventory/stock.js';
 import { invalidParameter, missingParameter, notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
 import type { RecommendationIntent } from '../recommendations/recommendations.js';
 import type { Store } from '../store.js';
-import type { ProductBodies } from './product-bodies.js';
+import { CACHE_ENTRY_OVERHEAD_BYTES, type ProductBodies } from './product-bodies.js';
 
 const RESOURCE_TYPES = ['product', 'collection', 'query'] as const;
 type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -16,16 +17,33 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const errors = { 404: Type.Ref('Error'), 422: Type.Ref('Error'), 429: Type.Ref('Error') };
 
 /**
- * Answers by normalised query, while the product JSON they show is unchanged: shoppers type the same
- * prefixes again and again. Bounded in entries and bytes; any change to what products show starts it anew.
+ * Answers by normalised query, while the product JSON they show and every product's availability (which
+ * orders them) are unchanged: shoppers type the same prefixes again and again. Bounded in entries and in bytes (bodies, keys and a per-entry overhead all
+ * counted), so distinct queries, however many and long, cannot grow it past the bound; when full it starts
+ * anew, as it does on any change to what products show.
  */
-const MAX_SUGGEST_CACHE_ENTRIES = 20_000;
-const MAX_SUGGEST_CACHE_BYTES = 16 * 1024 * 1024;
+export const MAX_SUGGEST_CACHE_ENTRIES = 20_000;
+export const MAX_SUGGEST_CACHE_BYTES = 16 * 1024 * 1024;
 
-class SuggestCache {
+export class SuggestCache {
   private entries = new Map<string, Buffer>();
   private bytes = 0;
   private generation = '';
+
+  constructor(
+    private readonly maxEntries = MAX_SUGGEST_CACHE_ENTRIES,
+    private readonly maxBytes = MAX_SUGGEST_CACHE_BYTES,
+  ) {}
+
+  /** How many answers are kept now (read-only, for tests and diagnostics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** What the kept answers count against the byte bound now. */
+  get byteSize(): number {
+    return this.bytes;
+  }
 
   get(generation: string, key: string): Buffer | undefined {
     if (generation !== this.generation) {
@@ -36,9 +54,11 @@ class SuggestCache {
   }
 
   set(key: string, body: Buffer): void {
-    if (this.entries.size >= MAX_SUGGEST_CACHE_ENTRIES || this.bytes + body.length > MAX_SUGGEST_CACHE_BYTES) this.clear();
+    const cost = body.length + 2 * key.length + CACHE_ENTRY_OVERHEAD_BYTES;
+    if (cost > this.maxBytes || this.entries.has(key)) return;
+    if (this.entries.size >= this.maxEntries || this.bytes + cost > this.maxBytes) this.clear();
     this.entries.set(key, body);
-    this.bytes += body.length;
+    this.bytes += cost;
   }
 
   private clear(): void {
@@ -84,8 +104,44 @@ function integerParameter(raw: unknown, name: string, fallback: number, min: num
   return Number(text);
 }
 
-export const searchRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodies }> = async (app, { store, bodies }) => {
-  const suggestCache = new SuggestCache();
+export interface SearchRoutesOptions {
+  store: Store;
+  bodies: ProductBodies;
+  /** The predictive-search answer cache; a new one with the default bounds unless given (tests give small ones). */
+  suggestCache?: SuggestCache;
+}
+
+/**
+ * Counts stock changes that may have changed whether a product can be bought. Search ranks sold-out products
+ * last, so such a change can reorder an answer even when no product it shows changed (a product restocked
+ * outside a cut-off list moves into it); the product JSON generation alone does not see that. A product whose
+ * availability was not seen before counts as changed.
+ */
+class AvailabilityChanges {
+  count = 0;
+  private known = new Map<number, boolean>();
+
+  constructor(store: Store) {
+    store.catalog.onChange(() => {
+      this.known = new Map();
+      this.count += 1;
+    });
+    store.inventory.onChange((change) => {
+      const snapshot = store.catalog.snapshot;
+      for (const variantId of change.keys()) {
+        const product = snapshot.variantById(variantId)?.product;
+        if (!product) continue;
+        const available = isProductAvailable(product, store.inventory);
+        if (this.known.get(product.id) === available) continue;
+        this.known.set(product.id, available);
+        this.count += 1;
+      }
+    });
+  }
+}
+
+export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app, { store, bodies, suggestCache = new SuggestCache() }) => {
+  const availability = new AvailabilityChanges(store);
   app.get(
     '/search/suggest.json',
     {
@@ -128,7 +184,7 @@ export const searchRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBod
 
       const snapshot = store.catalog.snapshot;
       const key = `${types.join()}|${limit}|${q.toLowerCase().replace(/\s+/g, ' ')}`;
-      const cached = suggestCache.get(bodies.generation, key);
+      const cached = suggestCache.get(`${bodies.generation}/${availability.count}`, key);
       if (cached) return reply.type(JSON_TYPE).send(cached);
       const parts: string[] = [];
       if (types.includes('product')) {
