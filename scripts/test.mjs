@@ -1,7 +1,14 @@
 // `npm test`: makes sure PostgreSQL answers (starting the local server when it does not), then runs every
-// test file under test/ with Node's own test runner and tsx.
+// test file under test/ with Node's own test runner and tsx (or only the files whose path contains one of
+// the arguments: `node scripts/test.mjs cart/ ucp/profile`).
+//
+// Test stores on PGlite start from a copy of a migrated template database (see test/helpers/store.ts). For a
+// run of several files it is made here, once, from the migrations as they are now, handed to the test
+// processes as a file and deleted afterwards; for one or two files each process makes its own (quicker than
+// waiting for the shared one).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -36,10 +43,26 @@ const files = readdirSync('test', { recursive: true, encoding: 'utf8' })
 const only = process.argv.slice(2);
 const selected = only.length ? files.filter((file) => only.some((part) => file.includes(part))) : files;
 
+const TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE'; // read by test/helpers/store.ts
+const SHARED_TEMPLATE_FROM_FILES = 3;
+const scratch = mkdtempSync(path.join(tmpdir(), 'storefront-test-run-'));
+const env = { ...process.env };
+delete env[TEMPLATE_ENV];
+let status = 0;
 try {
+  if (selected.length >= SHARED_TEMPLATE_FROM_FILES) {
+    const template = path.join(scratch, 'pglite-template.tar');
+    const write = `const { writePgliteTemplate } = await import('./test/helpers/store.ts'); await writePgliteTemplate(process.argv[1]);`;
+    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', write, template], { stdio: 'inherit' });
+    env[TEMPLATE_ENV] = template;
+  }
   execFileSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...selected], {
     stdio: 'inherit',
+    env,
   });
 } catch (error) {
-  process.exit(error.status ?? 1);
+  status = error.status ?? 1;
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
 }
+process.exit(status);

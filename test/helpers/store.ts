@@ -1,21 +1,86 @@
 /**
  * Test stores on both backends: embedded PGlite (in memory, or in a directory for restart tests) and a
  * PostgreSQL server (a fresh database per store, dropped on close). Every integration test runs on each.
+ *
+ * A new PGlite runs initdb, which takes seconds; a test store instead starts from a copy of a template
+ * database the store's migrations were applied to (under a second). The template is made from the
+ * migrations as they are when the tests run: once per `npm test` run by scripts/test.mjs (a file named by
+ * PGLITE_TEMPLATE_ENV, deleted after the run), or else once per test process. Either way `openStore`
+ * migrates the copy as usual, so a migration added since the template was made still applies.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openPglite, openPostgres, type Database } from '../../src/db/database.js';
+import { openPglite, openPostgres, type Database, type Row } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
 import { openStore, type Store } from '../../src/store.js';
 
 export const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export interface Backend {
   name: 'pglite' | 'postgres';
-  /** Opens an empty database; `dir` (PGlite) persists it, `database` (PostgreSQL) reopens an existing one. */
-  open(options?: { dir?: string; database?: string }): Promise<{ db: Database; database?: string }>;
+  /**
+   * Opens an empty database; `dir` (PGlite) persists it, `database` (PostgreSQL) reopens an existing one.
+   * With `migrated`, a new PGlite database may already hold the store's migrations (a copy of the template).
+   */
+  open(options?: { dir?: string; database?: string; migrated?: boolean }): Promise<{ db: Database; database?: string }>;
+}
+
+/** Names the file holding a dumped, migrated PGlite data directory made for this test run (scripts/test.mjs). */
+export const PGLITE_TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE';
+
+/** A new PGlite with the store's migrations applied, dumped (`dumpDataDir`, uncompressed: loads fastest). */
+async function dumpMigratedPglite(): Promise<Blob> {
+  const pglite = await PGlite.create();
+  try {
+    const run = async <T extends Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
+      (await target.query<T>(sql, params as unknown[] | undefined)).rows;
+    // The Database view migrate() needs (openPglite's own keeps its PGlite to itself, so it cannot be dumped).
+    await migrate({
+      kind: 'pglite',
+      query: (sql, params) => run(pglite, sql, params),
+      transaction: (fn) =>
+        pglite.transaction((tx) =>
+          fn({
+            query: (sql, params) => run(tx, sql, params),
+            exec: async (sql) => {
+              await tx.exec(sql);
+            },
+          }),
+        ),
+      exec: async (sql) => {
+        await pglite.exec(sql);
+      },
+      close: () => pglite.close(),
+    });
+    return await pglite.dumpDataDir('none');
+  } finally {
+    await pglite.close();
+  }
+}
+
+/** Writes a migrated PGlite template to `file` (scripts/test.mjs, once per run, before the test processes start). */
+export async function writePgliteTemplate(file: string): Promise<void> {
+  writeFileSync(file, Buffer.from(await (await dumpMigratedPglite()).arrayBuffer()));
+}
+
+let pgliteTemplate: Promise<Blob> | undefined;
+
+/** The migrated template: the run's file when scripts/test.mjs made one, else made once in this process. */
+function migratedPgliteTemplate(): Promise<Blob> {
+  const file = process.env[PGLITE_TEMPLATE_ENV];
+  pgliteTemplate ??= (file && existsSync(file) ? Promise.resolve(new Blob([readFileSync(file)])) : dumpMigratedPglite()).catch(
+    (error: unknown) => {
+      pgliteTemplate = undefined; // the next store tries again
+      throw error;
+    },
+  );
+  return pgliteTemplate;
 }
 
 async function adminQuery(sql: string): Promise<void> {
@@ -40,7 +105,10 @@ export const backends: Backend[] = [
   {
     name: 'pglite',
     async open(options = {}) {
-      return { db: await openPglite(options.dir) };
+      // A directory that already holds a database (a restart) is opened as it is.
+      const fresh = !options.dir || !existsSync(path.join(options.dir, 'PG_VERSION'));
+      if (!options.migrated || !fresh) return { db: await openPglite(options.dir) };
+      return { db: await openPglite(options.dir, { loadDataDir: await migratedPgliteTemplate() }) };
     },
   },
   {
@@ -80,7 +148,7 @@ export async function startTestStore(
   backend: Backend,
   options: { seedDemo?: boolean; config?: Partial<Config>; dir?: string; database?: string; app?: AppOptions } = {},
 ): Promise<TestStore> {
-  const { db, database } = await backend.open({ dir: options.dir, database: options.database });
+  const { db, database } = await backend.open({ dir: options.dir, database: options.database, migrated: true });
   const store = await openStore(testConfig(options.config), { db, seedDemo: options.seedDemo ?? true });
   const app = await buildApp(store, options.app);
   return {
