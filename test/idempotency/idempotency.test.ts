@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { canonicalJson, IdempotencyConflict, IdempotencyStore, payloadHash } from '../../src/idempotency/idempotency-store.js';
+import { canonicalJson, IdempotencyConflict, payloadHash } from '../../src/idempotency/idempotency-store.js';
 import { backends, dropTestDatabases, startSecondInstance, type TestStore } from '../helpers/store.js';
 import { variantId } from '../cart/shopper.js';
 import { callTool, startListeningStore, type ListeningStore } from '../ucp/mcp-harness.js';

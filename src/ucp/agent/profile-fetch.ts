@@ -95,6 +95,8 @@ export function fetchProfileDocument(raw: string, options: ProfileFetchOptions):
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<FetchedProfile>((resolve, reject) => {
     let settled = false;
+    // Assigned once, below; `fail` (which the timer may call first) reads it before that.
+    // eslint-disable-next-line prefer-const
     let request: http.ClientRequest | undefined;
     const fail = (error: Error) => {
       if (settled) return;
