@@ -1,5 +1,6 @@
 /** Builds the Fastify app from its parts: error handling, the interface description, then each door's routes. */
 import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -7,7 +8,7 @@ import { cartRoutes } from './storefront/cart-routes.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
-import { ErrorMessage, ErrorSchema, installErrorHandlers, invalidParameter, sendError } from './http/errors.js';
+import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, notFoundDescription, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
 import { ProductBodies } from './storefront/product-bodies.js';
 import { searchRoutes } from './storefront/search-routes.js';
@@ -17,32 +18,96 @@ import { ucpRoutes } from './ucp/routes.js';
 const BODY_LIMIT = 256 * 1024;
 const DEMO_ASSETS = new URL('./catalog/demo-assets/', import.meta.url);
 
+/** How long a connection may take at each step (milliseconds); a request over its time is answered 408 and closed. */
+export interface ServerTimeouts {
+  /** The whole request, headers and body, must have arrived within this. */
+  requestTimeout: number;
+  /** The request line and headers must have arrived within this (at most requestTimeout). */
+  headersTimeout: number;
+  /** A kept-alive connection waiting for its next request is closed after this. */
+  keepAliveTimeout: number;
+  /** A connection with no traffic either way (a client that stopped reading an answer) is closed after this. */
+  idleTimeout: number;
+  /** How often the server looks for requests over their time (so a limit is enforced within this much). */
+  checkInterval: number;
+}
+
+/**
+ * A shopper's browser sends a request in well under a second; 30 s leaves room for a slow mobile link with a
+ * body of the largest size (256 KiB). Keep-alive outlasts the 60 s idle timeout of common load balancers, so
+ * the balancer, not the store, closes an idle connection (the store closing one the balancer is about to reuse
+ * would fail that request).
+ */
+export const DEFAULT_TIMEOUTS: ServerTimeouts = {
+  requestTimeout: 30_000,
+  headersTimeout: 10_000,
+  keepAliveTimeout: 72_000,
+  idleTimeout: 120_000,
+  checkInterval: 1_000,
+};
+
 export interface AppOptions {
   logger?: boolean;
   /** Adds routes before the app is sealed (tests use it to reach the error handler with a crashing route). */
   extend?: (app: FastifyInstance) => void;
+  /** Overrides of DEFAULT_TIMEOUTS (tests shorten them). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 export async function buildApp(store: Store, options: AppOptions = {}): Promise<FastifyInstance> {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const headersTimeout = Math.min(timeouts.headersTimeout, timeouts.requestTimeout);
   const app = Fastify({
     logger: options.logger ? { level: store.config.logLevel } : false,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // Without limits a client sending a byte every few seconds holds its connection (and its memory) forever.
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    connectionTimeout: timeouts.idleTimeout,
+    http: {
+      requestTimeout: timeouts.requestTimeout,
+      headersTimeout,
+      connectionsCheckingInterval: timeouts.checkInterval,
+      // Node would answer a missing Host with an empty 400; the onRequest hook below answers it in JSON.
+      requireHostHeader: false,
+    },
     // A JSON body naming __proto__ is stripped of it rather than refused as if it were not JSON.
     onProtoPoisoning: 'remove',
     onConstructorPoisoning: 'remove',
-    // Malformed HTTP (a bad Content-Length, an oversized header) is answered before Fastify sees a request.
+    // Malformed HTTP (a bad Content-Length, an oversized header, a request over its time) is answered before
+    // Fastify sees a request.
     clientErrorHandler: answerClientError,
     // A request a client sends never ends as an unhandled 5xx from the router or parser.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Errors the router raises before any route runs (a bad percent-encoding, an over-long URL) answer JSON too.
-    frameworkErrors: (error, _request, reply) => {
+    // A path segment over maxParamLength names no product, collection or cart (handles and tokens are short): 404.
+    frameworkErrors: (error, request, reply) => {
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 404, ErrorMessage.notFound, notFoundDescription(request.method, request.url));
       sendError(reply, 400, ErrorMessage.badRequest, error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid.' : 'The request could not be understood.');
     },
-    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false } },
+    // strictNumbers: Infinity (a JSON 1e400) is not a number a schema accepts.
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strictNumbers: true } },
   });
 
   installErrorHandlers(app);
+  // HTTP/1.1 requires Host (RFC 9112, 3.2); HTTP/1.0 requests may go without.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return done();
+    sendError(reply, 400, ErrorMessage.badRequest, 'An HTTP/1.1 request needs a Host header.');
+  });
+  // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
+  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    const body = JSON.stringify(errorBody(417, 'The Expect header cannot be met: only Expect: 100-continue is supported.'));
+    response
+      .writeHead(417, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'x-content-type-options': 'nosniff',
+        connection: 'close',
+      })
+      .end(body);
+  });
   installMethodNotAllowed(app);
   // Query-string numbers in decimal digits only (Ajv's coercion would read `0x5` or `1e1` as a number).
   app.addHook('preValidation', (request, _reply, done) => {
@@ -87,18 +152,26 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   return app;
 }
 
+/** Errors Node's HTTP parser and timers raise on a connection, and what the client is told. */
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; description: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', description: 'The request did not arrive in time.' },
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', description: 'The URL or the request headers are too large.' },
+};
+
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable) return;
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? 431 : 400;
-  const body = JSON.stringify({
-    status,
-    message: tooLarge ? 'Request header fields too large' : ErrorMessage.badRequest,
-    description: tooLarge ? 'The request headers are too large.' : 'The request is not valid HTTP.',
-  });
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // An answer already under way on this connection cannot be followed by another: close it (as Node does).
+  const response = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || response?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const { status, reason, description } = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, reason: 'Bad Request', description: 'The request is not valid HTTP.' };
+  const body = JSON.stringify(errorBody(status, description));
   socket.end(
-    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -11,7 +11,10 @@ export interface Config {
   cartMaxLineQuantity: number;
   /** Request-rate limits; RATE_LIMIT=off for load tests or behind a proxy that limits instead. */
   rateLimit: boolean;
-  /** Hosts (host or host:port) the commerce endpoint accepts in Host/Origin besides BASE_URL's (MCP_ALLOWED_HOSTS, comma-separated). */
+  /**
+   * Hosts (host or host:port) the commerce endpoint accepts in Host/Origin besides BASE_URL's and the loopback
+   * names on the listening port (MCP_ALLOWED_HOSTS, comma-separated).
+   */
   mcpAllowedHosts: string[];
   /** Lets agent profiles be fetched over plain http from loopback (UCP_ALLOW_INSECURE_PROFILES=1), for tests only. */
   allowInsecureProfiles: boolean;

@@ -1,6 +1,7 @@
 /**
- * The storefront error catalogue: every error a client sees is `{status, message, description}` with
- * `status` equal to the HTTP status and `message` a stable class. Nothing internal (stack, SQL, path) leaks.
+ * The error catalogue of both doors: every error a client sees is `{status, message, description}` with
+ * `status` equal to the HTTP status and `message` the class the catalogue gives that status (the commerce
+ * endpoint adds its JSON-RPC members). Nothing internal (stack, SQL, path) leaks.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -14,24 +15,77 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error' },
 );
 
+/**
+ * The one catalogue of error classes, for every door: an HTTP status always carries the same `message`, in
+ * the storefront JSON and in the commerce endpoint's error bodies alike (its JSON-RPC codes are another
+ * table, src/ucp/jsonrpc-errors.ts). The single exception is 422, whose three classes the spec names
+ * (Errors): `Invalid parameter error` (the default), `Missing parameter error` and `Cart Error`.
+ */
+export const STATUS_MESSAGE = {
+  400: 'Bad request',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  406: 'Not acceptable',
+  408: 'Request timeout',
+  409: 'Conflict',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+  417: 'Expectation failed',
+  422: 'Invalid parameter error',
+  424: 'Failed dependency',
+  429: 'Too many requests',
+  431: 'Request header fields too large',
+  500: 'Internal server error',
+  503: 'Service unavailable',
+} as const;
+
+export type ErrorStatus = keyof typeof STATUS_MESSAGE;
+
+/** The 422 classes of the spec (Errors), exactly as it writes them. */
+export const UNPROCESSABLE_MESSAGES = ['Invalid parameter error', 'Missing parameter error', 'Cart Error'] as const;
+export type UnprocessableMessage = (typeof UNPROCESSABLE_MESSAGES)[number];
+
 export const ErrorMessage = {
-  badRequest: 'Bad request',
-  notFound: 'Not found',
-  methodNotAllowed: 'Method not allowed',
-  payloadTooLarge: 'Payload too large',
-  unsupportedMediaType: 'Unsupported media type',
+  badRequest: STATUS_MESSAGE[400],
+  forbidden: STATUS_MESSAGE[403],
+  notFound: STATUS_MESSAGE[404],
+  methodNotAllowed: STATUS_MESSAGE[405],
+  notAcceptable: STATUS_MESSAGE[406],
+  requestTimeout: STATUS_MESSAGE[408],
+  conflict: STATUS_MESSAGE[409],
+  payloadTooLarge: STATUS_MESSAGE[413],
+  unsupportedMediaType: STATUS_MESSAGE[415],
+  expectationFailed: STATUS_MESSAGE[417],
   invalidParameter: 'Invalid parameter error',
   missingParameter: 'Missing parameter error',
   cartError: 'Cart Error',
-  tooManyRequests: 'Too many requests',
-  internal: 'Internal server error',
-  unavailable: 'Service unavailable',
+  failedDependency: STATUS_MESSAGE[424],
+  tooManyRequests: STATUS_MESSAGE[429],
+  headersTooLarge: STATUS_MESSAGE[431],
+  internal: STATUS_MESSAGE[500],
+  unavailable: STATUS_MESSAGE[503],
 } as const;
+
+/**
+ * The message a status carries: the catalogue's; for 422 the spec class asked for when it is one. A status
+ * the catalogue lacks falls back to its range's (400 or 500), so nothing ever leaves without a message.
+ */
+export function statusMessage(status: number, unprocessable?: string): string {
+  if (status === 422 && (UNPROCESSABLE_MESSAGES as readonly string[]).includes(unprocessable ?? '')) return unprocessable!;
+  return (STATUS_MESSAGE as Record<number, string>)[status] ?? (status >= 500 ? STATUS_MESSAGE[500] : STATUS_MESSAGE[400]);
+}
+
+/** The storefront Error body for a status (the commerce endpoint adds its JSON-RPC members to it). */
+export function errorBody(status: number, description: string, unprocessable?: string): { status: number; message: string; description: string } {
+  return { status, message: statusMessage(status, unprocessable), description };
+}
 
 /** An error a domain function or adapter raises on purpose; the error handler turns it into the JSON body. */
 export class StorefrontError extends Error {
   constructor(
     readonly statusCode: number,
+    /** The message class: the catalogue's for the status (a 422 may name one of the spec's classes). */
     readonly errorClass: string,
     readonly description: string,
     readonly headers: Record<string, string> = {},
@@ -40,15 +94,16 @@ export class StorefrontError extends Error {
   }
 }
 
+/** The 404 description for a path nothing answers (the path cut to 200 characters, the query left out). */
+export const notFoundDescription = (method: string, url: string) => `Nothing is at ${method} ${(url.split('?')[0] ?? '').slice(0, 200)}.`;
+
 export const notFound = (description: string) => new StorefrontError(404, ErrorMessage.notFound, description);
 export const invalidParameter = (description: string) => new StorefrontError(422, ErrorMessage.invalidParameter, description);
 export const missingParameter = (description: string) => new StorefrontError(422, ErrorMessage.missingParameter, description);
 
+/** Sends the Error body; `message` only chooses among the 422 classes, every other status has one. */
 export function sendError(reply: FastifyReply, status: number, message: string, description: string): FastifyReply {
-  return reply
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ status, message, description }));
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(errorBody(status, description, message)));
 }
 
 /** Names the parameter a schema validation failed on: `limit`, `items[0].quantity`, … */
@@ -106,7 +161,5 @@ export function installErrorHandlers(app: FastifyInstance): void {
     return sendError(reply, 500, ErrorMessage.internal, 'Something went wrong on our side; retry shortly.');
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    return sendError(reply, 404, ErrorMessage.notFound, `Nothing is at ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)}.`);
-  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, 404, ErrorMessage.notFound, notFoundDescription(request.method, request.url)));
 }

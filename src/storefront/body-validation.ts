@@ -10,7 +10,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { nonDecimalNumber } from '../http/decimal-numbers.js';
 import { invalidParameter } from '../http/errors.js';
 
-const appOptions = { useDefaults: true, removeAdditional: false, allErrors: false, addUsedSchema: false, strict: false } as const;
+/** strictNumbers: a JSON number beyond a double (`1e400`, parsed as Infinity) is no integer (Ajv's default says it is). */
+const appOptions = { useDefaults: true, removeAdditional: false, allErrors: false, addUsedSchema: false, strict: false, strictNumbers: true } as const;
 
 function newAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({ ...appOptions, coerceTypes: coerce ? 'array' : false });

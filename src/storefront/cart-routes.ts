@@ -107,6 +107,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   await app.register(formbody, { parser: urlencodedFields });
   await app.register(multipart, { limits: MULTIPART_LIMITS });
   installLenientJsonParser(app);
+  refuseTextBodies(app);
   installStrictBodyValidation(app);
   app.addHook('preValidation', async (request) => {
     if (request.isMultipart()) request.body = await multipartFields(request, app.initialConfig.bodyLimit ?? 1024 * 1024);
@@ -273,13 +274,38 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   );
 };
 
-/** JSON as Fastify parses it, except that an empty body is `{}`: themes post clear.js with a JSON type and no body. */
+/**
+ * JSON as Fastify parses it for the whole app, except that an empty body is `{}`: themes post clear.js with a
+ * JSON type and no body. `__proto__` and `constructor.prototype` keys follow the app's one rule (stripped, as
+ * the commerce door's bodies are), never a "not valid JSON" refusal.
+ */
 function installLenientJsonParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const { onProtoPoisoning = 'remove', onConstructorPoisoning = 'remove' } = app.initialConfig;
+  const parseJson = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, {});
     return parseJson(request, body as string, done);
+  });
+}
+
+/**
+ * The cart parses JSON, urlencoded and multipart bodies only. Fastify would also parse text/plain, as a string
+ * the schema then refused with a misleading 422: it is 415 Unsupported media type, as every other type the
+ * cart does not parse is. An empty text/plain body (fetch with `body: ""`) is a post without a body.
+ */
+function refuseTextBodies(app: FastifyInstance): void {
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    done(
+      new StorefrontError(
+        415,
+        ErrorMessage.unsupportedMediaType,
+        `Unsupported Content-Type: ${String(request.headers['content-type']).slice(0, 100)}. The cart takes JSON (application/json), ` +
+          'a urlencoded form or multipart form data.',
+      ),
+    );
   });
 }
 

@@ -2,9 +2,11 @@
  * The JSON-RPC error catalogue of the commerce endpoint, in one place: codes, the HTTP status each is sent
  * with (UCP: on Streamable HTTP the HTTP status is the primary signal, the code the secondary one), and
  * the body. A body sent with a non-200 status is both a JSON-RPC response and the storefront Error
- * (`status`, `message`, `description`), so plain HTTP clients and JSON-RPC clients both understand it.
+ * (`status`, `message`, `description`), so plain HTTP clients and JSON-RPC clients both understand it; its
+ * `message` comes from the one catalogue both doors share (src/http/errors.ts): a status means the same class
+ * here as on the storefront. Only the JSON-RPC codes are this door's own.
  */
-import { ErrorMessage } from '../http/errors.js';
+import { errorBody } from '../http/errors.js';
 
 export const JsonRpcCode = {
   parseError: -32700,
@@ -77,22 +79,6 @@ export function httpStatusOf(error: { code: number; data?: unknown }): number {
   }
 }
 
-const STOREFRONT_MESSAGE: Record<number, string> = {
-  400: ErrorMessage.badRequest,
-  403: 'Forbidden',
-  404: ErrorMessage.notFound,
-  405: ErrorMessage.methodNotAllowed,
-  406: 'Not acceptable',
-  409: 'Conflict',
-  413: ErrorMessage.payloadTooLarge,
-  415: ErrorMessage.unsupportedMediaType,
-  422: 'Unprocessable entity',
-  424: 'Failed dependency',
-  429: ErrorMessage.tooManyRequests,
-  500: ErrorMessage.internal,
-  503: ErrorMessage.unavailable,
-};
-
 export interface JsonRpcErrorObject {
   code: number;
   message: string;
@@ -104,12 +90,7 @@ export function errorResponseBody(status: number, id: JsonRpcId, error: JsonRpcE
   const rpc = { jsonrpc: '2.0', id, error };
   if (status === 200) return rpc;
   const content = (error.data as { content?: unknown } | undefined)?.content;
-  return {
-    status,
-    message: STOREFRONT_MESSAGE[status] ?? ErrorMessage.badRequest,
-    description: description ?? (typeof content === 'string' ? content : error.message),
-    ...rpc,
-  };
+  return { ...errorBody(status, description ?? (typeof content === 'string' ? content : error.message)), ...rpc };
 }
 
 /** Adds the storefront Error fields to a JSON-RPC error body the SDK produced with a non-200 status. */

@@ -78,14 +78,21 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     return sendRpcError(reply, 500, requestId(request.body), JsonRpcCode.internalError, 'Internal error');
   });
 
-  // DNS-rebinding protection, before anything else runs for the endpoint.
+  // DNS-rebinding protection, before anything else runs for the endpoint. A refusal names the setting that
+  // would accept the name, since the one who reads it is usually the operator trying the endpoint.
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.url !== MCP_PATH) return;
-    if (!isAllowedHost(request.headers.host, hosts)) {
-      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Host header not allowed');
+    const localPort = request.socket?.localPort;
+    const { host, origin } = request.headers;
+    if (!isAllowedHost(host, hosts, localPort)) {
+      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Host header not allowed (see MCP_ALLOWED_HOSTS)', undefined,
+        `The Host ${JSON.stringify(String(host ?? '').slice(0, 100))} is not one of this store's names. BASE_URL's host and the loopback names ` +
+          'on the listening port are accepted; add this host to MCP_ALLOWED_HOSTS (comma-separated host or host:port) to accept it.');
     }
-    if (!isAllowedOrigin(request.headers.origin, hosts)) {
-      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Origin not allowed');
+    if (!isAllowedOrigin(origin, hosts, localPort)) {
+      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Origin not allowed (see MCP_ALLOWED_HOSTS)', undefined,
+        `The Origin ${JSON.stringify(String(origin).slice(0, 100))} is not one of this store's names. Add its host[:port] to ` +
+          'MCP_ALLOWED_HOSTS (comma-separated) to accept it.');
     }
   });
 

@@ -167,12 +167,14 @@ for (const backend of backends) {
       }
     });
 
-    it('a JSON __proto__ key is refused with 400, not merged', async () => {
+    it('a JSON __proto__ key is dropped, not merged and not refused (the rule of the whole app)', async () => {
       const answer = await new Shopper(t.app).send('POST', '/cart/add.js', {
         payload: `{"items":[{"id":${variantId(t, 'ESP-RIS-10')}}],"__proto__":{"x":1}}`,
         headers: { 'content-type': 'application/json' },
       });
-      assert.equal(answer.status, 400);
+      assert.equal(answer.status, 200, answer.raw);
+      assert.equal(answer.body.item_count, 1);
+      assert.equal(({} as Record<string, unknown>).x, undefined);
     });
 
     it('a body over the size limit answers 413 JSON, for JSON, urlencoded and multipart alike', async () => {
@@ -216,6 +218,35 @@ for (const backend of backends) {
       const answer = await new Shopper(t.app).send('POST', '/cart/add.js', { payload: '<id>1</id>', headers: { 'content-type': 'application/xml' } });
       assert.equal(answer.status, 415);
       assert.equal(answer.body.status, 415);
+    });
+
+    it('a text/plain body answers 415 Unsupported media type (JSON), as for any type the cart does not parse, changing nothing', async () => {
+      const shopper = new Shopper(t.app);
+      await shopper.add([{ id: variantId(t, 'ESP-RIS-10'), quantity: 1 }]);
+      const id = variantId(t, 'NRG-CITRUS-12');
+      for (const [path, payload] of [
+        ['/cart/add.js', `id=${id}&quantity=1`],
+        ['/cart/add.js', JSON.stringify({ items: [{ id, quantity: 1 }] })],
+        ['/cart/add', JSON.stringify({ items: [{ id, quantity: 1 }] })],
+        ['/cart/change.js', 'line=1&quantity=0'],
+        ['/cart/update.js', '{"updates":[0]}'],
+        ['/cart/clear.js', 'clear'],
+      ] as const) {
+        for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'text/html']) {
+          const answer = await shopper.send('POST', path, { payload, headers: { 'content-type': type, accept: 'application/json' } });
+          assert.equal(answer.status, 415, `${path} ${type}: ${answer.raw}`);
+          assert.deepEqual(schemaErrors('Error', answer.body), []);
+          assert.equal(answer.body.status, 415);
+          assert.equal(answer.body.message, 'Unsupported media type');
+          assert.match(answer.body.description, /text\/(plain|html)/);
+        }
+      }
+      const cart = (await shopper.cart()).body;
+      assert.equal(cart.item_count, 1);
+      // A bodiless post (fetch with body "" sends text/plain) still clears, as a post with no body at all does.
+      const cleared = await shopper.send('POST', '/cart/clear.js', { payload: '', headers: { 'content-type': 'text/plain;charset=UTF-8' } });
+      assert.equal(cleared.status, 200, cleared.raw);
+      assert.equal(cleared.body.item_count, 0);
     });
 
     it('/cart/add (no .js) answers JSON to X-Requested-With: XMLHttpRequest or an Accept of JSON or JavaScript', async () => {

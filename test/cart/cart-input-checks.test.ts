@@ -101,6 +101,19 @@ for (const backend of backends) {
       assert.equal((await shopper.cart()).body.items[0].quantity, 8);
     });
 
+    it('a JSON number too large for a double (1e400, read as Infinity) is refused with 422 naming the field, changing nothing', async () => {
+      const { shopper, key, snapshot } = await shopperWithALine();
+      const id = variantId(t, 'ESP-RIS-10');
+      const json = (payload: string) => ({ payload, headers: { 'content-type': 'application/json' } });
+      assertInvalidParameter(await shopper.send('POST', '/cart/add.js', json(`{"items":[{"id":${id},"quantity":1e400}]}`)), /items\[0\]\.quantity/);
+      assertInvalidParameter(await shopper.send('POST', '/cart/add.js', json(`{"id":${id},"quantity":-1e400}`)), /items\[0\]\.quantity/);
+      assertInvalidParameter(await shopper.send('POST', '/cart/change.js', json(`{"id":${JSON.stringify(key)},"quantity":1e400}`)), /\bquantity\b/);
+      assertInvalidParameter(await shopper.send('POST', '/cart/change.js', json(`{"line":1e400,"quantity":1}`)), /\bline\b/);
+      assertInvalidParameter(await shopper.send('POST', '/cart/update.js', json(`{"updates":{${JSON.stringify(key)}:1e400}}`)), /updates/);
+      assertInvalidParameter(await shopper.send('POST', '/cart/update.js', json('{"updates":[1e400]}')), /updates/);
+      assert.deepEqual((await shopper.cart()).body, snapshot);
+    });
+
     it('a change refused on this instance’s stale cached copy is judged again on the stored cart (two instances)', async () => {
       const onA = new Shopper(t.app);
       const id = variantId(t, 'ESP-RIS-10');

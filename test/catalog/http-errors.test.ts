@@ -124,6 +124,16 @@ for (const backend of backends) {
       assert.equal(JSON.parse(hugeCookie.split('\r\n\r\n')[1]!).status, 431);
     });
 
+    it('limit and page in hex, exponent or Infinity are 422 naming the parameter on both list routes', async () => {
+      for (const path of ['/products.json', '/collections/all/products.json']) {
+        for (const query of ['limit=0x5', 'limit=5e0', 'page=Infinity']) {
+          const { status, body } = await getJson(t.app, `${path}?${query}`);
+          assert.equal(status, 422, `${path}?${query}`);
+          assert.match(body.description, new RegExp(query.split('=')[0]!));
+        }
+      }
+    });
+
     it('a huge or odd query string is a client error, never a 5xx', async () => {
       for (const query of ['limit=1e400', 'page=99999999999999999999999', 'limit[]=3', 'limit=3&limit=4', `page=${'9'.repeat(5000)}`]) {
         const { status, body } = await getJson(t.app, `/collections/all/products.json?${query}`);

@@ -156,6 +156,18 @@ for (const backend of backends) {
         });
       }
 
+      it('a number beyond a double (1e400, parsed as Infinity) is invalid params naming the field, not a quantity', async () => {
+        for (const via of ['', ',"via":"sdk"']) {
+          const answer = await postRpc(
+            store.mcpUrl,
+            `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_cart","arguments":{"cart":{"line_items":[{"item":{"id":"42100000001"},"quantity":1e400}]}}${via}}}`,
+          );
+          assert.equal(answer.status, 200);
+          assert.equal(answer.body.error?.code, -32602, answer.text);
+          assert.match(answer.body.error.message + JSON.stringify(answer.body.error.data ?? {}), /quantity/);
+        }
+      });
+
       const badProfiles: unknown[] = [
         { profile: 'not a url' }, { profile: '' }, { profile: '/relative/profile.json' }, { profile: 'http//agent.example' },
         { profile: 'ftp://agent.example/p.json' }, { profile: 'https://user:pw@agent.example/p.json' }, { profile: 'javascript:alert(1)' },

@@ -1,7 +1,10 @@
 /**
  * DNS-rebinding protection for the commerce endpoint (MCP transports, security warning): a request whose
  * Host, or Origin when present, is not one of this store's names is refused with 403. BASE_URL's host is
- * always allowed; MCP_ALLOWED_HOSTS adds names (`host` = any port, `host:port` = that port only).
+ * always allowed, and so are the loopback names (localhost, 127.0.0.1, [::1]) with the port the request
+ * arrived on, so `curl http://127.0.0.1:PORT/…` on the store's machine works: a rebound DNS name never
+ * arrives with a loopback Host (the browser sends the attacker's name), and a page on another local port
+ * is another origin. MCP_ALLOWED_HOSTS adds names (`host` = any port, `host:port` = that port only).
  */
 
 export interface AllowedHosts {
@@ -10,6 +13,9 @@ export interface AllowedHosts {
 }
 
 const DEFAULT_PORT: Record<string, string> = { 'http:': '80', 'https:': '443' };
+
+/** The names of this machine's loopback interface, as Host writes them. */
+export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 function splitHost(host: string): { name: string; port: string | undefined } {
   const lower = host.trim().toLowerCase();
@@ -33,14 +39,20 @@ export function allowedHosts(baseUrl: string, extra: readonly string[]): Allowed
   return { exact, anyPort };
 }
 
-export function isAllowedHost(host: string | undefined, allowed: AllowedHosts): boolean {
+/**
+ * `localPort`: the port the request arrived on (the socket's); a loopback name is allowed on that port only
+ * (`defaultPort` is the port a Host without one means: 80, or 443 for an https Origin).
+ */
+export function isAllowedHost(host: string | undefined, allowed: AllowedHosts, localPort?: number, defaultPort = '80'): boolean {
   if (!host) return false;
   const lower = host.trim().toLowerCase();
-  return allowed.exact.has(lower) || allowed.anyPort.has(splitHost(lower).name);
+  const { name, port } = splitHost(lower);
+  if (allowed.exact.has(lower) || allowed.anyPort.has(name)) return true;
+  return localPort !== undefined && LOOPBACK_NAMES.has(name) && (port ?? defaultPort) === String(localPort);
 }
 
 /** No Origin (a non-browser client) passes; `null` and foreign origins do not. */
-export function isAllowedOrigin(origin: string | undefined, allowed: AllowedHosts): boolean {
+export function isAllowedOrigin(origin: string | undefined, allowed: AllowedHosts, localPort?: number): boolean {
   if (origin === undefined) return true;
   let url: URL;
   try {
@@ -49,5 +61,6 @@ export function isAllowedOrigin(origin: string | undefined, allowed: AllowedHost
     return false;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  return isAllowedHost(url.host, allowed) || (url.port === '' && isAllowedHost(`${url.hostname}:${DEFAULT_PORT[url.protocol]}`, allowed));
+  const defaultPort = DEFAULT_PORT[url.protocol]!;
+  return isAllowedHost(url.host, allowed, localPort, defaultPort) || (url.port === '' && isAllowedHost(`${url.hostname}:${defaultPort}`, allowed));
 }

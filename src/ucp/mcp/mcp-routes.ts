@@ -2,12 +2,12 @@
  * POST /api/ucp/mcp: JSON-RPC 2.0 over MCP Streamable HTTP, stateless, always answering JSON (UCP clients
  * send `Accept: application/json` alone and skip initialize). A single tools/call in the exact envelope
  * takes the fast path; everything else is answered by the SDK. A JSON-RPC batch (an array) is refused
- * with 400/-32600 (MCP 2025-06-18 dropped batching; one request is one call against the rate limit). GET and DELETE: 405 (no SSE stream, no
- * session to end).
+ * with 400/-32600 (MCP 2025-06-18 dropped batching; one request is one call against the rate limit). GET,
+ * DELETE, PUT and PATCH: 405 with Allow: POST (no SSE stream, no session to end), whatever body they carry.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { PUBLIC_READ, UCP_SESSION } from '../../http/openapi.js';
+import { UCP_SESSION } from '../../http/openapi.js';
 import { JsonRpcCode, withStorefrontFields } from '../jsonrpc-errors.js';
 import { MCP_PATH } from '../protocol.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
@@ -163,16 +163,17 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
     },
   );
 
-  for (const method of ['GET', 'DELETE'] as const) {
-    app.route({
-      method,
-      url: MCP_PATH,
-      schema: { hide: true },
-      config: { rateLimit: options.rateLimit },
-      handler: async (_request, reply) => {
-        reply.header('allow', 'POST');
-        return sendRpcError(reply, 405, null, JsonRpcCode.protocolError, 'Method not allowed: this endpoint is stateless and takes POST only.');
-      },
-    });
-  }
+  // Every other method answers 405 from onRequest, before any body is read: a DELETE sent with a JSON
+  // Content-Type and no (or a broken) body is still a method not allowed, not a parse error.
+  const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('allow', 'POST');
+    return sendRpcError(reply, 405, null, JsonRpcCode.protocolError, 'Method not allowed: this endpoint is stateless and takes POST only.');
+  };
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: MCP_PATH,
+    schema: { hide: true },
+    onRequest: methodNotAllowed,
+    handler: async () => undefined, // never reached: onRequest has answered
+  });
 }

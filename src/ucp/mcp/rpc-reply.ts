@@ -10,9 +10,18 @@ export function requestId(body: unknown): JsonRpcId {
   return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null;
 }
 
-export function sendRpcError(reply: FastifyReply, status: number, id: JsonRpcId, code: number, message: string, data?: Record<string, unknown>) {
+/** `description`: the storefront Error's (non-200 answers); by default `data.content`, else the JSON-RPC message. */
+export function sendRpcError(
+  reply: FastifyReply,
+  status: number,
+  id: JsonRpcId,
+  code: number,
+  message: string,
+  data?: Record<string, unknown>,
+  description?: string,
+) {
   return reply
     .code(status)
     .type(JSON_TYPE)
-    .send(JSON.stringify(errorResponseBody(status, id, { code, message, ...(data ? { data } : {}) })));
+    .send(JSON.stringify(errorResponseBody(status, id, { code, message, ...(data ? { data } : {}) }, description)));
 }

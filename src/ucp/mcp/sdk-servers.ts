@@ -2,7 +2,8 @@
  * The MCP endpoint on the official SDK (@modelcontextprotocol/sdk 1.x), stateless: each HTTP request gets
  * a fresh Streamable HTTP transport (the SDK's stateless transport serves one request), connected to a
  * server taken from a pool. A server is connected to one transport at a time, and building one (request
- * handlers, schema validator) costs more than answering a call, so servers are reused, not rebuilt.
+ * handlers) costs more than answering a call, so servers are reused, not rebuilt. Their JSON Schema validator
+ * is the commerce door's one Ajv (schema-bundle.ts).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -13,8 +14,8 @@ import {
   ListToolsRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { httpStatusOf, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
+import { ucpJsonSchemaValidator } from '../schemas/schema-bundle.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolOutcome } from '../tools/tool.js';
 
@@ -41,7 +42,8 @@ export function callToolResult(outcome: ToolOutcome): CallToolResult {
 
 export class SdkServers {
   private readonly idle: Server[] = [];
-  private readonly validator = new AjvJsonSchemaValidator();
+  /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (schema-bundle.ts), not a new Ajv. */
+  readonly jsonSchemaValidator = ucpJsonSchemaValidator;
 
   constructor(private readonly tools: ToolCalls) {}
 
@@ -62,7 +64,7 @@ export class SdkServers {
     const server = new Server(SERVER_INFO, {
       capabilities: SERVER_CAPABILITIES,
       instructions: INSTRUCTIONS,
-      jsonSchemaValidator: this.validator,
+      jsonSchemaValidator: this.jsonSchemaValidator,
     });
     server.setRequestHandler(InitializeRequestSchema, (request) => {
       const requested = request.params.protocolVersion;

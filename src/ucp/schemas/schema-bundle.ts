@@ -2,6 +2,8 @@
  * The bundled UCP schemas at run time: self-contained JSON Schemas for `tools/list`, and compiled
  * validators for tool input and fetched agent profiles. Compiled on first use, once per process.
  */
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { ucpSchemaBundle } from './ucp-schemas.generated.js';
@@ -51,7 +53,7 @@ const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'dependentSchema
  * The schema without `title` and `description` annotations (property names stay): output schemas are for
  * validating results, and the prose would only make `tools/list` several times longer for every client.
  */
-export function withoutAnnotations(node: unknown): any {
+export function withoutAnnotations(node: unknown): unknown {
   if (typeof node !== 'object' || node === null || Array.isArray(node)) return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
@@ -68,23 +70,44 @@ export function withoutAnnotations(node: unknown): any {
 let ajv: Ajv2020 | undefined;
 const validators = new Map<JsonSchema, ValidateFunction>();
 
+/**
+ * The one Ajv of the commerce door (JSON Schema 2020-12, formats), made on first use: tool input is validated
+ * with it, and the MCP SDK's servers validate with it too (ucpJsonSchemaValidator), instead of each building
+ * its own. The storefront's cart bodies have their own (src/storefront/body-validation.ts: draft-07 TypeBox
+ * schemas, coercion options of the app), which is another door's.
+ */
+export function ucpAjv(): Ajv2020 {
+  if (!ajv) {
+    // strictNumbers: a JSON 1e400 (parsed as Infinity) is no quantity; Ajv's default would accept it as an integer.
+    ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateSchema: false });
+    (addFormats as unknown as (instance: Ajv2020) => void)(ajv);
+    ajv.addSchema({ $id: 'urn:ucp:bundle', $defs: ucpSchemaBundle.$defs });
+  }
+  return ajv;
+}
+
+let sdkProvider: AjvJsonSchemaValidator | undefined;
+
+/**
+ * The SDK's `jsonSchemaValidator` (its Server validates elicitation answers with it), on the one Ajv: the
+ * SDK's own provider class, given this instance rather than left to build a second one (made on first use).
+ */
+export const ucpJsonSchemaValidator: jsonSchemaValidator = {
+  getValidator: (schema) => (sdkProvider ??= new AjvJsonSchemaValidator(ucpAjv())).getValidator(schema),
+};
+
 /** A validator for a schema built from bundled refs (compiled once per schema object). */
 export function validatorFor(schema: JsonSchema): ValidateFunction {
   let validate = validators.get(schema);
   if (!validate) {
-    if (!ajv) {
-      ajv = new Ajv2020({ strict: false, allErrors: false, validateSchema: false });
-      (addFormats as unknown as (instance: Ajv2020) => void)(ajv);
-      ajv.addSchema({ $id: 'urn:ucp:bundle', $defs: ucpSchemaBundle.$defs });
-    }
-    validate = ajv.compile(rebase(schema));
+    validate = ucpAjv().compile(rebase(schema) as JsonSchema);
     validators.set(schema, validate);
   }
   return validate;
 }
 
 /** Points `#/$defs/…` refs at the shared bundle registered once in Ajv, instead of copying definitions. */
-function rebase(node: unknown): any {
+function rebase(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rebase);
   if (typeof node !== 'object' || node === null) return node;
   const out: Record<string, unknown> = {};
