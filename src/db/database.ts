@@ -24,6 +24,8 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
+  /** The embedded database only: its data directory as an uncompressed tarball (a backup; the tests' template). */
+  dumpDataDir?(): Promise<Blob | File>;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
     exec: async (sql) => {
       await db.exec(sql);
     },
+    dumpDataDir: () => db.dumpDataDir('none'),
     close: async () => {
       await db.close();
       unlock();

@@ -11,12 +11,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openPglite, openPostgres, type Database, type Row } from '../../src/db/database.js';
+import { openPglite, openPostgres, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openStore, type Store } from '../../src/store.js';
 
@@ -34,33 +33,14 @@ export interface Backend {
 /** Names the file holding a dumped, migrated PGlite data directory made for this test run (scripts/test.mjs). */
 export const PGLITE_TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE';
 
-/** A new PGlite with the store's migrations applied, dumped (`dumpDataDir`, uncompressed: loads fastest). */
+/** A new PGlite with the store's migrations applied, dumped (uncompressed: loads fastest). */
 async function dumpMigratedPglite(): Promise<Blob> {
-  const pglite = await PGlite.create();
+  const db = await openPglite(undefined);
   try {
-    const run = async <T extends Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
-      (await target.query<T>(sql, params as unknown[] | undefined)).rows;
-    // The Database view migrate() needs (openPglite's own keeps its PGlite to itself, so it cannot be dumped).
-    await migrate({
-      kind: 'pglite',
-      query: (sql, params) => run(pglite, sql, params),
-      transaction: (fn) =>
-        pglite.transaction((tx) =>
-          fn({
-            query: (sql, params) => run(tx, sql, params),
-            exec: async (sql) => {
-              await tx.exec(sql);
-            },
-          }),
-        ),
-      exec: async (sql) => {
-        await pglite.exec(sql);
-      },
-      close: () => pglite.close(),
-    });
-    return await pglite.dumpDataDir('none');
+    await migrate(db);
+    return await db.dumpDataDir!();
   } finally {
-    await pglite.close();
+    await db.close();
   }
 }
 
