@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { cartRoutes } from './storefront/cart-routes.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
@@ -111,11 +111,17 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
       .end(body);
   });
   installMethodNotAllowed(app);
-  // Query-string numbers in decimal digits only (Ajv's coercion would read `0x5` or `1e1` as a number).
-  app.addHook('preValidation', (request, _reply, done) => {
-    const schema = request.routeOptions.schema?.querystring;
-    const notDecimal = schema ? nonDecimalNumber(schema, request.query) : undefined;
-    done(notDecimal ? invalidParameter(`Parameter ${notDecimal} is invalid: expected a whole number in decimal digits.`) : undefined);
+  // Query-string numbers in decimal digits only (Ajv's coercion would read `0x5` or `1e1` as a number). Attached
+  // only to routes with a querystring schema, so a product read pays nothing for it.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema?.querystring;
+    if (!schema) return;
+    const check = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+      const notDecimal = nonDecimalNumber(schema, request.query);
+      done(notDecimal ? invalidParameter(`Parameter ${notDecimal} is invalid: expected a whole number in decimal digits.`) : undefined);
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [check] : [check, ...(Array.isArray(existing) ? existing : [existing])];
   });
   // Callback-style hooks: on the hottest paths an async hook's extra promise is measurable.
   app.addHook('onSend', (_request, reply, payload, done) => {
