@@ -18,7 +18,34 @@ export interface Config {
   mcpAllowedHosts: string[];
   /** Lets agent profiles be fetched over plain http from loopback (UCP_ALLOW_INSECURE_PROFILES=1), for tests only. */
   allowInsecureProfiles: boolean;
+  /** The store's name as buyers read it on the approval and order pages (STORE_NAME). */
+  storeName: string;
+  checkout: CheckoutConfig;
 }
+
+export interface CheckoutConfig {
+  /** How long a checkout lives from creation (CHECKOUT_TTL; UCP's default is 6 hours). */
+  ttlSeconds: number;
+  /** How long an approval link works once an agent asked to complete (APPROVAL_TTL, default 15 minutes). */
+  approvalTtlSeconds: number;
+  /** SHIPPING_STANDARD_CENTS, SHIPPING_EXPRESS_CENTS; standard is free from FREE_SHIPPING_OVER_CENTS (0: never). */
+  standardShippingCents: number;
+  expressShippingCents: number;
+  freeShippingOverCents: number;
+  /** Sales tax in basis points by US state (TAX_RATES="CA=7.25,NY=4"); none by default. */
+  taxRatesBps: Record<string, number>;
+  /** Policy pages buyers are shown (POLICY_TERMS_URL, …); by default this store's own /policies pages. */
+  policies: Record<PolicyKind, string>;
+}
+
+export const POLICY_KINDS = ['terms_of_service', 'privacy_policy', 'refund_policy', 'shipping_policy'] as const;
+export type PolicyKind = (typeof POLICY_KINDS)[number];
+const POLICY_VARIABLES: Record<PolicyKind, string> = {
+  terms_of_service: 'POLICY_TERMS_URL',
+  privacy_policy: 'POLICY_PRIVACY_URL',
+  refund_policy: 'POLICY_REFUND_URL',
+  shipping_policy: 'POLICY_SHIPPING_URL',
+};
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
@@ -59,6 +86,33 @@ function absoluteHttpUrl(name: string, raw: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
+/** A duration: seconds, or a number with s, m or h ("900", "15m", "6h"). */
+function duration(env: NodeJS.ProcessEnv, name: string, fallbackSeconds: number, minSeconds: number, maxSeconds: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallbackSeconds;
+  const match = /^(\d{1,9})(s|m|h)?$/.exec(raw);
+  const seconds = match ? Number(match[1]) * { s: 1, m: 60, h: 3600 }[(match[2] ?? 's') as 's' | 'm' | 'h'] : Number.NaN;
+  if (!(seconds >= minSeconds && seconds <= maxSeconds)) {
+    throw new ConfigError(name, `expected a duration from ${minSeconds} s to ${maxSeconds / 3600} h such as 900, 15m or 6h, got "${raw}"`);
+  }
+  return seconds;
+}
+
+const US_STATE_CODE = /^[A-Z]{2}$/;
+
+/** TAX_RATES: "CA=7.25,NY=4" (percent, up to two decimals) -> basis points by state code. */
+function taxRates(env: NodeJS.ProcessEnv): Record<string, number> {
+  const rates: Record<string, number> = {};
+  for (const entry of (env.TAX_RATES ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const match = /^([A-Za-z]{2})\s*=\s*(\d{1,2})(?:\.(\d{1,2}))?$/.exec(entry);
+    if (!match || !US_STATE_CODE.test(match[1]!.toUpperCase())) {
+      throw new ConfigError('TAX_RATES', `expected STATE=PERCENT entries such as CA=7.25, got "${entry.slice(0, 40)}"`);
+    }
+    rates[match[1]!.toUpperCase()] = Number(match[2]) * 100 + Number((match[3] ?? '').padEnd(2, '0'));
+  }
+  return rates;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -81,6 +135,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const badHost = mcpAllowedHosts.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/.test(h));
   if (badHost) throw new ConfigError('MCP_ALLOWED_HOSTS', `expected host or host:port entries, got "${badHost}"`);
   const allowInsecureProfiles = flag(env, 'UCP_ALLOW_INSECURE_PROFILES', false);
+  const storeName = (env.STORE_NAME ?? '').trim() || 'Storefront';
+  if (storeName.length > 100) throw new ConfigError('STORE_NAME', 'at most 100 characters');
+  const policies = Object.fromEntries(
+    Object.entries(POLICY_VARIABLES).map(([kind, variable]) => {
+      const raw = env[variable]?.trim();
+      return [kind, raw ? absoluteHttpUrl(variable, raw) : `${baseUrl}/policies/${kind.replace(/_/g, '-')}`];
+    }),
+  ) as Record<PolicyKind, string>;
+  const checkout: CheckoutConfig = {
+    ttlSeconds: duration(env, 'CHECKOUT_TTL', 6 * 3600, 60, 30 * 24 * 3600),
+    approvalTtlSeconds: duration(env, 'APPROVAL_TTL', 15 * 60, 30, 24 * 3600),
+    standardShippingCents: integer(env, 'SHIPPING_STANDARD_CENTS', 500, 0, 1_000_000),
+    expressShippingCents: integer(env, 'SHIPPING_EXPRESS_CENTS', 1500, 0, 1_000_000),
+    freeShippingOverCents: integer(env, 'FREE_SHIPPING_OVER_CENTS', 5000, 0, 100_000_000),
+    taxRatesBps: taxRates(env),
+    policies,
+  };
   return {
     port,
     host,
@@ -92,5 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit,
     mcpAllowedHosts,
     allowInsecureProfiles,
+    storeName,
+    checkout,
   };
 }

@@ -10,10 +10,13 @@ import { Catalog } from './catalog/catalog.js';
 import { demoCatalog } from './catalog/demo-catalog.js';
 import { seedCatalogIfEmpty } from './catalog/import/import-catalog.js';
 import { CartService } from './cart/cart-service.js';
+import { CheckoutService } from './checkout/checkout-service.js';
 import { IdempotencyStore } from './idempotency/idempotency-store.js';
 import { Inventory } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
 import { CatalogSearch } from './search/catalog-search.js';
+import { manualCapture, type PaymentHandler } from './payments/payment-handlers.js';
+import { UCP_VERSION } from './ucp/protocol.js';
 
 export interface Store {
   config: Config;
@@ -24,6 +27,9 @@ export interface Store {
   recommendations: Recommendations;
   carts: CartService;
   idempotency: IdempotencyStore;
+  checkouts: CheckoutService;
+  /** How approved orders are paid (manual capture: the merchant collects payment after the order). */
+  payments: PaymentHandler;
   close(): Promise<void>;
 }
 
@@ -56,8 +62,11 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     inventory.watch(db, STOCK_POLL_MS, (error) => onError('stock refresh failed; serving the last stock levels', error));
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore();
+    const payments = manualCapture(config.baseUrl, UCP_VERSION);
+    const checkouts = new CheckoutService({ catalog, inventory, carts, config: config.checkout, maxLineQuantity: config.cartMaxLineQuantity, payments });
     const purge = () =>
       Promise.all([
+        checkouts.expireDue(db).catch((error: unknown) => onError('checkout expiry sweep failed', error)),
         carts.purgeExpired(db).catch((error: unknown) => onError('cart purge failed', error)),
         idempotency.purgeExpired(db).catch((error: unknown) => onError('idempotency key purge failed', error)),
       ]);
@@ -74,6 +83,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       recommendations: new Recommendations(catalog, inventory),
       carts,
       idempotency,
+      checkouts,
+      payments,
       async close() {
         for (const timer of timers) clearInterval(timer);
         catalog.close();

@@ -1,0 +1,217 @@
+/** Checkouts, their transitions and approvals in PostgreSQL. I/O only; the rules live in checkout.ts and machine.ts. */
+import type { Queryable } from '../db/database.js';
+import type { ApprovalSummary, CheckoutLine, CheckoutRecord } from './checkout.js';
+import type { Actor, CheckoutStatus } from './machine.js';
+
+interface CheckoutRow {
+  [column: string]: unknown;
+  id: string;
+  status: CheckoutStatus;
+  cart_token: string | null;
+  lines: CheckoutLine[] | string;
+  buyer: CheckoutRecord['buyer'] | string;
+  destination: CheckoutRecord['destination'] | string | null;
+  shipping_option: string | null;
+  channel: CheckoutRecord['channel'];
+  version: number;
+  order_id: string | null;
+  expires_at: Date | string;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+const date = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
+
+function fromRow(row: CheckoutRow): CheckoutRecord {
+  return {
+    id: row.id,
+    status: row.status,
+    cartToken: row.cart_token,
+    lines: json(row.lines),
+    buyer: json(row.buyer),
+    destination: row.destination === null ? null : json(row.destination),
+    shippingOption: row.shipping_option,
+    channel: row.channel,
+    version: row.version,
+    orderId: row.order_id,
+    expiresAt: date(row.expires_at),
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+  };
+}
+
+const COLUMNS = 'id, status, cart_token, lines, buyer, destination, shipping_option, channel, version, order_id, expires_at, created_at, updated_at';
+
+/** Inserts a checkout; for a cart that already has an open checkout, inserts nothing and answers undefined. */
+export async function insertCheckout(db: Queryable, record: CheckoutRecord): Promise<CheckoutRecord | undefined> {
+  const rows = await db.query<CheckoutRow>(
+    `insert into checkouts (id, status, cart_token, lines, buyer, destination, shipping_option, channel, expires_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     on conflict (cart_token) where cart_token is not null and status not in ('completed', 'canceled') do nothing
+     returning ${COLUMNS}`,
+    [
+      record.id,
+      record.status,
+      record.cartToken,
+      JSON.stringify(record.lines),
+      JSON.stringify(record.buyer),
+      record.destination === null ? null : JSON.stringify(record.destination),
+      record.shippingOption,
+      record.channel,
+      record.expiresAt.toISOString(),
+    ],
+  );
+  return rows[0] ? fromRow(rows[0]) : undefined;
+}
+
+/** A checkout by id; `lock` holds its row until the caller's transaction ends (one change at a time). */
+export async function readCheckout(db: Queryable, id: string, options: { lock?: boolean } = {}): Promise<CheckoutRecord | undefined> {
+  const rows = await db.query<CheckoutRow>(`select ${COLUMNS} from checkouts where id = $1${options.lock ? ' for update' : ''}`, [id]);
+  return rows[0] ? fromRow(rows[0]) : undefined;
+}
+
+export async function readOpenCheckoutForCart(db: Queryable, cartToken: string): Promise<CheckoutRecord | undefined> {
+  const rows = await db.query<CheckoutRow>(
+    `select ${COLUMNS} from checkouts where cart_token = $1 and status not in ('completed', 'canceled')`,
+    [cartToken],
+  );
+  return rows[0] ? fromRow(rows[0]) : undefined;
+}
+
+/** Writes what a change set (lines, buyer, destination, option, status, order); the version counts changes. */
+export async function writeCheckout(db: Queryable, record: CheckoutRecord): Promise<CheckoutRecord> {
+  const rows = await db.query<CheckoutRow>(
+    `update checkouts set status = $2, lines = $3, buyer = $4, destination = $5, shipping_option = $6, order_id = $7,
+            version = version + 1, updated_at = now()
+      where id = $1
+      returning ${COLUMNS}`,
+    [
+      record.id,
+      record.status,
+      JSON.stringify(record.lines),
+      JSON.stringify(record.buyer),
+      record.destination === null ? null : JSON.stringify(record.destination),
+      record.shippingOption,
+      record.orderId,
+    ],
+  );
+  return fromRow(rows[0]!);
+}
+
+export async function insertTransition(db: Queryable, checkoutId: string, from: CheckoutStatus | null, to: CheckoutStatus, actor: Actor, reason: string): Promise<void> {
+  await db.query('insert into checkout_transitions (checkout_id, from_status, to_status, actor, reason) values ($1, $2, $3, $4, $5)', [
+    checkoutId,
+    from,
+    to,
+    actor,
+    reason,
+  ]);
+}
+
+export interface TransitionRecord {
+  from: CheckoutStatus | null;
+  to: CheckoutStatus;
+  actor: Actor;
+  reason: string | null;
+  at: Date;
+}
+
+export async function readTransitions(db: Queryable, checkoutId: string): Promise<TransitionRecord[]> {
+  const rows = await db.query<{ from_status: CheckoutStatus | null; to_status: CheckoutStatus; actor: Actor; reason: string | null; at: Date | string }>(
+    'select from_status, to_status, actor, reason, at from checkout_transitions where checkout_id = $1 order by id',
+    [checkoutId],
+  );
+  return rows.map((row) => ({ from: row.from_status, to: row.to_status, actor: row.actor, reason: row.reason, at: date(row.at) }));
+}
+
+export interface ApprovalRecord {
+  token: string;
+  checkoutId: string;
+  digest: string;
+  summary: ApprovalSummary;
+  formSecret: string;
+  createdAt: Date;
+  expiresAt: Date;
+  usedAt: Date | null;
+  voidedAt: Date | null;
+  voidReason: string | null;
+}
+
+interface ApprovalRow {
+  [column: string]: unknown;
+  token: string;
+  checkout_id: string;
+  digest: string;
+  summary: ApprovalSummary | string;
+  form_secret: string;
+  created_at: Date | string;
+  expires_at: Date | string;
+  used_at: Date | string | null;
+  voided_at: Date | string | null;
+  void_reason: string | null;
+}
+
+function approvalFromRow(row: ApprovalRow): ApprovalRecord {
+  return {
+    token: row.token,
+    checkoutId: row.checkout_id,
+    digest: row.digest,
+    summary: json(row.summary),
+    formSecret: row.form_secret,
+    createdAt: date(row.created_at),
+    expiresAt: date(row.expires_at),
+    usedAt: row.used_at === null ? null : date(row.used_at),
+    voidedAt: row.voided_at === null ? null : date(row.voided_at),
+    voidReason: row.void_reason,
+  };
+}
+
+const APPROVAL_COLUMNS = 'token, checkout_id, digest, summary, form_secret, created_at, expires_at, used_at, voided_at, void_reason';
+
+export async function insertApproval(db: Queryable, approval: Pick<ApprovalRecord, 'token' | 'checkoutId' | 'digest' | 'summary' | 'formSecret' | 'expiresAt'>): Promise<void> {
+  await db.query('insert into checkout_approvals (token, checkout_id, digest, summary, form_secret, expires_at) values ($1, $2, $3, $4, $5, $6)', [
+    approval.token,
+    approval.checkoutId,
+    approval.digest,
+    JSON.stringify(approval.summary),
+    approval.formSecret,
+    approval.expiresAt.toISOString(),
+  ]);
+}
+
+export async function readApproval(db: Queryable, token: string, options: { lock?: boolean } = {}): Promise<ApprovalRecord | undefined> {
+  const rows = await db.query<ApprovalRow>(`select ${APPROVAL_COLUMNS} from checkout_approvals where token = $1${options.lock ? ' for update' : ''}`, [token]);
+  return rows[0] ? approvalFromRow(rows[0]) : undefined;
+}
+
+/** The approval still waiting for the buyer (not used, not voided), newest first. */
+export async function readPendingApproval(db: Queryable, checkoutId: string): Promise<ApprovalRecord | undefined> {
+  const rows = await db.query<ApprovalRow>(
+    `select ${APPROVAL_COLUMNS} from checkout_approvals
+      where checkout_id = $1 and used_at is null and voided_at is null order by created_at desc limit 1`,
+    [checkoutId],
+  );
+  return rows[0] ? approvalFromRow(rows[0]) : undefined;
+}
+
+/** Voids every approval of a checkout still waiting for the buyer, saying why. */
+export async function voidPendingApprovals(db: Queryable, checkoutId: string, reason: string): Promise<void> {
+  await db.query('update checkout_approvals set voided_at = now(), void_reason = $2 where checkout_id = $1 and used_at is null and voided_at is null', [
+    checkoutId,
+    reason,
+  ]);
+}
+
+export async function markApprovalUsed(db: Queryable, token: string): Promise<void> {
+  await db.query('update checkout_approvals set used_at = now() where token = $1', [token]);
+}
+
+/** Open checkouts past their expiry, for the sweep that cancels them. */
+export async function readExpiredOpenCheckoutIds(db: Queryable, now: Date, limit: number): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `select id from checkouts where status not in ('completed', 'canceled') and expires_at <= $1 order by expires_at limit $2`,
+    [now.toISOString(), limit],
+  );
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,261 @@
+/**
+ * A checkout, with no I/O: what was set (lines, buyer, destination, shipping option), priced against the live
+ * catalog and stock, with every reason it cannot be completed yet as a message with the JSONPath of the field
+ * at fault. Its digest binds the buyer's approval to exactly what they were shown.
+ */
+import { createHash } from 'node:crypto';
+import type { CheckoutConfig } from '../config.js';
+import { findSellingPlan, itemName, type Purchasable, type VariantLookup } from '../cart/cart.js';
+import { sellingPlanPrice } from '../catalog/types.js';
+import { sellableQuantity, type StockLevels } from '../inventory/stock.js';
+import { statusForInformation, type CheckoutStatus, type Refusal } from './machine.js';
+import { formatAddress, readUsAddress, shippingOptions, type AddressInput, type PostalAddress, type ShippingOption } from './shipping.js';
+import { checkoutTotals, type CheckoutTotals } from './totals.js';
+
+export interface CheckoutLine {
+  /** `li_1`, `li_2`, … in the order the lines were given. */
+  id: string;
+  variantId: number;
+  quantity: number;
+  sellingPlanId: number | null;
+  properties: Record<string, string>;
+  /** The unit price when the line was last set: a different live price is reported, never applied silently. */
+  quotedPrice: number | null;
+}
+
+export interface Buyer {
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  phoneNumber?: string;
+}
+
+export type Channel = 'agent' | 'browser';
+
+/** A checkout as stored. */
+export interface CheckoutRecord {
+  id: string;
+  status: CheckoutStatus;
+  cartToken: string | null;
+  lines: CheckoutLine[];
+  buyer: Buyer;
+  /** The shipping address as the client gave it (its problems are reported on every read). */
+  destination: AddressInput | null;
+  shippingOption: string | null;
+  channel: Channel;
+  version: number;
+  orderId: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CheckoutMessage {
+  type: 'error' | 'warning' | 'info';
+  code: string;
+  content: string;
+  severity?: 'recoverable' | 'requires_buyer_input' | 'requires_buyer_review' | 'unrecoverable';
+  path?: string;
+}
+
+export interface PricedCheckoutLine {
+  line: CheckoutLine;
+  /** Undefined when the variant is no longer sold. */
+  item: Purchasable | undefined;
+  title: string;
+  productTitle: string;
+  variantTitle: string;
+  sku: string | null;
+  unitPrice: number;
+  lineTotal: number;
+}
+
+/** A checkout as every door shows it: priced now, with its messages and what blocks completion. */
+export interface CheckoutView {
+  record: CheckoutRecord;
+  lines: PricedCheckoutLine[];
+  address: PostalAddress | undefined;
+  options: ShippingOption[];
+  selectedOption: ShippingOption | undefined;
+  totals: CheckoutTotals;
+  messages: CheckoutMessage[];
+  /** Why it cannot be completed yet; empty when it can. */
+  blockers: Refusal[];
+  expired: boolean;
+}
+
+/** Fulfillment paths: the one shipping method, its one destination and its one group. */
+export const PATH = {
+  email: '$.buyer.email',
+  destination: '$.fulfillment.methods[0].destinations[0]',
+  option: '$.fulfillment.methods[0].groups[0].selected_option_id',
+  line: (index: number) => `$.line_items[${index}]`,
+};
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function unitPrice(item: Purchasable, sellingPlanId: number | null): number {
+  const plan = sellingPlanId === null ? undefined : findSellingPlan(item.product, sellingPlanId);
+  return plan ? sellingPlanPrice(item.variant, plan.plan) : item.variant.priceCents;
+}
+
+function priceLine(line: CheckoutLine, lookup: VariantLookup): PricedCheckoutLine {
+  const item = lookup(line.variantId);
+  if (!item) {
+    const price = line.quotedPrice ?? 0;
+    return { line, item, title: `Variant ${line.variantId}`, productTitle: '', variantTitle: '', sku: null, unitPrice: price, lineTotal: price * line.quantity };
+  }
+  const price = unitPrice(item, line.sellingPlanId);
+  return {
+    line,
+    item,
+    title: itemName(item),
+    productTitle: item.product.title,
+    variantTitle: item.variant.title,
+    sku: item.variant.sku,
+    unitPrice: price,
+    lineTotal: price * line.quantity,
+  };
+}
+
+const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/** Prices a checkout now and says what is missing or wrong, each with the path of the field. */
+export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stock: StockLevels, config: CheckoutConfig, now: Date): CheckoutView {
+  const lines = record.lines.map((line) => priceLine(line, lookup));
+  const messages: CheckoutMessage[] = [];
+  const blockers: Refusal[] = [];
+  const block = (message: CheckoutMessage) => {
+    messages.push(message);
+    blockers.push({ code: message.code, content: message.content });
+  };
+
+  if (lines.length === 0) block({ type: 'error', code: 'empty_checkout', content: 'The checkout has no line items.', severity: 'recoverable', path: '$.line_items' });
+  const demand = new Map<number, number>();
+  for (const priced of lines) demand.set(priced.line.variantId, (demand.get(priced.line.variantId) ?? 0) + priced.line.quantity);
+  lines.forEach((priced, index) => {
+    const path = PATH.line(index);
+    if (!priced.item) {
+      block({ type: 'error', code: 'item_unavailable', content: `Variant ${priced.line.variantId} is no longer sold; remove the line.`, severity: 'recoverable', path });
+      return;
+    }
+    const sellable = sellableQuantity(priced.item.variant, stock);
+    const wanted = demand.get(priced.line.variantId) ?? 0;
+    if (sellable <= 0) {
+      block({ type: 'error', code: 'out_of_stock', content: `${priced.title} is sold out; remove the line.`, severity: 'recoverable', path });
+    } else if (wanted > sellable) {
+      block({ type: 'error', code: 'insufficient_stock', content: `Only ${sellable} of ${priced.title} left; lower the quantity.`, severity: 'recoverable', path });
+    }
+    if (priced.line.quotedPrice !== null && priced.line.quotedPrice !== priced.unitPrice) {
+      messages.push({
+        type: 'warning',
+        code: 'price_changed',
+        content: `The price of ${priced.title} changed from ${money(priced.line.quotedPrice)} to ${money(priced.unitPrice)}.`,
+        path,
+      });
+    }
+  });
+
+  const email = record.buyer.email;
+  if (!email) block({ type: 'error', code: 'missing', content: "The buyer's email is needed for the order confirmation.", severity: 'recoverable', path: PATH.email });
+  else if (!EMAIL.test(email)) block({ type: 'error', code: 'invalid', content: `"${email.slice(0, 80)}" is not an email address.`, severity: 'recoverable', path: PATH.email });
+
+  let address: PostalAddress | undefined;
+  if (!record.destination) {
+    block({ type: 'error', code: 'missing', content: 'A US shipping address is needed.', severity: 'recoverable', path: PATH.destination });
+  } else {
+    const read = readUsAddress(record.destination);
+    address = read.address;
+    for (const problem of read.problems) {
+      block({ type: 'error', code: problem.code, content: problem.content, severity: 'recoverable', path: `${PATH.destination}.${problem.field}` });
+    }
+  }
+
+  const subtotal = lines.reduce((sum, priced) => sum + priced.lineTotal, 0);
+  const options = shippingOptions(config, subtotal);
+  let selectedOption: ShippingOption | undefined;
+  if (record.shippingOption === null) {
+    block({
+      type: 'error',
+      code: 'missing',
+      content: `Choose a shipping option: ${options.map((o) => `${o.id} (${o.title}, ${money(o.amount)})`).join(' or ')}.`,
+      severity: 'recoverable',
+      path: PATH.option,
+    });
+  } else {
+    selectedOption = options.find((option) => option.id === record.shippingOption);
+    if (!selectedOption) {
+      block({
+        type: 'error',
+        code: 'invalid',
+        content: `"${record.shippingOption.slice(0, 40)}" is not a shipping option; choose ${options.map((o) => o.id).join(' or ')}.`,
+        severity: 'recoverable',
+        path: PATH.option,
+      });
+    }
+  }
+
+  const expired = now.getTime() >= record.expiresAt.getTime();
+  const totals = checkoutTotals(subtotal, selectedOption?.amount, address ? config.taxRatesBps[address.region] ?? 0 : undefined);
+  return { record, lines, address, options, selectedOption, totals, messages, blockers, expired };
+}
+
+/** Where information alone puts this checkout (ready or incomplete). */
+export function informationStatus(view: CheckoutView): 'incomplete' | 'ready_for_complete' {
+  return statusForInformation(view.blockers);
+}
+
+/** What the buyer approves: every line with its price, the address, the option and the totals. */
+export interface ApprovalSummary {
+  lines: { id: string; title: string; sku: string | null; quantity: number; unitPrice: number; lineTotal: number }[];
+  email: string;
+  address: string[];
+  shipping: { id: string; title: string; amount: number };
+  totals: CheckoutTotals;
+}
+
+export function approvalSummary(view: CheckoutView): ApprovalSummary {
+  return {
+    lines: view.lines.map((priced) => ({
+      id: priced.line.id,
+      title: priced.title,
+      sku: priced.sku,
+      quantity: priced.line.quantity,
+      unitPrice: priced.unitPrice,
+      lineTotal: priced.lineTotal,
+    })),
+    email: view.record.buyer.email ?? '',
+    address: view.address ? formatAddress(view.address) : [],
+    shipping: view.selectedOption ? { id: view.selectedOption.id, title: view.selectedOption.title, amount: view.selectedOption.amount } : { id: '', title: '', amount: 0 },
+    totals: view.totals,
+  };
+}
+
+/** The digest of what the buyer approves: any change to lines, quantities, prices, address, option or totals changes it. */
+export function checkoutDigest(summary: ApprovalSummary): string {
+  return createHash('sha256').update(JSON.stringify(summary)).digest('base64url');
+}
+
+/** What differs between what the buyer was shown and the checkout now, in words. */
+export function describeChanges(before: ApprovalSummary, after: ApprovalSummary): string[] {
+  const changes: string[] = [];
+  const afterLines = new Map(after.lines.map((line) => [`${line.title}`, line]));
+  const beforeLines = new Map(before.lines.map((line) => [`${line.title}`, line]));
+  for (const [title, line] of beforeLines) {
+    const now = afterLines.get(title);
+    if (!now) changes.push(`${title} was removed.`);
+    else {
+      if (now.quantity !== line.quantity) changes.push(`The quantity of ${title} changed from ${line.quantity} to ${now.quantity}.`);
+      if (now.unitPrice !== line.unitPrice) changes.push(`The price of ${title} changed from ${money(line.unitPrice)} to ${money(now.unitPrice)}.`);
+    }
+  }
+  for (const [title, line] of afterLines) if (!beforeLines.has(title)) changes.push(`${title} (${line.quantity}) was added.`);
+  if (before.address.join('\n') !== after.address.join('\n')) changes.push('The shipping address changed.');
+  if (before.email !== after.email) changes.push('The email address changed.');
+  if (before.shipping.id !== after.shipping.id || before.shipping.amount !== after.shipping.amount) {
+    changes.push(`Shipping changed from ${before.shipping.title || 'none'} (${money(before.shipping.amount)}) to ${after.shipping.title || 'none'} (${money(after.shipping.amount)}).`);
+  }
+  if (before.totals.total !== after.totals.total) changes.push(`The total changed from ${money(before.totals.total)} to ${money(after.totals.total)}.`);
+  if (changes.length === 0) changes.push('The checkout changed.');
+  return changes;
+}

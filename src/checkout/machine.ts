@@ -1,0 +1,116 @@
+/**
+ * The checkout's states and the moves between them, read at a glance: one table of allowed transitions, each
+ * with the guard that may refuse it. A guard returns the reason it refuses (a UCP message code and words for
+ * people), and that reason reaches the client. "Needs the buyer's approval" is one such reason: an agent asking
+ * to complete is refused with it, and the checkout is escalated to the buyer instead. No I/O here.
+ *
+ *   incomplete  <->  ready_for_complete     (information complete or missing again)
+ *        \            /          \
+ *         requires_escalation  <- an agent asked to complete: the buyer must approve on the store's page
+ *                 |
+ *         complete_in_progress   (the buyer approved: stock, order and payment, in one transaction)
+ *                 |
+ *             completed          (immutable)
+ *   canceled from any state before completed; an expired checkout is canceled (immutable).
+ */
+
+export const CHECKOUT_STATUSES = ['incomplete', 'requires_escalation', 'ready_for_complete', 'complete_in_progress', 'completed', 'canceled'] as const;
+export type CheckoutStatus = (typeof CHECKOUT_STATUSES)[number];
+
+/** Who moved the checkout: the agent (MCP), the buyer (the approval page), the store itself, or the merchant. */
+export type Actor = 'agent' | 'buyer' | 'system' | 'merchant';
+
+export interface Refusal {
+  code: string;
+  content: string;
+}
+
+/** What a guard may look at. */
+export interface TransitionContext {
+  actor: Actor;
+  /** Why the checkout cannot be completed yet (missing buyer email, address, option; unavailable lines), if anything. */
+  blockers: readonly Refusal[];
+  /** The buyer approved, on the store's page, exactly what the checkout is now. */
+  approvedByBuyer: boolean;
+  expired: boolean;
+}
+
+type Guard = (context: TransitionContext) => Refusal | undefined;
+
+const TERMINAL: ReadonlySet<CheckoutStatus> = new Set(['completed', 'canceled']);
+
+export function isTerminal(status: CheckoutStatus): boolean {
+  return TERMINAL.has(status);
+}
+
+const notExpired: Guard = ({ expired }) =>
+  expired ? { code: 'checkout_expired', content: 'This checkout has expired; start a new one.' } : undefined;
+
+const informationComplete: Guard = (context) => notExpired(context) ?? context.blockers[0];
+
+const anyone: Guard = () => undefined;
+
+/** Completing is the buyer's act, on the store's approval page; an agent is always refused, whatever it sends. */
+const approvedByBuyer: Guard = (context) => {
+  const refused = informationComplete(context);
+  if (refused) return refused;
+  if (context.actor !== 'buyer' || !context.approvedByBuyer) {
+    return {
+      code: 'buyer_approval_required',
+      content: 'The buyer must approve this order on the store\'s approval page (continue_url) before it is placed; nothing is charged until then.',
+    };
+  }
+  return undefined;
+};
+
+const onlyAgentsEscalate: Guard = (context) => {
+  const refused = informationComplete(context);
+  if (refused) return refused;
+  return context.actor === 'agent' ? undefined : { code: 'not_allowed', content: 'Only an agent\'s request to complete asks the buyer for approval.' };
+};
+
+const onlyTheStore: Guard = ({ actor }) =>
+  actor === 'system' ? undefined : { code: 'not_allowed', content: 'Only the store completes an approved checkout.' };
+
+/** Every allowed move, and its guard. A move not in this table is refused. */
+export const TRANSITIONS: Readonly<Record<CheckoutStatus, Partial<Record<CheckoutStatus, Guard>>>> = {
+  incomplete: {
+    incomplete: notExpired,
+    ready_for_complete: informationComplete,
+    canceled: anyone,
+  },
+  ready_for_complete: {
+    incomplete: notExpired,
+    ready_for_complete: informationComplete,
+    requires_escalation: onlyAgentsEscalate,
+    complete_in_progress: approvedByBuyer,
+    canceled: anyone,
+  },
+  requires_escalation: {
+    incomplete: notExpired,
+    ready_for_complete: informationComplete,
+    requires_escalation: onlyAgentsEscalate,
+    complete_in_progress: approvedByBuyer,
+    canceled: anyone,
+  },
+  complete_in_progress: {
+    completed: onlyTheStore,
+  },
+  completed: {},
+  canceled: {},
+};
+
+/** Why `from -> to` is refused in this context, or undefined when it is allowed. */
+export function refusal(from: CheckoutStatus, to: CheckoutStatus, context: TransitionContext): Refusal | undefined {
+  if (isTerminal(from)) {
+    return { code: 'checkout_closed', content: `This checkout is ${from} and can no longer change.` };
+  }
+  const guard = TRANSITIONS[from][to];
+  if (!guard) return { code: 'not_allowed', content: `A checkout that is ${from.replace(/_/g, ' ')} cannot become ${to.replace(/_/g, ' ')}.` };
+  return guard(context);
+}
+
+/** Where information alone puts an open checkout: ready when nothing blocks completion. */
+export function statusForInformation(blockers: readonly Refusal[]): 'incomplete' | 'ready_for_complete' {
+  return blockers.length === 0 ? 'ready_for_complete' : 'incomplete';
+}

@@ -1,0 +1,108 @@
+/**
+ * Where and how an order ships: the US postal address rules and the shipping options from configuration
+ * (standard, free from a threshold; express). No I/O.
+ */
+import type { CheckoutConfig } from '../config.js';
+
+export interface PostalAddress {
+  firstName?: string;
+  lastName?: string;
+  streetAddress: string;
+  extendedAddress?: string;
+  locality: string;
+  region: string;
+  postalCode: string;
+  country: 'US';
+  phoneNumber?: string;
+}
+
+export interface ShippingOption {
+  id: 'standard' | 'express';
+  title: string;
+  description: string;
+  amount: number;
+}
+
+/** The 50 states, DC and the territories USPS delivers to. */
+export const US_REGIONS = new Set(
+  ('AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX ' +
+    'UT VT VA WA WV WI WY DC PR GU VI AS MP').split(' '),
+);
+
+/** A field of an address that is missing or wrong: which one (a UCP JSONPath under the destination) and why. */
+export interface AddressProblem {
+  field: string;
+  code: 'missing' | 'invalid' | 'address_undeliverable';
+  content: string;
+}
+
+/** An address as a client sent it (UCP postal_address names); anything not a string counts as absent. */
+export type AddressInput = Record<string, unknown>;
+
+const text = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : undefined);
+
+/**
+ * Reads a US address. Returns the address when it is complete and valid, and every problem otherwise (missing
+ * street, city, state, ZIP; a state that is not a US state; a ZIP that is not 5 or 9 digits; another country).
+ */
+export function readUsAddress(input: AddressInput): { address?: PostalAddress; problems: AddressProblem[] } {
+  const problems: AddressProblem[] = [];
+  const country = text(input.address_country)?.toUpperCase();
+  if (country !== undefined && country !== 'US' && country !== 'USA') {
+    problems.push({ field: 'address_country', code: 'address_undeliverable', content: 'This store ships to addresses in the United States only (address_country "US").' });
+  }
+  const street = text(input.street_address);
+  if (!street) problems.push({ field: 'street_address', code: 'missing', content: 'The shipping address needs a street address.' });
+  const locality = text(input.address_locality, 100);
+  if (!locality) problems.push({ field: 'address_locality', code: 'missing', content: 'The shipping address needs a city (address_locality).' });
+  const region = text(input.address_region, 40)?.toUpperCase();
+  if (!region) problems.push({ field: 'address_region', code: 'missing', content: 'The shipping address needs a state (address_region, a two-letter code such as CA).' });
+  else if (!US_REGIONS.has(region)) problems.push({ field: 'address_region', code: 'invalid', content: `"${region.slice(0, 20)}" is not a US state code (address_region, such as CA or NY).` });
+  const postalCode = text(input.postal_code, 20);
+  if (!postalCode) problems.push({ field: 'postal_code', code: 'missing', content: 'The shipping address needs a ZIP code (postal_code).' });
+  else if (!/^\d{5}(-\d{4})?$/.test(postalCode)) problems.push({ field: 'postal_code', code: 'invalid', content: 'A ZIP code is 5 digits, or 5 digits, a hyphen and 4 more (postal_code).' });
+  if (problems.length > 0) return { problems };
+  const optional = (key: string, max = 100) => text(input[key], max);
+  const address: PostalAddress = {
+    streetAddress: street!,
+    locality: locality!,
+    region: region!,
+    postalCode: postalCode!,
+    country: 'US',
+  };
+  const extended = optional('extended_address', 200);
+  if (extended) address.extendedAddress = extended;
+  const firstName = optional('first_name');
+  if (firstName) address.firstName = firstName;
+  const lastName = optional('last_name');
+  if (lastName) address.lastName = lastName;
+  const phone = optional('phone_number', 40);
+  if (phone) address.phoneNumber = phone;
+  return { address, problems };
+}
+
+/** The shipping options for an order of this subtotal: standard (free from the threshold) and express. */
+export function shippingOptions(config: CheckoutConfig, subtotal: number): ShippingOption[] {
+  const free = config.freeShippingOverCents > 0 && subtotal >= config.freeShippingOverCents;
+  return [
+    {
+      id: 'standard',
+      title: free ? 'Free standard shipping' : 'Standard shipping',
+      description: '5 to 8 business days',
+      amount: free ? 0 : config.standardShippingCents,
+    },
+    { id: 'express', title: 'Express shipping', description: '2 business days', amount: config.expressShippingCents },
+  ];
+}
+
+/** The address on one line, as an order list or a page shows it. */
+export function formatAddress(address: PostalAddress): string[] {
+  const name = [address.firstName, address.lastName].filter(Boolean).join(' ');
+  return [
+    ...(name ? [name] : []),
+    address.streetAddress,
+    ...(address.extendedAddress ? [address.extendedAddress] : []),
+    `${address.locality}, ${address.region} ${address.postalCode}`,
+    'United States',
+  ];
+}

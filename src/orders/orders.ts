@@ -1,0 +1,240 @@
+/**
+ * Orders: placed inside the approval's transaction from what the buyer approved. An order's lines copy title,
+ * variant, SKU and unit price, so a later catalog change never rewrites an order. Read by the order page, the
+ * UCP `get_order` tool and the merchant's `storefront orders` command.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../db/database.js';
+import type { PaymentHandler, PaymentState } from '../payments/payment-handlers.js';
+
+export type OrderStatus = 'placed' | 'canceled';
+
+export interface OrderLine {
+  id: string;
+  position: number;
+  variantId: number;
+  productId: number;
+  sku: string | null;
+  productTitle: string;
+  variantTitle: string;
+  title: string;
+  quantity: number;
+  unitPrice: number;
+  lineTotal: number;
+}
+
+export interface OrderAddress {
+  firstName?: string;
+  lastName?: string;
+  streetAddress: string;
+  extendedAddress?: string;
+  locality: string;
+  region: string;
+  postalCode: string;
+  country: string;
+  phoneNumber?: string;
+}
+
+export interface Order {
+  id: string;
+  /** The number buyers and the merchant quote (#1001, #1002, …). */
+  number: number;
+  checkoutId: string;
+  status: OrderStatus;
+  channel: 'agent' | 'browser';
+  currency: string;
+  buyerEmail: string;
+  buyer: { email?: string; firstName?: string; lastName?: string; phoneNumber?: string };
+  shippingAddress: OrderAddress;
+  shippingOption: { id: string; title: string; amount: number };
+  subtotal: number;
+  shipping: number;
+  tax: number;
+  total: number;
+  paymentState: PaymentState;
+  paymentHandler: string;
+  paymentSummary: string;
+  createdAt: Date;
+  lines: OrderLine[];
+}
+
+export type NewOrder = Omit<Order, 'id' | 'number' | 'createdAt' | 'paymentState' | 'paymentHandler' | 'paymentSummary' | 'status'>;
+
+/** An order id: 128 random bits, so the order page's address cannot be guessed. */
+export function newOrderId(): string {
+  return `ord_${randomBytes(16).toString('base64url')}`;
+}
+
+/**
+ * Places an order inside the caller's transaction: the order, its lines, and the payment the handler
+ * authorizes (a PaymentDeclined from the handler rolls the whole transaction back).
+ */
+export async function placeOrder(tx: Queryable, order: NewOrder, payments: PaymentHandler): Promise<Order> {
+  const id = newOrderId();
+  const payment = await payments.authorize(tx, { orderId: id, amount: order.total, currency: order.currency });
+  const rows = await tx.query<{ number: number; created_at: Date | string }>(
+    `insert into orders (id, checkout_id, status, channel, currency, buyer_email, buyer, shipping_address, shipping_option,
+                         subtotal, shipping, tax, total, payment_state)
+     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     returning number, created_at`,
+    [
+      id,
+      order.checkoutId,
+      order.channel,
+      order.currency,
+      order.buyerEmail,
+      JSON.stringify(order.buyer),
+      JSON.stringify(order.shippingAddress),
+      JSON.stringify(order.shippingOption),
+      order.subtotal,
+      order.shipping,
+      order.tax,
+      order.total,
+      payment.state,
+    ],
+  );
+  for (const line of order.lines) {
+    await tx.query(
+      `insert into order_lines (order_id, line_id, position, variant_id, product_id, sku, product_title, variant_title, title, quantity, unit_price, line_total)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [id, line.id, line.position, line.variantId, line.productId, line.sku, line.productTitle, line.variantTitle, line.title, line.quantity, line.unitPrice, line.lineTotal],
+    );
+  }
+  await tx.query('insert into payments (id, order_id, handler, state, amount, currency) values ($1, $2, $3, $4, $5, $6)', [
+    `pay_${randomBytes(12).toString('base64url')}`,
+    id,
+    `${payments.name}:${payments.id}`,
+    payment.state,
+    order.total,
+    order.currency,
+  ]);
+  return {
+    ...order,
+    id,
+    number: Number(rows[0]!.number),
+    status: 'placed',
+    paymentState: payment.state,
+    paymentHandler: payments.name,
+    paymentSummary: payment.summary,
+    createdAt: new Date(rows[0]!.created_at),
+  };
+}
+
+interface OrderRow {
+  [column: string]: unknown;
+  id: string;
+  number: number | string;
+  checkout_id: string;
+  status: OrderStatus;
+  channel: 'agent' | 'browser';
+  currency: string;
+  buyer_email: string;
+  buyer: Order['buyer'] | string;
+  shipping_address: OrderAddress | string;
+  shipping_option: Order['shippingOption'] | string;
+  subtotal: number;
+  shipping: number;
+  tax: number;
+  total: number;
+  payment_state: PaymentState;
+  payment_handler: string | null;
+  created_at: Date | string;
+}
+
+const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+
+const PAYMENT_SUMMARY: Record<PaymentState, string> = {
+  pending: 'Payment pending: the store collects payment after the order is placed.',
+  authorized: 'Payment authorized.',
+  captured: 'Paid.',
+  voided: 'Payment voided.',
+  failed: 'Payment failed.',
+};
+
+function orderFromRow(row: OrderRow, lines: OrderLine[]): Order {
+  return {
+    id: row.id,
+    number: Number(row.number),
+    checkoutId: row.checkout_id,
+    status: row.status,
+    channel: row.channel,
+    currency: row.currency,
+    buyerEmail: row.buyer_email,
+    buyer: json(row.buyer),
+    shippingAddress: json(row.shipping_address),
+    shippingOption: json(row.shipping_option),
+    subtotal: row.subtotal,
+    shipping: row.shipping,
+    tax: row.tax,
+    total: row.total,
+    paymentState: row.payment_state,
+    paymentHandler: (row.payment_handler ?? '').split(':')[0] ?? '',
+    paymentSummary: PAYMENT_SUMMARY[row.payment_state],
+    createdAt: new Date(row.created_at),
+    lines,
+  };
+}
+
+const ORDER_SELECT = `select o.id, o.number, o.checkout_id, o.status, o.channel, o.currency, o.buyer_email, o.buyer, o.shipping_address,
+        o.shipping_option, o.subtotal, o.shipping, o.tax, o.total, o.payment_state, o.created_at,
+        (select p.handler from payments p where p.order_id = o.id order by p.created_at limit 1) as payment_handler
+   from orders o`;
+
+async function readLines(db: Queryable, orderIds: readonly string[]): Promise<Map<string, OrderLine[]>> {
+  const byOrder = new Map<string, OrderLine[]>();
+  if (orderIds.length === 0) return byOrder;
+  const rows = await db.query<{
+    order_id: string;
+    line_id: string;
+    position: number;
+    variant_id: number;
+    product_id: number;
+    sku: string | null;
+    product_title: string;
+    variant_title: string;
+    title: string;
+    quantity: number;
+    unit_price: number;
+    line_total: number;
+  }>('select * from order_lines where order_id = any($1::text[]) order by order_id, position', [orderIds]);
+  for (const row of rows) {
+    const lines = byOrder.get(row.order_id) ?? [];
+    lines.push({
+      id: row.line_id,
+      position: row.position,
+      variantId: row.variant_id,
+      productId: row.product_id,
+      sku: row.sku,
+      productTitle: row.product_title,
+      variantTitle: row.variant_title,
+      title: row.title,
+      quantity: row.quantity,
+      unitPrice: row.unit_price,
+      lineTotal: row.line_total,
+    });
+    byOrder.set(row.order_id, lines);
+  }
+  return byOrder;
+}
+
+/** An order by its id, or by its number (`1001` or `#1001`, for the merchant's command). */
+export async function readOrder(db: Queryable, idOrNumber: string): Promise<Order | undefined> {
+  const number = /^#?(\d{1,15})$/.exec(idOrNumber.trim());
+  const rows = number
+    ? await db.query<OrderRow>(`${ORDER_SELECT} where o.number = $1`, [Number(number[1])])
+    : await db.query<OrderRow>(`${ORDER_SELECT} where o.id = $1`, [idOrNumber]);
+  const row = rows[0];
+  if (!row) return undefined;
+  const lines = await readLines(db, [row.id]);
+  return orderFromRow(row, lines.get(row.id) ?? []);
+}
+
+/** Orders, newest first. */
+export async function listOrders(db: Queryable, limit = 50): Promise<Order[]> {
+  const rows = await db.query<OrderRow>(`${ORDER_SELECT} order by o.created_at desc, o.number desc limit $1`, [limit]);
+  const lines = await readLines(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => orderFromRow(row, lines.get(row.id) ?? []));
+}
