@@ -43,14 +43,14 @@ export interface Load {
 
 export async function load(
   url: string,
-  options: { method?: string; body?: string; headers?: Record<string, string>; paths?: string[] } = {},
+  options: { method?: string; body?: string; headers?: Record<string, string>; paths?: string[]; seconds?: number } = {},
 ): Promise<Load> {
   const result = await autocannon({
     url,
     // Each connection walks the list of paths in turn (a shopper typing, many shoppers at once).
     ...(options.paths ? { requests: options.paths.map((path) => ({ method: 'GET' as const, path })) } : {}),
     connections: CONNECTIONS,
-    duration: SECONDS,
+    duration: options.seconds ?? SECONDS,
     method: (options.method ?? 'GET') as 'GET',
     body: options.body,
     headers: options.headers,
@@ -64,3 +64,14 @@ export async function load(
   };
 }
 
+
+/** Loads measured in turn, as one: requests per second averaged, the worst p99, counts summed. */
+export function combine(runs: Load[]): Load {
+  return {
+    requestsPerSecond: runs.reduce((sum, run) => sum + run.requestsPerSecond, 0) / runs.length,
+    p99Ms: Math.max(...runs.map((run) => run.p99Ms)),
+    non2xx: runs.reduce((sum, run) => sum + run.non2xx, 0),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    bytes: Math.round(runs.reduce((sum, run) => sum + run.bytes, 0) / runs.length),
+  };
+}

@@ -4,7 +4,7 @@
  * listens on 127.0.0.1 and every load is bounded in time.
  *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50).
  */
-import { load, startTarget, type Load, type Target } from './harness.js';
+import { combine, load, startTarget, type Load, type Target } from './harness.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -12,6 +12,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const CART_BENCH = './cart.js';
 const MCP_BENCH = './mcp.js';
 const CATALOG_SIZE = Number(process.env.BENCH_PRODUCTS ?? 10_000);
+const WARMUP_SECONDS = 2;
 
 /** What shoppers type into the search box, letter by letter: every prefix of 2+ letters of these phrases. */
 const SEARCH_QUERIES = ['espresso capsules', 'hydration drink stick', 'magnesium', 'vitamin d3', 'lemon-lime', 'cold brew', 'decaf', 'electrolyte sticks', 'melatonin', 'capsle', 'berry', 'omega-3 capsules']
@@ -34,18 +35,34 @@ interface Row {
   note: string;
 }
 
-/** Measures one storefront path, then the bare server with a body of the same size. */
+/**
+ * Measures one storefront path against the bare server with a body of the same size. Both servers are up for the
+ * whole comparison and warmed first (a JIT that has not seen the path yet, or the garbage an import left, is not
+ * what a running store serves with); then they are loaded in turn, twice each, so a drift of this shared machine
+ * falls on both sides of the ratio.
+ */
 async function compare(scenario: string, store: Target, path: string | string[], goal: number, extra: { p99Goal?: number } = {}): Promise<Row> {
   const paths = Array.isArray(path) ? path : [path];
   const url = `http://127.0.0.1:${store.port}${paths[0]}`;
   let total = 0;
   for (const p of paths) total += await responseSize(`http://127.0.0.1:${store.port}${p}`);
   const size = Math.round(total / paths.length);
-  const measured = await load(url, Array.isArray(path) ? { paths } : {});
   const bare = await startTarget(['bare', String(size)]);
+  const storeLoad = () => load(url, Array.isArray(path) ? { paths, seconds: SECONDS / 2 } : { seconds: SECONDS / 2 });
+  const bareLoad = () => load(`http://127.0.0.1:${bare.port}/`, { seconds: SECONDS / 2 });
+  let measured: Load;
   let baseline: Load;
   try {
-    baseline = await load(`http://127.0.0.1:${bare.port}/`);
+    await load(url, Array.isArray(path) ? { paths, seconds: WARMUP_SECONDS } : { seconds: WARMUP_SECONDS });
+    await load(`http://127.0.0.1:${bare.port}/`, { seconds: WARMUP_SECONDS });
+    const storeRuns: Load[] = [];
+    const bareRuns: Load[] = [];
+    for (let round = 0; round < 2; round++) {
+      storeRuns.push(await storeLoad());
+      bareRuns.push(await bareLoad());
+    }
+    measured = combine(storeRuns);
+    baseline = combine(bareRuns);
   } finally {
     await bare.stop();
   }

@@ -115,7 +115,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   // only to routes with a querystring schema, so a product read pays nothing for it.
   app.addHook('onRoute', (route) => {
     const schema = route.schema?.querystring;
-    if (!schema) return;
+    // A route with its own validator compiler reads its parameters itself (search, recommendations).
+    if (!schema || route.validatorCompiler) return;
     const check = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
       const notDecimal = nonDecimalNumber(schema, request.query);
       done(notDecimal ? invalidParameter(`Parameter ${notDecimal} is invalid: expected a whole number in decimal digits.`) : undefined);
