@@ -177,14 +177,13 @@ export class CheckoutService {
       cartToken = cart.token;
       const open = await readOpenCheckoutForCart(db, cartToken);
       if (open) return this.answer(db, await this.expireIfDue(db, open));
-      if (lines.length === 0) {
-        lines = cart.cart.lines.map((priced) => ({
-          variantId: priced.line.variantId,
-          quantity: priced.line.quantity,
-          sellingPlanId: priced.line.sellingPlanId,
-          properties: priced.line.properties,
-        }));
-      }
+      // UCP: a checkout made from a cart uses the cart's lines, whatever lines the request also carries.
+      lines = cart.cart.lines.map((priced) => ({
+        variantId: priced.line.variantId,
+        quantity: priced.line.quantity,
+        sellingPlanId: priced.line.sellingPlanId,
+        properties: priced.line.properties,
+      }));
     }
     const now = this.now();
     const draft: CheckoutRecord = {

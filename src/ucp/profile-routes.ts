@@ -25,11 +25,14 @@ const ProfileSchema = Type.Object(
   { additionalProperties: true, description: 'UCP 2026-04-08 business profile' },
 );
 
-export function profileRoutes(server: FastifyInstance, options: { baseUrl: string; capabilities: CapabilityName[]; rateLimit: object }): void {
+export function profileRoutes(
+  server: FastifyInstance,
+  options: { baseUrl: string; capabilities: CapabilityName[]; paymentHandlers: Record<string, unknown[]>; rateLimit: object },
+): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
-  const profile = JSON.stringify(businessProfile(options.baseUrl, options.capabilities));
+  const profile = JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { paymentHandlers: options.paymentHandlers }));
   const leaves = new Map<string, string>(
-    SUPPORTED_VERSIONS.map((version) => [version, JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf: true }))]),
+    SUPPORTED_VERSIONS.map((version) => [version, JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf: true, paymentHandlers: options.paymentHandlers }))]),
   );
 
   app.get(

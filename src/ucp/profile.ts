@@ -1,6 +1,6 @@
 /**
  * The business profile at /.well-known/ucp (UCP 2026-04-08 shape): the protocol version, the one MCP
- * service entry, the capabilities the tools implement, and payment handlers (none until checkout lands).
+ * service entry, the capabilities the tools implement, and the payment handlers approved orders are paid with.
  * Each supported version also has a self-contained leaf profile at /.well-known/ucp/{version}.
  */
 import {
@@ -27,7 +27,11 @@ export interface BusinessProfile {
 /** Versions this store answers, each with its leaf profile. */
 export const SUPPORTED_VERSIONS = [UCP_VERSION] as const;
 
-export function businessProfile(baseUrl: string, capabilities: readonly CapabilityName[], options: { leaf?: boolean } = {}): BusinessProfile {
+export function businessProfile(
+  baseUrl: string,
+  capabilities: readonly CapabilityName[],
+  options: { leaf?: boolean; paymentHandlers?: Record<string, unknown[]> } = {},
+): BusinessProfile {
   const leaf = options.leaf ?? false;
   return {
     ucp: {
@@ -36,7 +40,7 @@ export function businessProfile(baseUrl: string, capabilities: readonly Capabili
       ...(leaf ? {} : { supported_versions: Object.fromEntries(SUPPORTED_VERSIONS.map((v) => [v, `${baseUrl}${PROFILE_PATH}/${v}`])) }),
       services: { [SHOPPING_SERVICE]: [{ ...MCP_SERVICE_ENTRY, endpoint: `${baseUrl}${MCP_PATH}` }] },
       capabilities: Object.fromEntries(capabilities.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
-      payment_handlers: {},
+      payment_handlers: options.paymentHandlers ?? {},
     },
   };
 }

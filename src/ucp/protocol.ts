@@ -11,6 +11,9 @@ export const Capability = {
   catalogSearch: 'dev.ucp.shopping.catalog.search',
   catalogLookup: 'dev.ucp.shopping.catalog.lookup',
   cart: 'dev.ucp.shopping.cart',
+  checkout: 'dev.ucp.shopping.checkout',
+  fulfillment: 'dev.ucp.shopping.fulfillment',
+  order: 'dev.ucp.shopping.order',
 } as const;
 export type CapabilityName = (typeof Capability)[keyof typeof Capability];
 
@@ -38,7 +41,26 @@ export const IMPLEMENTED_CAPABILITIES: Record<CapabilityName, CapabilityEntry> =
     spec: `${SPEC}/specification/cart`,
     schema: `${SPEC}/schemas/shopping/cart.json`,
   },
+  [Capability.checkout]: {
+    version: UCP_VERSION,
+    spec: `${SPEC}/specification/checkout`,
+    schema: `${SPEC}/schemas/shopping/checkout.json`,
+  },
+  [Capability.fulfillment]: {
+    version: UCP_VERSION,
+    spec: `${SPEC}/specification/fulfillment`,
+    schema: `${SPEC}/schemas/shopping/fulfillment.json`,
+    extends: Capability.checkout,
+  },
+  [Capability.order]: {
+    version: UCP_VERSION,
+    spec: `${SPEC}/specification/order`,
+    schema: `${SPEC}/schemas/shopping/order.json`,
+  },
 };
+
+/** Capabilities with no tool of their own: extensions that shape another capability's answers. */
+export const EXTENSION_CAPABILITIES: readonly CapabilityName[] = [Capability.fulfillment];
 
 export const MCP_SERVICE_ENTRY = {
   version: UCP_VERSION,

@@ -13,9 +13,11 @@ import { mcpRoutes } from './mcp/mcp-routes.js';
 import { requestId, sendRpcError } from './mcp/rpc-reply.js';
 import { SdkServers } from './mcp/sdk-servers.js';
 import { profileRoutes } from './profile-routes.js';
-import { IMPLEMENTED_CAPABILITIES, MCP_PATH, UCP_VERSION } from './protocol.js';
+import { EXTENSION_CAPABILITIES, IMPLEMENTED_CAPABILITIES, MCP_PATH, UCP_VERSION } from './protocol.js';
 import { SUPPORTED_VERSIONS } from './profile.js';
 import { cartTools } from './tools/cart-tools.js';
+import { checkoutTools } from './tools/checkout-tools.js';
+import { paymentHandlersEntry } from './checkout/ucp-checkout.js';
 import { catalogTools } from './tools/catalog-tools.js';
 import { ToolCalls } from './tools/tool-calls.js';
 
@@ -40,11 +42,12 @@ const isJsonBodyError = (error: FastifyError) =>
 
 export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
   const { config } = store;
-  const tools = [...catalogTools, ...cartTools];
+  const tools = [...catalogTools, ...cartTools, ...checkoutTools];
+  const advertised = [...new Set([...tools.map((t) => t.capability), ...EXTENSION_CAPABILITIES])];
   const agentProfiles = new AgentProfiles({
     businessVersion: UCP_VERSION,
     supportedVersions: SUPPORTED_VERSIONS,
-    capabilities: Object.fromEntries(tools.map((t) => [t.capability, [IMPLEMENTED_CAPABILITIES[t.capability]]])),
+    capabilities: Object.fromEntries(advertised.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
     allowInsecure: config.allowInsecureProfiles,
   });
   const toolCalls = new ToolCalls(store, tools, agentProfiles, app.log);
@@ -96,6 +99,6 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     }
   });
 
-  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: toolCalls.capabilities, rateLimit: RATE_LIMITS.profile });
+  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: advertised, paymentHandlers: paymentHandlersEntry(store.payments), rateLimit: RATE_LIMITS.profile });
   mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl, rateLimit: RATE_LIMITS.mcp });
 };

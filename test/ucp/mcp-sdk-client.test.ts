@@ -41,7 +41,21 @@ for (const backend of backends) {
     it('tools/list gives every tool a description, an inputSchema and an outputSchema', async () => {
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
-      assert.deepEqual(names.sort(), ['cancel_cart', 'create_cart', 'get_cart', 'get_product', 'lookup_catalog', 'search_catalog', 'update_cart']);
+      assert.deepEqual(names.sort(), [
+        'cancel_cart',
+        'cancel_checkout',
+        'complete_checkout',
+        'create_cart',
+        'create_checkout',
+        'get_cart',
+        'get_checkout',
+        'get_order',
+        'get_product',
+        'lookup_catalog',
+        'search_catalog',
+        'update_cart',
+        'update_checkout',
+      ]);
       for (const tool of tools) {
         assert.ok(tool.description && tool.description.length > 20, `${tool.name} description`);
         assert.equal(tool.inputSchema.type, 'object');

@@ -34,6 +34,9 @@ export const OfficialSchema = {
   getProductResponse: `${BASE}shopping/catalog_lookup.json#/$defs/get_product_response`,
   cart: `${BASE}shopping/cart.json`,
   errorResponse: `${BASE}shopping/types/error_response.json`,
+  /** A checkout with the fulfillment extension, as this store answers it. */
+  checkout: `${BASE}shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout`,
+  order: `${BASE}shopping/order.json`,
 } as const;
 
 /** Validation errors of a value against an official schema (empty when it validates). */
@@ -53,6 +56,14 @@ export function resultSchemaFor(tool: string, structured: { ucp?: { status?: str
       return OfficialSchema.lookupResponse;
     case 'get_product':
       return OfficialSchema.getProductResponse;
+    case 'create_checkout':
+    case 'get_checkout':
+    case 'update_checkout':
+    case 'complete_checkout':
+    case 'cancel_checkout':
+      return OfficialSchema.checkout;
+    case 'get_order':
+      return OfficialSchema.order;
     default:
       return OfficialSchema.cart;
   }

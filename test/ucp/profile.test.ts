@@ -20,7 +20,10 @@ for (const backend of backends) {
       assert.deepEqual(officialSchemaErrors(OfficialSchema.businessProfile, body), []);
       assert.equal(body.ucp.version, '2026-04-08');
       assert.deepEqual(body.ucp.supported_versions, { '2026-04-08': 'https://shop.example/.well-known/ucp/2026-04-08' });
-      assert.deepEqual(body.ucp.payment_handlers, {});
+      // The one payment handler, under the store's own domain (BASE_URL https://shop.example): manual capture.
+      assert.deepEqual(Object.keys(body.ucp.payment_handlers), ['example.shop.manual_capture']);
+      assert.equal(body.ucp.payment_handlers['example.shop.manual_capture'][0].id, 'manual_capture');
+      assert.equal(body.ucp.payment_handlers['example.shop.manual_capture'][0].config.capture, 'manual');
     });
 
     it('lists exactly one MCP service entry whose endpoint is BASE_URL + /api/ucp/mcp', async () => {
@@ -39,7 +42,10 @@ for (const backend of backends) {
       assert.ok(names.includes('dev.ucp.shopping.catalog.search'));
       assert.ok(names.includes('dev.ucp.shopping.catalog.lookup'));
       assert.ok(names.includes('dev.ucp.shopping.cart'));
-      assert.ok(!names.some((name) => /checkout|order|fulfillment/.test(name)), 'nothing that is not implemented yet');
+      assert.ok(names.includes('dev.ucp.shopping.checkout'));
+      assert.ok(names.includes('dev.ucp.shopping.order'));
+      assert.equal(body.ucp.capabilities['dev.ucp.shopping.fulfillment'][0].extends, 'dev.ucp.shopping.checkout');
+      assert.ok(!names.some((name) => /discount|buyer_consent|ap2/.test(name)), 'nothing that is not implemented: no AP2 (an agent never pays alone)');
       for (const name of names) {
         const [entry] = body.ucp.capabilities[name];
         assert.equal(entry.version, '2026-04-08');

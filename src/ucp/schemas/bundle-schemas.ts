@@ -25,6 +25,8 @@ export interface BundleEntry {
   op?: RequestOp;
   /** Properties this service takes elsewhere (MCP passes a cart's `id` beside the cart, not in it). */
   dropProperties?: string[];
+  /** Properties this service accepts but does not demand (a checkout made from a `cart_id` needs no line items). */
+  optionalProperties?: string[];
 }
 
 export const BUNDLE_ENTRIES: BundleEntry[] = [
@@ -38,6 +40,17 @@ export const BUNDLE_ENTRIES: BundleEntry[] = [
   { name: 'cart_update_request', file: 'schemas/shopping/cart.json', op: 'update', dropProperties: ['id'] },
   { name: 'cart', file: 'schemas/shopping/cart.json' },
   { name: 'error_response', file: 'schemas/shopping/types/error_response.json' },
+  // Checkout as this store speaks it: with the fulfillment extension (shipping address and option).
+  {
+    name: 'checkout_create_request',
+    file: 'schemas/shopping/fulfillment.json',
+    pointer: '/$defs/dev.ucp.shopping.checkout',
+    op: 'create',
+    optionalProperties: ['line_items'],
+  },
+  { name: 'checkout_update_request', file: 'schemas/shopping/fulfillment.json', pointer: '/$defs/dev.ucp.shopping.checkout', op: 'update', dropProperties: ['id'] },
+  { name: 'checkout', file: 'schemas/shopping/fulfillment.json', pointer: '/$defs/dev.ucp.shopping.checkout' },
+  { name: 'order', file: 'schemas/shopping/order.json' },
   { name: 'platform_profile', file: 'discovery/profile_schema.json', pointer: '/$defs/platform_profile' },
 ];
 
@@ -179,13 +192,29 @@ export function bundleUcpSchemas(
     const pointer = entry.pointer ?? '';
     const ref = refTo(entry.file, pointer, entry.op);
     let schema: Json = { $ref: ref };
-    if (entry.dropProperties?.length) {
+    if (entry.dropProperties?.length || entry.optionalProperties?.length) {
       const name = ref.slice('#/$defs/'.length);
       const copy = structuredClone(defs[name]) as JsonObject;
-      for (const property of entry.dropProperties) {
-        if (isObject(copy.properties)) delete copy.properties[property];
-        if (Array.isArray(copy.required)) copy.required = (copy.required as string[]).filter((r) => r !== property);
+      // An extension's schema is allOf [base, extension]: the base's own properties live in its first member.
+      const base = (node: JsonObject): JsonObject => {
+        const first = Array.isArray(node.allOf) && isObject(node.allOf[0]) ? (node.allOf[0] as JsonObject) : undefined;
+        if (first && typeof first.$ref === 'string') {
+          const target = first.$ref.slice('#/$defs/'.length);
+          const inner = structuredClone(defs[target]) as JsonObject;
+          node.allOf = [inner, ...(node.allOf as Json[]).slice(1)];
+          return base(inner);
+        }
+        return node;
+      };
+      const own = base(copy);
+      for (const property of entry.dropProperties ?? []) {
+        if (isObject(own.properties)) delete own.properties[property];
+        if (Array.isArray(own.required)) own.required = (own.required as string[]).filter((r) => r !== property);
       }
+      for (const property of entry.optionalProperties ?? []) {
+        if (Array.isArray(own.required)) own.required = (own.required as string[]).filter((r) => r !== property);
+      }
+      if (Array.isArray(own.required) && own.required.length === 0) delete own.required;
       defs[`${name}.mcp`] = copy;
       schema = { $ref: `#/$defs/${name}.mcp` };
     }

@@ -34,6 +34,18 @@ export const ucpSchemaBundle: SchemaBundle = {
   "error_response": {
    "$ref": "#/$defs/shopping.types.error_response"
   },
+  "checkout_create_request": {
+   "$ref": "#/$defs/shopping.fulfillment.dev.ucp.shopping.checkout.create.mcp"
+  },
+  "checkout_update_request": {
+   "$ref": "#/$defs/shopping.fulfillment.dev.ucp.shopping.checkout.update.mcp"
+  },
+  "checkout": {
+   "$ref": "#/$defs/shopping.fulfillment.dev.ucp.shopping.checkout"
+  },
+  "order": {
+   "$ref": "#/$defs/shopping.order"
+  },
   "platform_profile": {
    "$ref": "#/$defs/discovery.profile_schema.platform_profile"
   }
@@ -2219,6 +2231,1525 @@ export const ucpSchemaBundle: SchemaBundle = {
      ]
     }
    ]
+  },
+  "shopping.fulfillment.dev.ucp.shopping.checkout.create": {
+   "title": "Checkout with Fulfillment",
+   "description": "Checkout extended with hierarchical fulfillment.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/shopping.checkout.create"
+    },
+    {
+     "type": "object",
+     "properties": {
+      "fulfillment": {
+       "$ref": "#/$defs/shopping.fulfillment.fulfillment.create",
+       "description": "Fulfillment details."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.checkout.create": {
+   "title": "Checkout",
+   "description": "Base checkout schema. Extensions compose onto this using allOf.",
+   "type": "object",
+   "required": [
+    "line_items"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "line_items": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.line_item.create"
+     },
+     "description": "List of line items being checked out."
+    },
+    "buyer": {
+     "$ref": "#/$defs/shopping.types.buyer",
+     "description": "Representation of the buyer."
+    },
+    "context": {
+     "$ref": "#/$defs/shopping.types.context"
+    },
+    "signals": {
+     "$ref": "#/$defs/shopping.types.signals"
+    },
+    "attribution": {
+     "$ref": "#/$defs/shopping.types.attribution"
+    },
+    "payment": {
+     "$ref": "#/$defs/shopping.payment"
+    }
+   }
+  },
+  "ucp.response_checkout_schema": {
+   "title": "UCP Checkout Response Schema",
+   "description": "UCP metadata for checkout responses.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/ucp.base"
+    },
+    {
+     "required": [
+      "payment_handlers"
+     ],
+     "properties": {
+      "services": {
+       "additionalProperties": {
+        "items": {
+         "$ref": "#/$defs/service.response_schema"
+        }
+       }
+      },
+      "capabilities": {
+       "additionalProperties": {
+        "items": {
+         "$ref": "#/$defs/capability.response_schema"
+        }
+       }
+      },
+      "payment_handlers": {
+       "additionalProperties": {
+        "items": {
+         "$ref": "#/$defs/payment_handler.response_schema"
+        }
+       }
+      }
+     }
+    }
+   ]
+  },
+  "service.response_schema": {
+   "title": "Service (Response Schema)",
+   "description": "Service binding in API responses. Includes per-resource transport configuration via typed config.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/service.base"
+    },
+    {
+     "anyOf": [
+      {
+       "properties": {
+        "transport": {
+         "const": "rest"
+        }
+       }
+      },
+      {
+       "properties": {
+        "transport": {
+         "const": "mcp"
+        }
+       }
+      },
+      {
+       "properties": {
+        "transport": {
+         "const": "a2a"
+        }
+       }
+      },
+      {
+       "properties": {
+        "transport": {
+         "const": "embedded"
+        },
+        "config": {
+         "$ref": "#/$defs/transports.embedded_config"
+        }
+       }
+      }
+     ]
+    }
+   ]
+  },
+  "transports.embedded_config": {
+   "title": "Embedded Transport Config",
+   "description": "Per-session configuration for embedded transport binding. Allows businesses to vary EP availability and delegations based on cart contents, agent authorization, or policy.",
+   "type": "object",
+   "properties": {
+    "delegate": {
+     "type": "array",
+     "items": {
+      "type": "string"
+     },
+     "description": "Delegations the business allows. At service-level, declares available delegations. In UCP responses, confirms accepted delegations for this session."
+    },
+    "color_scheme": {
+     "type": "array",
+     "items": {
+      "type": "string",
+      "enum": [
+       "light",
+       "dark"
+      ]
+     },
+     "description": "Color schemes the business supports. Hosts use ec_color_scheme query parameter to request a scheme from this list."
+    }
+   }
+  },
+  "payment_handler.response_schema": {
+   "title": "Payment Handler (Response Schema)",
+   "description": "Handler reference in responses. May include full config state for runtime usage of the handler.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/payment_handler.base"
+    }
+   ]
+  },
+  "shopping.payment": {
+   "title": "Payment",
+   "description": "Payment configuration containing handlers.",
+   "type": "object",
+   "properties": {
+    "instruments": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.payment_instrument.selected_payment_instrument"
+     },
+     "description": "The payment instruments available for this payment. Each instrument is associated with a specific handler via the handler_id field. Handlers can extend the base payment_instrument schema to add handler-specific fields."
+    }
+   }
+  },
+  "shopping.types.payment_instrument.selected_payment_instrument": {
+   "title": "Selected Payment Instrument",
+   "description": "A payment instrument with selection state.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/shopping.types.payment_instrument"
+    },
+    {
+     "type": "object",
+     "properties": {
+      "selected": {
+       "type": "boolean",
+       "description": "Whether this instrument is selected by the user."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.types.payment_instrument": {
+   "title": "Payment Instrument",
+   "description": "The base definition for any payment instrument. It links the instrument to a specific payment handler.",
+   "type": "object",
+   "required": [
+    "id",
+    "handler_id",
+    "type"
+   ],
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "A unique identifier for this instrument instance, assigned by the platform."
+    },
+    "handler_id": {
+     "type": "string",
+     "description": "The unique identifier for the handler instance that produced this instrument. This corresponds to the 'id' field in the Payment Handler definition."
+    },
+    "type": {
+     "type": "string",
+     "description": "The broad category of the instrument (e.g., 'card', 'tokenized_card'). Specific schemas will constrain this to a constant value."
+    },
+    "billing_address": {
+     "$ref": "#/$defs/shopping.types.postal_address",
+     "description": "The billing address associated with this payment method."
+    },
+    "credential": {
+     "$ref": "#/$defs/shopping.types.payment_credential"
+    },
+    "display": {
+     "type": "object",
+     "description": "Display information for this payment instrument. Each payment instrument schema defines its specific display properties, as outlined by the payment handler."
+    }
+   },
+   "additionalProperties": true
+  },
+  "shopping.types.postal_address": {
+   "title": "Postal Address",
+   "type": "object",
+   "properties": {
+    "extended_address": {
+     "type": "string",
+     "description": "An address extension such as an apartment number, C/O or alternative name."
+    },
+    "street_address": {
+     "type": "string",
+     "description": "The street address."
+    },
+    "address_locality": {
+     "type": "string",
+     "description": "The locality in which the street address is, and which is in the region. For example, Mountain View."
+    },
+    "address_region": {
+     "type": "string",
+     "description": "The region in which the locality is, and which is in the country. Required for applicable countries (i.e. state in US, province in CA). For example, California or another appropriate first-level Administrative division."
+    },
+    "address_country": {
+     "type": "string",
+     "description": "The country. Recommended to be in 2-letter ISO 3166-1 alpha-2 format, for example \"US\". For backward compatibility, a 3-letter ISO 3166-1 alpha-3 country code such as \"SGP\" or a full country name such as \"Singapore\" can also be used."
+    },
+    "postal_code": {
+     "type": "string",
+     "description": "The postal code. For example, 94043."
+    },
+    "first_name": {
+     "type": "string",
+     "description": "Optional. First name of the contact associated with the address."
+    },
+    "last_name": {
+     "type": "string",
+     "description": "Optional. Last name of the contact associated with the address."
+    },
+    "phone_number": {
+     "type": "string",
+     "description": "Optional. Phone number of the contact associated with the address."
+    }
+   }
+  },
+  "shopping.types.payment_credential": {
+   "title": "Payment Credential",
+   "description": "The base definition for any payment credential. Handlers define specific credential types.",
+   "type": "object",
+   "required": [
+    "type"
+   ],
+   "properties": {
+    "type": {
+     "type": "string",
+     "description": "The credential type discriminator. Specific schemas will constrain this to a constant value."
+    }
+   },
+   "additionalProperties": true
+  },
+  "shopping.types.order_confirmation": {
+   "title": "Order Confirmation",
+   "description": "Order details available at the time of checkout completion.",
+   "type": "object",
+   "required": [
+    "id",
+    "permalink_url"
+   ],
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Unique order identifier."
+    },
+    "label": {
+     "type": "string",
+     "description": "Human-readable label for identifying the order. MUST only be provided by the business."
+    },
+    "permalink_url": {
+     "type": "string",
+     "format": "uri",
+     "description": "Permalink to access the order on merchant site."
+    }
+   }
+  },
+  "shopping.fulfillment.fulfillment.create": {
+   "$ref": "#/$defs/shopping.types.fulfillment.create"
+  },
+  "shopping.types.fulfillment.create": {
+   "title": "Fulfillment",
+   "description": "Container for fulfillment methods and availability.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "properties": {
+    "methods": {
+     "type": "array",
+     "description": "Fulfillment methods for cart items.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_method.create"
+     }
+    }
+   }
+  },
+  "shopping.types.fulfillment_method.create": {
+   "title": "Fulfillment Method",
+   "description": "A fulfillment method (shipping or pickup) with destinations and groups.",
+   "type": "object",
+   "required": [
+    "type"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "type": {
+     "type": "string",
+     "enum": [
+      "shipping",
+      "pickup"
+     ],
+     "description": "Fulfillment method type."
+    },
+    "line_item_ids": {
+     "type": "array",
+     "description": "Line item IDs fulfilled via this method.",
+     "items": {
+      "type": "string"
+     }
+    },
+    "destinations": {
+     "type": "array",
+     "description": "Available destinations. For shipping: addresses. For pickup: retail locations.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_destination.create"
+     }
+    },
+    "selected_destination_id": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "description": "ID of the selected destination."
+    },
+    "groups": {
+     "type": "array",
+     "description": "Fulfillment groups for selecting options. Agent sets selected_option_id on groups to choose shipping method.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_group.create"
+     }
+    }
+   }
+  },
+  "shopping.types.fulfillment_destination.create": {
+   "title": "Fulfillment Destination",
+   "description": "A destination for fulfillment.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "oneOf": [
+    {
+     "$ref": "#/$defs/shopping.types.shipping_destination.create"
+    },
+    {
+     "$ref": "#/$defs/shopping.types.retail_location.create"
+    }
+   ]
+  },
+  "shopping.types.shipping_destination.create": {
+   "title": "Shipping Destination",
+   "description": "Shipping destination.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "allOf": [
+    {
+     "$ref": "#/$defs/shopping.types.postal_address"
+    },
+    {
+     "type": "object",
+     "properties": {
+      "id": {
+       "type": "string",
+       "description": "ID specific to this shipping destination."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.types.retail_location.create": {
+   "title": "Retail Location",
+   "description": "A pickup location (retail store, locker, etc.).",
+   "type": "object",
+   "ucp_shared_request": true,
+   "required": [
+    "name"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "name": {
+     "type": "string",
+     "description": "Location name (e.g., store name)."
+    },
+    "address": {
+     "$ref": "#/$defs/shopping.types.postal_address",
+     "description": "Physical address of the location."
+    }
+   }
+  },
+  "shopping.types.fulfillment_group.create": {
+   "title": "Fulfillment Group",
+   "description": "A merchant-generated package/group of line items with fulfillment options.",
+   "type": "object",
+   "additionalProperties": true,
+   "properties": {
+    "selected_option_id": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "description": "ID of the selected fulfillment option for this group."
+    }
+   }
+  },
+  "shopping.types.fulfillment_option.create": {
+   "title": "Fulfillment Option",
+   "description": "A fulfillment option within a group (e.g., Standard Shipping $5, Express $15).",
+   "type": "object",
+   "ucp_shared_request": true,
+   "additionalProperties": true,
+   "properties": {}
+  },
+  "shopping.types.fulfillment_available_method.create": {
+   "title": "Fulfillment Available Method",
+   "description": "Inventory availability hint for a fulfillment method type.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "additionalProperties": true,
+   "properties": {}
+  },
+  "shopping.fulfillment.dev.ucp.shopping.checkout.create.mcp": {
+   "title": "Checkout with Fulfillment",
+   "description": "Checkout extended with hierarchical fulfillment.",
+   "allOf": [
+    {
+     "title": "Checkout",
+     "description": "Base checkout schema. Extensions compose onto this using allOf.",
+     "type": "object",
+     "additionalProperties": true,
+     "properties": {
+      "line_items": {
+       "type": "array",
+       "items": {
+        "$ref": "#/$defs/shopping.types.line_item.create"
+       },
+       "description": "List of line items being checked out."
+      },
+      "buyer": {
+       "$ref": "#/$defs/shopping.types.buyer",
+       "description": "Representation of the buyer."
+      },
+      "context": {
+       "$ref": "#/$defs/shopping.types.context"
+      },
+      "signals": {
+       "$ref": "#/$defs/shopping.types.signals"
+      },
+      "attribution": {
+       "$ref": "#/$defs/shopping.types.attribution"
+      },
+      "payment": {
+       "$ref": "#/$defs/shopping.payment"
+      }
+     }
+    },
+    {
+     "type": "object",
+     "properties": {
+      "fulfillment": {
+       "$ref": "#/$defs/shopping.fulfillment.fulfillment.create",
+       "description": "Fulfillment details."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.fulfillment.dev.ucp.shopping.checkout.update": {
+   "title": "Checkout with Fulfillment",
+   "description": "Checkout extended with hierarchical fulfillment.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/shopping.checkout.update"
+    },
+    {
+     "type": "object",
+     "properties": {
+      "fulfillment": {
+       "$ref": "#/$defs/shopping.fulfillment.fulfillment.update",
+       "description": "Fulfillment details."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.checkout.update": {
+   "title": "Checkout",
+   "description": "Base checkout schema. Extensions compose onto this using allOf.",
+   "type": "object",
+   "required": [
+    "line_items"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "line_items": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.line_item.update"
+     },
+     "description": "List of line items being checked out."
+    },
+    "buyer": {
+     "$ref": "#/$defs/shopping.types.buyer",
+     "description": "Representation of the buyer."
+    },
+    "context": {
+     "$ref": "#/$defs/shopping.types.context"
+    },
+    "signals": {
+     "$ref": "#/$defs/shopping.types.signals"
+    },
+    "attribution": {
+     "$ref": "#/$defs/shopping.types.attribution"
+    },
+    "payment": {
+     "$ref": "#/$defs/shopping.payment"
+    }
+   }
+  },
+  "shopping.fulfillment.fulfillment.update": {
+   "$ref": "#/$defs/shopping.types.fulfillment.update"
+  },
+  "shopping.types.fulfillment.update": {
+   "title": "Fulfillment",
+   "description": "Container for fulfillment methods and availability.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "properties": {
+    "methods": {
+     "type": "array",
+     "description": "Fulfillment methods for cart items.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_method.update"
+     }
+    }
+   }
+  },
+  "shopping.types.fulfillment_method.update": {
+   "title": "Fulfillment Method",
+   "description": "A fulfillment method (shipping or pickup) with destinations and groups.",
+   "type": "object",
+   "required": [
+    "line_item_ids"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Unique fulfillment method identifier."
+    },
+    "type": {
+     "type": "string",
+     "enum": [
+      "shipping",
+      "pickup"
+     ],
+     "description": "Fulfillment method type."
+    },
+    "line_item_ids": {
+     "type": "array",
+     "description": "Line item IDs fulfilled via this method.",
+     "items": {
+      "type": "string"
+     }
+    },
+    "destinations": {
+     "type": "array",
+     "description": "Available destinations. For shipping: addresses. For pickup: retail locations.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_destination.update"
+     }
+    },
+    "selected_destination_id": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "description": "ID of the selected destination."
+    },
+    "groups": {
+     "type": "array",
+     "description": "Fulfillment groups for selecting options. Agent sets selected_option_id on groups to choose shipping method.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_group.update"
+     }
+    }
+   }
+  },
+  "shopping.types.fulfillment_destination.update": {
+   "title": "Fulfillment Destination",
+   "description": "A destination for fulfillment.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "oneOf": [
+    {
+     "$ref": "#/$defs/shopping.types.shipping_destination.update"
+    },
+    {
+     "$ref": "#/$defs/shopping.types.retail_location.update"
+    }
+   ]
+  },
+  "shopping.types.shipping_destination.update": {
+   "title": "Shipping Destination",
+   "description": "Shipping destination.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "allOf": [
+    {
+     "$ref": "#/$defs/shopping.types.postal_address"
+    },
+    {
+     "type": "object",
+     "properties": {
+      "id": {
+       "type": "string",
+       "description": "ID specific to this shipping destination."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.types.retail_location.update": {
+   "title": "Retail Location",
+   "description": "A pickup location (retail store, locker, etc.).",
+   "type": "object",
+   "ucp_shared_request": true,
+   "required": [
+    "name"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "name": {
+     "type": "string",
+     "description": "Location name (e.g., store name)."
+    },
+    "address": {
+     "$ref": "#/$defs/shopping.types.postal_address",
+     "description": "Physical address of the location."
+    }
+   }
+  },
+  "shopping.types.fulfillment_group.update": {
+   "title": "Fulfillment Group",
+   "description": "A merchant-generated package/group of line items with fulfillment options.",
+   "type": "object",
+   "required": [
+    "id"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Group identifier for referencing merchant-generated groups in updates."
+    },
+    "selected_option_id": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "description": "ID of the selected fulfillment option for this group."
+    }
+   }
+  },
+  "shopping.types.fulfillment_option.update": {
+   "title": "Fulfillment Option",
+   "description": "A fulfillment option within a group (e.g., Standard Shipping $5, Express $15).",
+   "type": "object",
+   "ucp_shared_request": true,
+   "additionalProperties": true,
+   "properties": {}
+  },
+  "shopping.types.fulfillment_available_method.update": {
+   "title": "Fulfillment Available Method",
+   "description": "Inventory availability hint for a fulfillment method type.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "additionalProperties": true,
+   "properties": {}
+  },
+  "shopping.fulfillment.dev.ucp.shopping.checkout.update.mcp": {
+   "title": "Checkout with Fulfillment",
+   "description": "Checkout extended with hierarchical fulfillment.",
+   "allOf": [
+    {
+     "title": "Checkout",
+     "description": "Base checkout schema. Extensions compose onto this using allOf.",
+     "type": "object",
+     "required": [
+      "line_items"
+     ],
+     "additionalProperties": true,
+     "properties": {
+      "line_items": {
+       "type": "array",
+       "items": {
+        "$ref": "#/$defs/shopping.types.line_item.update"
+       },
+       "description": "List of line items being checked out."
+      },
+      "buyer": {
+       "$ref": "#/$defs/shopping.types.buyer",
+       "description": "Representation of the buyer."
+      },
+      "context": {
+       "$ref": "#/$defs/shopping.types.context"
+      },
+      "signals": {
+       "$ref": "#/$defs/shopping.types.signals"
+      },
+      "attribution": {
+       "$ref": "#/$defs/shopping.types.attribution"
+      },
+      "payment": {
+       "$ref": "#/$defs/shopping.payment"
+      }
+     }
+    },
+    {
+     "type": "object",
+     "properties": {
+      "fulfillment": {
+       "$ref": "#/$defs/shopping.fulfillment.fulfillment.update",
+       "description": "Fulfillment details."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.fulfillment.dev.ucp.shopping.checkout": {
+   "title": "Checkout with Fulfillment",
+   "description": "Checkout extended with hierarchical fulfillment.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/shopping.checkout"
+    },
+    {
+     "type": "object",
+     "properties": {
+      "fulfillment": {
+       "$ref": "#/$defs/shopping.fulfillment.fulfillment",
+       "description": "Fulfillment details."
+      }
+     }
+    }
+   ]
+  },
+  "shopping.checkout": {
+   "title": "Checkout",
+   "description": "Base checkout schema. Extensions compose onto this using allOf.",
+   "type": "object",
+   "required": [
+    "ucp",
+    "id",
+    "line_items",
+    "status",
+    "currency",
+    "totals",
+    "links"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "ucp": {
+     "$ref": "#/$defs/ucp.response_checkout_schema"
+    },
+    "id": {
+     "type": "string",
+     "description": "Unique identifier of the checkout session."
+    },
+    "line_items": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.line_item"
+     },
+     "description": "List of line items being checked out."
+    },
+    "buyer": {
+     "$ref": "#/$defs/shopping.types.buyer",
+     "description": "Representation of the buyer."
+    },
+    "context": {
+     "$ref": "#/$defs/shopping.types.context"
+    },
+    "signals": {
+     "$ref": "#/$defs/shopping.types.signals"
+    },
+    "attribution": {
+     "$ref": "#/$defs/shopping.types.attribution"
+    },
+    "status": {
+     "type": "string",
+     "enum": [
+      "incomplete",
+      "requires_escalation",
+      "ready_for_complete",
+      "complete_in_progress",
+      "completed",
+      "canceled"
+     ],
+     "description": "Checkout state indicating the current phase and required action. See Checkout Status lifecycle documentation for state transition details."
+    },
+    "currency": {
+     "type": "string",
+     "description": "ISO 4217 currency code reflecting the merchant's market determination. Derived from address, context, and geo IP—buyers provide signals, merchants determine currency."
+    },
+    "totals": {
+     "$ref": "#/$defs/shopping.types.totals",
+     "description": "Different cart totals."
+    },
+    "messages": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.message"
+     },
+     "description": "List of messages with error and info about the checkout session state."
+    },
+    "links": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.link"
+     },
+     "description": "Links to be displayed by the platform (Privacy Policy, TOS). Mandatory for legal compliance."
+    },
+    "expires_at": {
+     "type": "string",
+     "format": "date-time",
+     "description": "RFC 3339 expiry timestamp. Default TTL is 6 hours from creation if not sent."
+    },
+    "continue_url": {
+     "type": "string",
+     "format": "uri",
+     "description": "URL for checkout handoff and session recovery. MUST be provided when status is requires_escalation. See specification for format and availability requirements."
+    },
+    "payment": {
+     "$ref": "#/$defs/shopping.payment"
+    },
+    "order": {
+     "$ref": "#/$defs/shopping.types.order_confirmation",
+     "description": "Details about an order created for this checkout session."
+    }
+   }
+  },
+  "shopping.fulfillment.fulfillment": {
+   "$ref": "#/$defs/shopping.types.fulfillment"
+  },
+  "shopping.types.fulfillment": {
+   "title": "Fulfillment",
+   "description": "Container for fulfillment methods and availability.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "properties": {
+    "methods": {
+     "type": "array",
+     "description": "Fulfillment methods for cart items.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_method"
+     }
+    },
+    "available_methods": {
+     "type": "array",
+     "description": "Inventory availability hints.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_available_method"
+     }
+    }
+   }
+  },
+  "shopping.types.fulfillment_method": {
+   "title": "Fulfillment Method",
+   "description": "A fulfillment method (shipping or pickup) with destinations and groups.",
+   "type": "object",
+   "required": [
+    "id",
+    "type",
+    "line_item_ids"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Unique fulfillment method identifier."
+    },
+    "type": {
+     "type": "string",
+     "enum": [
+      "shipping",
+      "pickup"
+     ],
+     "description": "Fulfillment method type."
+    },
+    "line_item_ids": {
+     "type": "array",
+     "description": "Line item IDs fulfilled via this method.",
+     "items": {
+      "type": "string"
+     }
+    },
+    "destinations": {
+     "type": "array",
+     "description": "Available destinations. For shipping: addresses. For pickup: retail locations.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_destination"
+     }
+    },
+    "selected_destination_id": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "description": "ID of the selected destination."
+    },
+    "groups": {
+     "type": "array",
+     "description": "Fulfillment groups for selecting options. Agent sets selected_option_id on groups to choose shipping method.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_group"
+     }
+    }
+   }
+  },
+  "shopping.types.fulfillment_destination": {
+   "title": "Fulfillment Destination",
+   "description": "A destination for fulfillment.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "oneOf": [
+    {
+     "$ref": "#/$defs/shopping.types.shipping_destination"
+    },
+    {
+     "$ref": "#/$defs/shopping.types.retail_location"
+    }
+   ]
+  },
+  "shopping.types.shipping_destination": {
+   "title": "Shipping Destination",
+   "description": "Shipping destination.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "allOf": [
+    {
+     "$ref": "#/$defs/shopping.types.postal_address"
+    },
+    {
+     "type": "object",
+     "properties": {
+      "id": {
+       "type": "string",
+       "description": "ID specific to this shipping destination."
+      }
+     },
+     "required": [
+      "id"
+     ]
+    }
+   ]
+  },
+  "shopping.types.retail_location": {
+   "title": "Retail Location",
+   "description": "A pickup location (retail store, locker, etc.).",
+   "type": "object",
+   "ucp_shared_request": true,
+   "required": [
+    "id",
+    "name"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Unique location identifier."
+    },
+    "name": {
+     "type": "string",
+     "description": "Location name (e.g., store name)."
+    },
+    "address": {
+     "$ref": "#/$defs/shopping.types.postal_address",
+     "description": "Physical address of the location."
+    }
+   }
+  },
+  "shopping.types.fulfillment_group": {
+   "title": "Fulfillment Group",
+   "description": "A merchant-generated package/group of line items with fulfillment options.",
+   "type": "object",
+   "required": [
+    "id",
+    "line_item_ids"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Group identifier for referencing merchant-generated groups in updates."
+    },
+    "line_item_ids": {
+     "type": "array",
+     "description": "Line item IDs included in this group/package.",
+     "items": {
+      "type": "string"
+     }
+    },
+    "options": {
+     "type": "array",
+     "description": "Available fulfillment options for this group.",
+     "items": {
+      "$ref": "#/$defs/shopping.types.fulfillment_option"
+     }
+    },
+    "selected_option_id": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "description": "ID of the selected fulfillment option for this group."
+    }
+   }
+  },
+  "shopping.types.fulfillment_option": {
+   "title": "Fulfillment Option",
+   "description": "A fulfillment option within a group (e.g., Standard Shipping $5, Express $15).",
+   "type": "object",
+   "ucp_shared_request": true,
+   "required": [
+    "id",
+    "title",
+    "totals"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Unique fulfillment option identifier."
+    },
+    "title": {
+     "type": "string",
+     "description": "Short label (e.g., 'Express Shipping', 'Curbside Pickup')."
+    },
+    "description": {
+     "type": "string",
+     "description": "Complete context for buyer decision (e.g., 'Arrives Dec 12-15 via FedEx')."
+    },
+    "carrier": {
+     "type": "string",
+     "description": "Carrier name (for shipping)."
+    },
+    "earliest_fulfillment_time": {
+     "type": "string",
+     "format": "date-time",
+     "description": "Earliest fulfillment date."
+    },
+    "latest_fulfillment_time": {
+     "type": "string",
+     "format": "date-time",
+     "description": "Latest fulfillment date."
+    },
+    "totals": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.total"
+     },
+     "description": "Fulfillment option totals breakdown."
+    }
+   }
+  },
+  "shopping.types.fulfillment_available_method": {
+   "title": "Fulfillment Available Method",
+   "description": "Inventory availability hint for a fulfillment method type.",
+   "type": "object",
+   "ucp_shared_request": true,
+   "required": [
+    "type",
+    "line_item_ids"
+   ],
+   "additionalProperties": true,
+   "properties": {
+    "type": {
+     "type": "string",
+     "enum": [
+      "shipping",
+      "pickup"
+     ],
+     "description": "Fulfillment method type this availability applies to."
+    },
+    "line_item_ids": {
+     "type": "array",
+     "description": "Line items available for this fulfillment method.",
+     "items": {
+      "type": "string"
+     }
+    },
+    "fulfillable_on": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "description": "'now' for immediate availability, or ISO 8601 date for future (preorders, transfers)."
+    },
+    "description": {
+     "type": "string",
+     "description": "Human-readable availability info (e.g., 'Available for pickup at Downtown Store today')."
+    }
+   }
+  },
+  "shopping.order": {
+   "title": "Order",
+   "description": "Order schema with line items, buyer-facing fulfillment expectations, and event logs.",
+   "type": "object",
+   "required": [
+    "ucp",
+    "id",
+    "checkout_id",
+    "permalink_url",
+    "line_items",
+    "fulfillment",
+    "currency",
+    "totals"
+   ],
+   "properties": {
+    "ucp": {
+     "$ref": "#/$defs/ucp.response_order_schema"
+    },
+    "id": {
+     "type": "string",
+     "description": "Unique order identifier."
+    },
+    "label": {
+     "type": "string",
+     "description": "Human-readable label for identifying the order. MUST only be provided by the business."
+    },
+    "checkout_id": {
+     "type": "string",
+     "description": "Associated checkout ID for reconciliation."
+    },
+    "permalink_url": {
+     "type": "string",
+     "format": "uri",
+     "description": "Permalink to access the order on merchant site."
+    },
+    "line_items": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.order_line_item"
+     },
+     "description": "Line items representing what was purchased — can change post-order via edits or exchanges."
+    },
+    "fulfillment": {
+     "type": "object",
+     "properties": {
+      "expectations": {
+       "type": "array",
+       "items": {
+        "$ref": "#/$defs/shopping.types.expectation"
+       },
+       "description": "Buyer-facing groups representing when/how items will be delivered. Can be split, merged, or adjusted post-order."
+      },
+      "events": {
+       "type": "array",
+       "items": {
+        "$ref": "#/$defs/shopping.types.fulfillment_event"
+       },
+       "description": "Append-only event log of actual shipments. Each event references line items by ID."
+      }
+     },
+     "description": "Fulfillment data: buyer expectations and what actually happened."
+    },
+    "adjustments": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.adjustment"
+     },
+     "description": "Post-order events (refunds, returns, credits, disputes, cancellations, etc.) that exist independently of fulfillment."
+    },
+    "currency": {
+     "type": "string",
+     "description": "ISO 4217 currency code. MUST match the currency from the originating checkout session."
+    },
+    "totals": {
+     "$ref": "#/$defs/shopping.types.totals",
+     "description": "Different totals for the order."
+    },
+    "messages": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.message"
+     },
+     "description": "Business outcome messages (errors, warnings, informational). Present when the business needs to communicate status or issues to the platform."
+    },
+    "attribution": {
+     "$ref": "#/$defs/shopping.types.attribution",
+     "description": "Snapshot of the attribution associated with the originating checkout. Read-only on the order."
+    }
+   }
+  },
+  "ucp.response_order_schema": {
+   "title": "UCP Order Response Schema",
+   "description": "UCP metadata for order responses. No payment handlers needed post-purchase.",
+   "allOf": [
+    {
+     "$ref": "#/$defs/ucp.base"
+    },
+    {
+     "properties": {
+      "capabilities": {
+       "additionalProperties": {
+        "items": {
+         "$ref": "#/$defs/capability.response_schema"
+        }
+       }
+      }
+     }
+    }
+   ]
+  },
+  "shopping.types.order_line_item": {
+   "title": "Order Line Item",
+   "type": "object",
+   "required": [
+    "id",
+    "item",
+    "quantity",
+    "totals",
+    "status"
+   ],
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Line item identifier."
+    },
+    "item": {
+     "$ref": "#/$defs/shopping.types.item",
+     "description": "Product data (id, title, price, image_url)."
+    },
+    "quantity": {
+     "type": "object",
+     "required": [
+      "total",
+      "fulfilled"
+     ],
+     "properties": {
+      "original": {
+       "type": "integer",
+       "minimum": 0,
+       "description": "Quantity from the original checkout."
+      },
+      "total": {
+       "type": "integer",
+       "minimum": 0,
+       "description": "Current total active quantity. May differ from original due to post-order modifications (e.g., returns or cancellations)."
+      },
+      "fulfilled": {
+       "type": "integer",
+       "minimum": 0,
+       "description": "Quantity fulfilled so far."
+      }
+     },
+     "description": "Quantity tracking for the line item."
+    },
+    "totals": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.total"
+     },
+     "description": "Line item totals breakdown."
+    },
+    "status": {
+     "type": "string",
+     "enum": [
+      "processing",
+      "partial",
+      "fulfilled",
+      "removed"
+     ],
+     "description": "Derived status: removed if quantity.total == 0, fulfilled if quantity.total > 0 and quantity.fulfilled == quantity.total, partial if quantity.total > 0 and quantity.fulfilled > 0, otherwise processing."
+    },
+    "parent_id": {
+     "type": "string",
+     "description": "Parent line item identifier for any nested structures."
+    }
+   }
+  },
+  "shopping.types.expectation": {
+   "title": "Expectation",
+   "description": "Buyer-facing fulfillment expectation representing logical groupings of items (e.g., 'package'). Can be split, merged, or adjusted post-order to set buyer expectations for when/how items arrive.",
+   "type": "object",
+   "required": [
+    "id",
+    "line_items",
+    "method_type",
+    "destination"
+   ],
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Expectation identifier."
+    },
+    "line_items": {
+     "type": "array",
+     "items": {
+      "type": "object",
+      "required": [
+       "id",
+       "quantity"
+      ],
+      "properties": {
+       "id": {
+        "type": "string",
+        "description": "Line item ID reference."
+       },
+       "quantity": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "Quantity of this item in this expectation."
+       }
+      }
+     },
+     "description": "Which line items and quantities are in this expectation."
+    },
+    "method_type": {
+     "type": "string",
+     "enum": [
+      "shipping",
+      "pickup",
+      "digital"
+     ],
+     "description": "Delivery method type (shipping, pickup, digital)."
+    },
+    "destination": {
+     "$ref": "#/$defs/shopping.types.postal_address",
+     "description": "Delivery destination address."
+    },
+    "description": {
+     "type": "string",
+     "description": "Human-readable delivery description (e.g., 'Arrives in 5-8 business days')."
+    },
+    "fulfillable_on": {
+     "type": "string",
+     "description": "When this expectation can be fulfilled: 'now' or ISO 8601 timestamp for future date (backorder, pre-order)."
+    }
+   }
+  },
+  "shopping.types.fulfillment_event": {
+   "title": "Fulfillment Event",
+   "description": "Append-only fulfillment event representing an actual shipment. References line items by ID.",
+   "type": "object",
+   "required": [
+    "id",
+    "occurred_at",
+    "type",
+    "line_items"
+   ],
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Fulfillment event identifier."
+    },
+    "occurred_at": {
+     "type": "string",
+     "format": "date-time",
+     "description": "RFC 3339 timestamp when this fulfillment event occurred."
+    },
+    "type": {
+     "type": "string",
+     "description": "Fulfillment event type. Common values include: processing (preparing to ship), shipped (handed to carrier), in_transit (in delivery network), delivered (received by buyer), failed_attempt (delivery attempt failed), canceled (fulfillment canceled), undeliverable (cannot be delivered), returned_to_sender (returned to merchant)."
+    },
+    "line_items": {
+     "type": "array",
+     "items": {
+      "type": "object",
+      "required": [
+       "id",
+       "quantity"
+      ],
+      "properties": {
+       "id": {
+        "type": "string",
+        "description": "Line item ID reference."
+       },
+       "quantity": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "Quantity fulfilled in this event."
+       }
+      }
+     },
+     "description": "Which line items and quantities are fulfilled in this event."
+    },
+    "tracking_number": {
+     "type": "string",
+     "description": "Carrier tracking number (required if type != processing)."
+    },
+    "tracking_url": {
+     "type": "string",
+     "format": "uri",
+     "description": "URL to track this shipment (required if type != processing)."
+    },
+    "carrier": {
+     "type": "string",
+     "description": "Carrier name (e.g., 'FedEx', 'USPS')."
+    },
+    "description": {
+     "type": "string",
+     "description": "Human-readable description of the shipment status or delivery information (e.g., 'Delivered to front door', 'Out for delivery')."
+    }
+   }
+  },
+  "shopping.types.adjustment": {
+   "title": "Adjustment",
+   "description": "Post-order event that exists independently of fulfillment. Typically represents money movements but can be any post-order change. Polymorphic type that can optionally reference line items.",
+   "type": "object",
+   "required": [
+    "id",
+    "type",
+    "occurred_at",
+    "status"
+   ],
+   "properties": {
+    "id": {
+     "type": "string",
+     "description": "Adjustment event identifier."
+    },
+    "type": {
+     "type": "string",
+     "description": "Type of adjustment (open string). Typically money-related like: refund, return, credit, price_adjustment, dispute, cancellation. Can be any value that makes sense for the merchant's business."
+    },
+    "occurred_at": {
+     "type": "string",
+     "format": "date-time",
+     "description": "RFC 3339 timestamp when this adjustment occurred."
+    },
+    "status": {
+     "type": "string",
+     "enum": [
+      "pending",
+      "completed",
+      "failed"
+     ],
+     "description": "Adjustment status."
+    },
+    "line_items": {
+     "type": "array",
+     "items": {
+      "type": "object",
+      "required": [
+       "id",
+       "quantity"
+      ],
+      "properties": {
+       "id": {
+        "type": "string",
+        "description": "Line item ID reference."
+       },
+       "quantity": {
+        "type": "integer",
+        "description": "Signed quantity affected by this adjustment. Negative values represent reductions (e.g. returns); positive values represent additions (e.g. exchanges)."
+       }
+      }
+     },
+     "description": "Which line items and quantities are affected (optional)."
+    },
+    "totals": {
+     "type": "array",
+     "items": {
+      "$ref": "#/$defs/shopping.types.total"
+     },
+     "description": "Adjustment totals breakdown. Signed values - negative for money returned to buyer (refunds, credits), positive for additional charges (exchanges)."
+    },
+    "description": {
+     "type": "string",
+     "description": "Human-readable reason or description (e.g., 'Defective item', 'Customer requested')."
+    }
+   }
   },
   "discovery.profile_schema.platform_profile": {
    "title": "UCP Platform Discovery Profile",

@@ -1,0 +1,254 @@
+/**
+ * The checkout and order tools of the UCP MCP binding (dev.ucp.shopping.checkout with the fulfillment
+ * extension, dev.ucp.shopping.order): adapters over the checkout service. An agent may do everything but pay:
+ * `complete_checkout` never places an order. It answers the checkout in `requires_escalation` with a
+ * `continue_url` to the store's approval page, where the buyer approves (or declines) at that moment. No tool,
+ * argument or header completes a checkout.
+ */
+import { CheckoutNotFound, CheckoutRefused, type CheckoutAnswer, type CheckoutInput, type LineInput } from '../../checkout/checkout-service.js';
+import type { AddressInput } from '../../checkout/shipping.js';
+import { parseId } from '../../catalog/ids.js';
+import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/idempotency-store.js';
+import { readOrder } from '../../orders/orders.js';
+import { ucpCheckout, ucpOrder } from '../checkout/ucp-checkout.js';
+import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
+import { Capability } from '../protocol.js';
+import { bundledRef } from '../schemas/schema-bundle.js';
+import { defineTool, errorOutcome, outcome, toolInput, toolOutput, type ToolContext, type ToolOutcome, type UcpMessage } from './tool.js';
+
+type Json = Record<string, unknown>;
+
+const CHECKOUT_ID = { type: 'string', description: 'The checkout id, as create_checkout returned it.' };
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : undefined);
+
+class InputProblem extends Error {
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+  }
+}
+
+function lineInputs(raw: unknown): LineInput[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw new InputProblem('line_items must be a list of {item: {id}, quantity}.', '$.line_items');
+  return raw.map((line: unknown, index) => {
+    const item = isObject(line) && isObject(line.item) ? line.item : undefined;
+    const variantId = typeof item?.id === 'string' ? parseId(item.id) : undefined;
+    if (variantId === undefined) {
+      throw new InputProblem(
+        `Cannot find variant ${JSON.stringify(String(item?.id ?? '').slice(0, 40))}: an item id is a variant id (products[].variants[].id from search_catalog or lookup_catalog).`,
+        `$.line_items[${index}].item.id`,
+      );
+    }
+    return { variantId, quantity: (line as Json).quantity as number };
+  });
+}
+
+function buyerInput(raw: unknown): CheckoutInput['buyer'] {
+  if (!isObject(raw)) return undefined;
+  const buyer = { email: text(raw.email, 254), firstName: text(raw.first_name, 100), lastName: text(raw.last_name, 100), phoneNumber: text(raw.phone_number, 40) };
+  return Object.fromEntries(Object.entries(buyer).filter(([, value]) => value !== undefined));
+}
+
+/** The shipping method's chosen destination (by selected_destination_id, else the only or first one) and option. */
+function fulfillmentInput(raw: unknown): { destination: AddressInput | null; shippingOption: string | null } {
+  const methods = isObject(raw) && Array.isArray(raw.methods) ? raw.methods.filter(isObject) : [];
+  const method = methods.find((m) => m.type === 'shipping') ?? methods[0];
+  if (!method) return { destination: null, shippingOption: null };
+  const destinations = Array.isArray(method.destinations) ? method.destinations.filter(isObject) : [];
+  const selectedId = typeof method.selected_destination_id === 'string' ? method.selected_destination_id : undefined;
+  const chosen = (selectedId && destinations.find((d) => d.id === selectedId)) || destinations[0];
+  const destination: AddressInput | null = chosen ? Object.fromEntries(Object.entries(chosen).filter(([key, value]) => key !== 'id' && typeof value === 'string')) : null;
+  const groups = Array.isArray(method.groups) ? method.groups.filter(isObject) : [];
+  const option = groups.map((g) => g.selected_option_id).find((id): id is string => typeof id === 'string' && id !== '');
+  return { destination, shippingOption: option ?? null };
+}
+
+function checkoutInput(checkout: Json): CheckoutInput {
+  return { lines: lineInputs(checkout.line_items), buyer: buyerInput(checkout.buyer), ...fulfillmentInput(checkout.fulfillment) };
+}
+
+function mapping(context: ToolContext) {
+  const { config, payments } = context.store;
+  return { baseUrl: config.baseUrl, policies: config.checkout.policies, payments, versions: context.capabilities };
+}
+
+function checkoutOutcome(answer: CheckoutAnswer, context: ToolContext): ToolOutcome {
+  return outcome(ucpCheckout(answer, mapping(context)));
+}
+
+function notFound(id: string, context: ToolContext, what = 'checkout'): ToolOutcome {
+  return errorOutcome(
+    [{ type: 'error', code: 'not_found', content: `No ${what} has the id "${id.slice(0, 64)}".`, severity: 'unrecoverable' }],
+    `${context.store.config.baseUrl}/`,
+  );
+}
+
+/** Runs a checkout operation; refusals and unknown ids become UCP error results, never JSON-RPC errors. */
+async function refusing(id: string, context: ToolContext, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof CheckoutNotFound) return notFound(error.id === id ? id : error.id, context, error.id === id ? 'checkout' : 'cart');
+    if (error instanceof InputProblem) return errorOutcome([{ type: 'error', code: 'invalid', content: error.message, severity: 'recoverable', path: error.path }]);
+    if (error instanceof CheckoutRefused) {
+      const message: UcpMessage = {
+        type: 'error',
+        code: error.reason.code,
+        content: error.reason.content,
+        severity: error.path ? 'recoverable' : 'unrecoverable',
+        ...(error.path ? { path: error.path } : {}),
+      };
+      return errorOutcome([message]);
+    }
+    throw error;
+  }
+}
+
+/** Runs a tool whose meta carries an idempotency key: the same key and payload replay the first answer. */
+async function idempotent(tool: string, args: { id: string; meta: { 'idempotency-key': string } }, context: ToolContext, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+  const { meta, ...payload } = args;
+  const { db, idempotency } = context.store;
+  try {
+    return await idempotency.run(db, { key: meta['idempotency-key'], tool, resource: args.id, payload }, run, outcomeCodec);
+  } catch (error) {
+    if (error instanceof IdempotencyConflict) throw idempotencyConflict();
+    if (error instanceof IdempotencyInProgress) throw idempotencyInProgress();
+    throw error;
+  }
+}
+
+const outcomeCodec = {
+  encode: (answer: ToolOutcome) => JSON.stringify({ json: answer.json, isError: answer.isError }),
+  decode: (textValue: string) => JSON.parse(textValue) as ToolOutcome,
+};
+
+const CHECKOUT_DESCRIPTION =
+  'Line items name variants by `item.id` (a variant id from search_catalog or lookup_catalog) with a quantity. Shipping: ' +
+  '`fulfillment.methods[0]` of type "shipping" with one US address in `destinations` and the chosen option in ' +
+  '`groups[0].selected_option_id` (the answer lists the options). Amounts are integer US cents. `messages` say what is ' +
+  'missing, each with the JSONPath of its field; status becomes ready_for_complete when nothing is.';
+
+type CreateArgs = { checkout: Json & { cart_id?: string } };
+
+export const createCheckoutTool = defineTool<CreateArgs>({
+  name: 'create_checkout',
+  title: 'Create a checkout',
+  description:
+    `Start a checkout from line items, or from a cart with \`checkout.cart_id\` (the cart's lines are used; a cart's open checkout is returned rather than a second one). ${CHECKOUT_DESCRIPTION}`,
+  capability: Capability.checkout,
+  inputSchema: toolInput({ checkout: bundledRef('checkout_create_request') }, ['checkout']),
+  outputSchema: toolOutput('checkout'),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(args: CreateArgs, context) {
+    const { checkouts, db } = context.store;
+    const cartId = typeof args.checkout.cart_id === 'string' ? args.checkout.cart_id : undefined;
+    return refusing('', context, async () => {
+      const input = checkoutInput(cartId === undefined ? args.checkout : { ...args.checkout, line_items: undefined });
+      if (cartId === undefined && input.lines.length === 0) {
+        throw new InputProblem('A checkout needs line items, or the cart_id of a cart to check out.', '$.line_items');
+      }
+      return checkoutOutcome(await checkouts.create(db, { ...input, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context);
+    });
+  },
+});
+
+export const getCheckoutTool = defineTool<{ id: string }>({
+  name: 'get_checkout',
+  title: 'Get a checkout',
+  description: `The checkout as it is now, with its status, totals and messages. ${CHECKOUT_DESCRIPTION}`,
+  capability: Capability.checkout,
+  inputSchema: toolInput({ id: CHECKOUT_ID }, ['id']),
+  outputSchema: toolOutput('checkout'),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(args: { id: string }, context) {
+    const answer = await context.store.checkouts.get(context.store.db, args.id);
+    return answer ? checkoutOutcome(answer, context) : notFound(args.id, context);
+  },
+});
+
+type UpdateArgs = { id: string; checkout: Json };
+
+export const updateCheckoutTool = defineTool<UpdateArgs>({
+  name: 'update_checkout',
+  title: 'Update a checkout',
+  description:
+    'Replace the checkout\'s writable state: line items, buyer, and the shipping destination and option (full replacement: ' +
+    `what is left out is cleared). A checkout waiting for the buyer's approval goes back to them: its approval link is void. ${CHECKOUT_DESCRIPTION}`,
+  capability: Capability.checkout,
+  inputSchema: toolInput({ id: CHECKOUT_ID, checkout: bundledRef('checkout_update_request') }, ['id', 'checkout']),
+  outputSchema: toolOutput('checkout'),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async run(args: UpdateArgs, context) {
+    const { checkouts, db } = context.store;
+    return refusing(args.id, context, async () => checkoutOutcome(await checkouts.update(db, args.id, checkoutInput(args.checkout), 'agent'), context));
+  },
+});
+
+type KeyedArgs = { id: string; meta: { 'idempotency-key': string }; checkout?: Json };
+
+export const completeCheckoutTool = defineTool<KeyedArgs>({
+  name: 'complete_checkout',
+  title: 'Ask the buyer to approve and place the order',
+  description:
+    'Completing a checkout needs the buyer\'s explicit approval at that moment: this never places an order or charges anyone. ' +
+    'When the checkout has everything it needs, the answer has status requires_escalation, a message with code ' +
+    'buyer_approval_required and a `continue_url`: give that link to the buyer, who reviews the order on the store\'s page and ' +
+    'approves or declines it there (the link is single-use and expires). Then get_checkout shows status completed and the ' +
+    '`order`. When something is missing, the checkout is answered with messages saying what. Payment data sent here is ' +
+    'ignored and never stored. `meta["idempotency-key"]` (a UUID) is required.',
+  capability: Capability.checkout,
+  inputSchema: toolInput(
+    { id: CHECKOUT_ID, checkout: { type: 'object', description: 'Ignored: payment is arranged on the approval page.', additionalProperties: true } },
+    ['id'],
+    { idempotencyKey: true },
+  ),
+  outputSchema: toolOutput('checkout'),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  async run(args: KeyedArgs, context) {
+    const { checkouts, db } = context.store;
+    // The payload that binds the key: the checkout id only (payment data is neither used nor kept).
+    return idempotent('complete_checkout', { id: args.id, meta: args.meta }, context, () =>
+      refusing(args.id, context, async () => checkoutOutcome(await checkouts.requestCompletion(db, args.id, 'agent'), context)),
+    );
+  },
+});
+
+export const cancelCheckoutTool = defineTool<KeyedArgs>({
+  name: 'cancel_checkout',
+  title: 'Cancel a checkout',
+  description:
+    'Cancel a checkout that is not completed; a pending approval link stops working. Answers the canceled checkout. ' +
+    '`meta["idempotency-key"]` (a UUID) is required: a retry with the same key gets the same answer.',
+  capability: Capability.checkout,
+  inputSchema: toolInput({ id: CHECKOUT_ID }, ['id'], { idempotencyKey: true }),
+  outputSchema: toolOutput('checkout'),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async run(args: KeyedArgs, context) {
+    const { checkouts, db } = context.store;
+    return idempotent('cancel_checkout', { id: args.id, meta: args.meta }, context, () =>
+      refusing(args.id, context, async () => checkoutOutcome(await checkouts.cancel(db, args.id, 'agent', 'canceled by the agent'), context)),
+    );
+  },
+});
+
+export const getOrderTool = defineTool<{ id: string }>({
+  name: 'get_order',
+  title: 'Get an order',
+  description: 'An order placed when the buyer approved a checkout: its lines, shipping expectation, totals and payment state.',
+  capability: Capability.order,
+  inputSchema: toolInput({ id: { type: 'string', description: 'The order id, from a completed checkout\'s `order.id`.' } }, ['id']),
+  outputSchema: toolOutput('order'),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(args: { id: string }, context) {
+    // Only the unguessable id names an order here (never its short number).
+    const order = args.id.startsWith('ord_') ? await readOrder(context.store.db, args.id) : undefined;
+    return order ? outcome(ucpOrder(order, mapping(context))) : notFound(args.id, context, 'order');
+  },
+});
+
+export const checkoutTools = [createCheckoutTool, getCheckoutTool, updateCheckoutTool, completeCheckoutTool, cancelCheckoutTool, getOrderTool];
