@@ -3,7 +3,9 @@
 #   1. `ucp profile init` writes the agent profile the CLI presents (UCP 2026-04-08), served here over http;
 #   2. `ucp discover` reads /.well-known/ucp and tools/list;
 #   3. `ucp catalog search` finds products (the store fetches and negotiates the agent profile);
-#   4. `ucp cart create` makes a cart with a variant the search returned.
+#   4. `ucp cart create` makes a cart with a variant the search returned;
+#   5. `ucp checkout create` checks that cart out with a buyer and a US address;
+#   6. `ucp checkout complete` is answered requires_escalation with the buyer's approval link, never an order.
 # Each step's exit code and key fields are checked; the script prints PASS/FAIL per step and exits non-zero
 # on any failure. The store is built (`npm run build`, as `npm start` does) and starts on a free loopback port (embedded PostgreSQL in a temporary directory,
 # RATE_LIMIT=off, UCP_ALLOW_INSECURE_PROFILES=on so it fetches the profile over plain http from loopback);
@@ -198,6 +200,40 @@ else
   ' "$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const c=o.result;console.log("cart "+c.id+", 1 line, "+c.line_items[0].quantity+" x "+c.line_items[0].item.id+", total "+c.totals.find((t)=>t.type==="total").amount+" "+c.currency)' "$WORK/cart.json" 2>/dev/null || true)" || true
 fi
 
+CART_ID="$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(String(o.result.id))' "$WORK/cart.json" 2>/dev/null || true)"
+
+# 5. checkout create from that cart, with the buyer and a US shipping address and option.
+CHECKOUT_ID=""
+if [ -z "$CART_ID" ]; then
+  fail "checkout create (no cart to check out)"
+else
+  status=0
+  ucp checkout-create checkout create --business "$BUSINESS" --input "{\"cart_id\":\"$CART_ID\",\"line_items\":[],\"buyer\":{\"email\":\"ci@example.com\"},\"fulfillment\":{\"methods\":[{\"type\":\"shipping\",\"destinations\":[{\"street_address\":\"1 Main St\",\"address_locality\":\"Springfield\",\"address_region\":\"IL\",\"postal_code\":\"62701\",\"address_country\":\"US\"}],\"groups\":[{\"selected_option_id\":\"standard\"}]}]}}" || status=$?
+  report checkout-create "checkout create" "$status" '
+    if (out.ucp?.status !== "success") return "ucp.status is " + JSON.stringify(out.ucp?.status);
+    const checkout = out.result ?? {};
+    if (checkout.status !== "ready_for_complete") return "status is " + JSON.stringify(checkout.status) + ", messages " + JSON.stringify(checkout.messages);
+    if (checkout.line_items?.[0]?.item?.id !== env.VARIANT || checkout.line_items[0].quantity !== 2) return "the lines are not the cart lines: " + JSON.stringify(checkout.line_items);
+    if (!checkout.totals?.some((t) => t.type === "fulfillment")) return "no shipping total";
+  ' "$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const c=o.result;console.log("checkout "+c.id+", "+c.status+", total "+c.totals.find((t)=>t.type==="total").amount)' "$WORK/checkout-create.json" 2>/dev/null || true)" || true
+  CHECKOUT_ID="$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(String(o.result.id))' "$WORK/checkout-create.json" 2>/dev/null || true)"
+fi
+
+# 6. checkout complete, as the agent: never an order; the buyer's approval link instead.
+if [ -z "$CHECKOUT_ID" ]; then
+  fail "checkout complete (no checkout)"
+else
+  status=0
+  ucp checkout-complete checkout complete "$CHECKOUT_ID" --business "$BUSINESS" || status=$?
+  report checkout-complete "checkout complete (agent)" "$status" '
+    const checkout = out.result ?? {};
+    if (checkout.status !== "requires_escalation") return "status is " + JSON.stringify(checkout.status);
+    if (checkout.order) return "an agent placed an order: " + JSON.stringify(checkout.order);
+    if (!checkout.messages?.some((m) => m.code === "buyer_approval_required" && m.severity === "requires_buyer_review")) return "no buyer_approval_required message";
+    if (!String(checkout.continue_url).startsWith(env.BUSINESS + "/checkout/approve/")) return "continue_url is " + JSON.stringify(checkout.continue_url);
+  ' "requires_escalation, continue_url to the approval page" || true
+fi
+
 # The agent profile was used: the store fetched it (once; then from its cache).
 fetches="$(grep -c '^GET /profile.json' "$WORK/profile-hits.log" || true)"
 if [ "${fetches:-0}" -ge 1 ]; then
@@ -212,4 +248,4 @@ if [ "$failures" -ne 0 ]; then
   cat "$WORK/server.log" >&2
   exit 1
 fi
-echo "ucp-cli: passed ($CLI_PACKAGE: profile init, discover, catalog search, cart create)"
+echo "ucp-cli: passed ($CLI_PACKAGE: profile init, discover, catalog search, cart create, checkout create, checkout complete)"
