@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY]. */
+/** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY] | orders [show ID]. */
 import { readFile } from 'node:fs/promises';
 import { buildApp } from './app.js';
 import { ImportError } from './catalog/import/catalog-document.js';
@@ -9,10 +9,15 @@ import { controlSocketPath, sendControlCommand, serveControlSocket } from './cli
 import {
   CommandError,
   describeImport,
+  describeOrder,
+  describeOrders,
   describeStock,
   merchantCommands,
+  ORDER_LIST_LIMIT,
   parseQuantity,
   type MerchantCommands,
+  type OrderDetails,
+  type OrderListing,
   type StockSet,
 } from './cli/merchant-commands.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -29,15 +34,20 @@ const USAGE = `usage: storefront <command> [arguments]
   import FILE                import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json)
   stock                      list every variant: SKU, variant id, product, units on hand
   stock set SKU QUANTITY     set a variant's units on hand (a whole number from 0)
+  orders                     list the ${ORDER_LIST_LIMIT} newest orders: number, id, time, buyer email, total, status, agent or browser
+  orders show ID             one order (ID is its id, ord_..., or its number, 1001 or #1001): lines, totals, address,
+                             payment, and every change of its checkout's status (when, from, to, by whom, why)
   help                       this text
 
 The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
-import and stock work while the store runs: on PostgreSQL running stores see the change within 2 seconds;
+import, stock and orders work while the store runs: on PostgreSQL running stores see a change within 2 seconds;
 with the embedded database the command is run by the running store itself, through its control socket.
 Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
 RATE_LIMIT, MCP_ALLOWED_HOSTS, UCP_ALLOW_INSECURE_PROFILES.`;
 
 class UsageError extends Error {}
+/** What the merchant asked for does not exist (an unknown order): one line, exit 1. */
+class NotFoundError extends Error {}
 
 async function serve(config: Config): Promise<void> {
   const store = await openStore(config);
@@ -93,6 +103,8 @@ function remoteCommands(socketPath: string): MerchantCommands {
     stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
     setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
     importCatalog: (document) => sendControlCommand<ImportReport>(socketPath, 'POST', '/import', { document }),
+    orders: () => sendControlCommand<OrderListing[]>(socketPath, 'GET', '/orders'),
+    order: (idOrNumber) => sendControlCommand<OrderDetails | null>(socketPath, 'GET', `/orders/${encodeURIComponent(idOrNumber)}`),
   };
 }
 
@@ -120,6 +132,19 @@ async function stock(config: Config, args: string[]): Promise<void> {
   const onHand = parseQuantity(quantity);
   const set = await withCommands(config, (commands) => commands.setStock(sku, onHand));
   console.log(`${set.sku} (variant ${set.variantId}): ${set.onHand} on hand (was ${set.previous})`);
+}
+
+async function orders(config: Config, args: string[]): Promise<void> {
+  const [action, id, ...extra] = args;
+  if (action === undefined) {
+    console.log(describeOrders(await withCommands(config, (commands) => commands.orders())));
+    return;
+  }
+  if (action !== 'show') throw new UsageError(`unknown orders command "${action.slice(0, 40)}"; use: storefront orders, or storefront orders show ID`);
+  if (!id || extra.length > 0) throw new UsageError('usage: storefront orders show ID (an order id, ord_..., or number, 1001 or #1001)');
+  const found = await withCommands(config, (commands) => commands.order(id));
+  if (!found) throw new NotFoundError(`no order has the id or number ${JSON.stringify(id.slice(0, 64))}`);
+  console.log(describeOrder(found.order, found.transitions));
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -150,6 +175,8 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'stock':
       return stock(config, rest);
+    case 'orders':
+      return orders(config, rest);
     default:
       throw new UsageError(`unknown command "${command.slice(0, 40)}"\n${USAGE}`);
   }
@@ -159,7 +186,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`storefront: bad configuration: ${error.message}`);
   else if (error instanceof ImportError) console.error(`storefront: import rejected, nothing was imported: ${error.message}`);
   else if (error instanceof CommandError) console.error(`storefront: ${error.message}; nothing was changed`);
-  else if (error instanceof UsageError || error instanceof DatabaseInUseError) console.error(`storefront: ${error.message}`);
+  else if (error instanceof UsageError || error instanceof NotFoundError || error instanceof DatabaseInUseError) console.error(`storefront: ${error.message}`);
   else console.error(`storefront: ${(error as Error).message ?? error}`);
   process.exit(1);
 });

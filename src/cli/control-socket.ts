@@ -30,6 +30,9 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   if (method === 'GET' && url === '/stock') return { status: 200, body: await commands.stock() };
   if (method === 'POST' && url === '/stock') return { status: 200, body: await commands.setStock(String(input.sku), Number(input.onHand)) };
   if (method === 'POST' && url === '/import') return { status: 200, body: await commands.importCatalog(input.document) };
+  if (method === 'GET' && url === '/orders') return { status: 200, body: await commands.orders() };
+  // An order's id or number, escaped in the path (`#1001` would otherwise read as a fragment); null when none.
+  if (method === 'GET' && url.startsWith('/orders/')) return { status: 200, body: await commands.order(decodeURIComponent(url.slice('/orders/'.length))) };
   return { status: 404, body: { error: 'unknown command' } };
 }
 

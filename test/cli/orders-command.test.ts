@@ -1,0 +1,313 @@
+/**
+ * The merchant's order commands as a merchant runs them: `storefront orders` and `storefront orders show ID`
+ * in their own process, on both backends. Orders are placed through the domain in-process (an agent asks to
+ * complete, the buyer approves), on the database the command then reads. With the embedded database held by
+ * a running store, the same commands answer through its control socket, and print exactly what they print
+ * when they read the database themselves.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { describeOrder, describeOrders, type OrderDetails } from '../../src/cli/merchant-commands.js';
+import { loadConfig } from '../../src/config.js';
+import type { Order } from '../../src/orders/orders.js';
+import { openStore } from '../../src/store.js';
+import { runCli } from '../helpers/cli.js';
+import { POSTGRES_URL } from '../helpers/store.js';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'sf-orders-'));
+const databases: string[] = [];
+after(async () => {
+  rmSync(scratch, { recursive: true, force: true });
+  if (databases.length === 0) return;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  for (const database of databases) await admin.query(`drop database if exists ${database} with (force)`).catch(() => {});
+  await admin.end();
+});
+
+const storefront = runCli;
+const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+
+/**
+ * Places an order as the checkout's flow does: an agent makes the checkout and asks to complete (escalated to the
+ * buyer), and the buyer approves what the page showed. The store is opened on the database the CLI reads, and closed.
+ */
+async function placeOrders(env: Record<string, string>, buyers: { email: string; handle: string; quantity: number }[]): Promise<Order[]> {
+  // A sales tax in Illinois, so the order's tax is not zero.
+  const store = await openStore(loadConfig({ ...env, LOG_LEVEL: 'silent', TAX_RATES: 'IL=6.25' }), { onBackgroundError: () => {} });
+  try {
+    const orders: Order[] = [];
+    for (const buyer of buyers) {
+      const variantId = store.catalog.snapshot.productByHandle(buyer.handle)!.variants[0]!.id;
+      const created = await store.checkouts.create(
+        store.db,
+        { lines: [{ variantId, quantity: buyer.quantity }], buyer: { email: buyer.email }, destination: ADDRESS, shippingOption: 'standard' },
+        'agent',
+        'agent',
+      );
+      const asked = await store.checkouts.requestCompletion(store.db, created.view.record.id, 'agent');
+      assert.equal(asked.view.record.status, 'requires_escalation');
+      const outcome = await store.checkouts.approve(store.db, asked.approval!.token, asked.approval!.formSecret, asked.approval!.digest);
+      assert.equal(outcome.kind, 'placed', JSON.stringify(outcome));
+      if (outcome.kind === 'placed') orders.push(outcome.order);
+    }
+    return orders;
+  } finally {
+    await store.close();
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function within(limitMs: number, what: string, check: () => Promise<boolean>): Promise<void> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > limitMs) assert.fail(`${what}: not seen within ${limitMs} ms`);
+    await sleep(100);
+  }
+}
+
+const targets = [
+  { name: 'embedded database', env: async () => ({ DATA_DIR: path.join(scratch, 'data') }) },
+  {
+    name: 'PostgreSQL',
+    env: async () => {
+      const database = `sf_orders_${randomBytes(6).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
+      await admin.query(`create database ${database}`);
+      await admin.end();
+      databases.push(database);
+      const url = new URL(POSTGRES_URL);
+      url.pathname = `/${database}`;
+      return { DATABASE_URL: url.toString() };
+    },
+  },
+];
+
+for (const target of targets) {
+  describe(`storefront orders (${target.name})`, () => {
+    let env: Record<string, string>;
+    let placed: Order[];
+
+    before(async () => {
+      env = await target.env();
+    });
+
+    it('with no orders, `orders` says "no orders yet"', () => {
+      const result = storefront(['orders'], env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, 'no orders yet\n');
+    });
+
+    it('`orders` lists the orders newest first: number, id, time, buyer email, total, status, channel', async () => {
+      placed = await placeOrders(env, [
+        { email: 'ann@example.com', handle: 'decaf-capsules', quantity: 2 },
+        { email: 'bob@example.com', handle: 'hydration-drink-stick', quantity: 3 },
+      ]);
+      const [ann, bob] = placed as [Order, Order];
+      assert.equal(bob.number, ann.number + 1);
+
+      const result = storefront(['orders'], env);
+      assert.equal(result.code, 0, result.stderr);
+      const lines = result.stdout.trimEnd().split('\n');
+      assert.equal(lines.length, 3, result.stdout);
+      assert.match(lines[0]!, /^ORDER\s+ID\s+PLACED \(UTC\)\s+BUYER EMAIL\s+TOTAL\s+STATUS\s+CHANNEL$/);
+      for (const [line, order] of [
+        [lines[1]!, bob],
+        [lines[2]!, ann],
+      ] as const) {
+        assert.match(
+          line,
+          new RegExp(
+            `^#${order.number}\\s+${escape(order.id)}\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+${escape(order.buyerEmail)}\\s+${escape(dollars(order.total))}\\s+placed\\s+agent$`,
+          ),
+        );
+      }
+      // Aligned: every row's columns start where the header's do.
+      for (const heading of ['ID', 'BUYER EMAIL', 'STATUS', 'CHANNEL']) {
+        const at = lines[0]!.indexOf(heading);
+        for (const line of lines.slice(1)) assert.match(line.slice(at - 2, at), /^ {2}$/, `${heading} column in "${line}"`);
+      }
+    });
+
+    it('`orders show` prints the order: lines, totals, address, option, payment and the checkout\'s history', () => {
+      const ann = placed[0]!;
+      const result = storefront(['orders', 'show', ann.id], env);
+      assert.equal(result.code, 0, result.stderr);
+      const out = result.stdout;
+      assert.match(out, new RegExp(`^Order\\s+#${ann.number}  ${escape(ann.id)}$`, 'm'));
+      assert.match(out, /^Placed\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(UTC\)$/m);
+      assert.match(out, /^Channel\s+agent$/m);
+      assert.match(out, /^Status\s+placed$/m);
+      assert.match(out, /^Buyer\s+ann@example\.com$/m);
+      assert.match(out, /^Ship to\s+1 Main St\n\s+Springfield, IL 62701\n\s+US$/m);
+      assert.match(out, new RegExp(`^Shipping option\\s+${escape(ann.shippingOption.title)} \\(standard\\), ${escape(dollars(ann.shippingOption.amount))}$`, 'm'));
+
+      const line = ann.lines[0]!;
+      assert.equal(line.quantity, 2);
+      assert.match(out, /^ {2}TITLE\s+SKU\s+QTY\s+UNIT PRICE\s+LINE TOTAL$/m);
+      assert.match(out, new RegExp(`^  ${escape(line.title)}\\s+ESP-DEC-10\\s+2\\s+${escape(dollars(line.unitPrice))}\\s+${escape(dollars(line.unitPrice * 2))}$`, 'm'));
+      assert.equal(ann.subtotal, line.unitPrice * 2);
+      for (const [label, cents] of [
+        ['Subtotal', ann.subtotal],
+        ['Shipping', ann.shipping],
+        ['Tax', ann.tax],
+        ['Total', ann.total],
+      ] as const) {
+        assert.match(out, new RegExp(`^${label}\\s+${escape(dollars(cents))}$`, 'm'));
+      }
+      assert.ok(ann.tax > 0);
+      assert.equal(ann.total, ann.subtotal + ann.shipping + ann.tax);
+      assert.match(out, /^Payment pending: the store collects payment after the order is placed\.$/m);
+
+      // The checkout's every change of status, in order: when, from, to, by whom, why.
+      const history = out.slice(out.indexOf(`Checkout ${ann.checkoutId}`)).trimEnd().split('\n').slice(2);
+      const time = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
+      assert.equal(history.length, 4, out);
+      assert.match(history[0]!, new RegExp(`^  ${time}\\s+\\(new\\)\\s+→\\s+ready_for_complete\\s+agent\\s+created$`));
+      assert.match(history[1]!, new RegExp(`^  ${time}\\s+ready_for_complete\\s+→\\s+requires_escalation\\s+agent\\s+The buyer must approve`));
+      assert.match(history[2]!, new RegExp(`^  ${time}\\s+requires_escalation\\s+→\\s+complete_in_progress\\s+buyer\\s+approved by the buyer on the approval page$`));
+      assert.match(history[3]!, new RegExp(`^  ${time}\\s+complete_in_progress\\s+→\\s+completed\\s+system\\s+order #${ann.number} placed$`));
+
+      // The order's number finds the same order.
+      const byNumber = storefront(['orders', 'show', `#${ann.number}`], env);
+      assert.equal(byNumber.code, 0, byNumber.stderr);
+      assert.equal(byNumber.stdout, out);
+    });
+
+    it('an unknown order: one line on stderr, exit 1', () => {
+      for (const id of ['ord_nosuchorder', '42']) {
+        const result = storefront(['orders', 'show', id], env);
+        assert.equal(result.code, 1, result.stdout);
+        assert.equal(result.stdout, '');
+        assert.equal(result.stderr, `storefront: no order has the id or number ${JSON.stringify(id)}\n`);
+      }
+    });
+
+    if (target.name === 'embedded database') {
+      describe('while a store serves the embedded database', () => {
+        let server: ChildProcess;
+        let direct: { list: string; show: string };
+
+        before(async () => {
+          direct = { list: storefront(['orders'], env).stdout, show: storefront(['orders', 'show', `#${placed[1]!.number}`], env).stdout };
+          const port = await freePort();
+          const origin = `http://127.0.0.1:${port}`;
+          server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+            env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin, RATE_LIMIT: 'off' },
+            stdio: 'inherit',
+          });
+          await within(60_000, 'the store starting', async () => (await fetch(`${origin}/healthz`).catch(() => undefined))?.status === 200);
+        });
+        after(async () => {
+          server.kill('SIGTERM');
+          await new Promise((resolve) => server.once('exit', resolve));
+        });
+
+        it('`orders` and `orders show` answer through the control socket, exactly as they read the database', () => {
+          const list = storefront(['orders'], env);
+          assert.equal(list.code, 0, list.stderr);
+          assert.equal(list.stdout, direct.list);
+          const show = storefront(['orders', 'show', `#${placed[1]!.number}`], env);
+          assert.equal(show.code, 0, show.stderr);
+          assert.equal(show.stdout, direct.show);
+          const unknown = storefront(['orders', 'show', '#999999'], env);
+          assert.equal(unknown.code, 1);
+          assert.equal(unknown.stderr, 'storefront: no order has the id or number "#999999"\n');
+        });
+      });
+    }
+  });
+}
+
+describe('storefront orders: arguments and help', () => {
+  it('`orders show` without an id, or an unknown orders command: a usage line, exit 1', () => {
+    const env = { DATA_DIR: path.join(scratch, 'never-opened') };
+    const missing = storefront(['orders', 'show'], env);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^storefront: usage: storefront orders show ID.*\n$/);
+    const unknown = storefront(['orders', 'xyz'], env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /^storefront: unknown orders command "xyz"; use: storefront orders, or storefront orders show ID\n$/);
+    const extra = storefront(['orders', 'show', '1001', '1002'], env);
+    assert.equal(extra.code, 1);
+    assert.match(extra.stderr, /^storefront: usage: storefront orders show ID/);
+  });
+
+  it('--help lists both commands', () => {
+    const result = storefront(['--help'], {});
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /^ {2}orders {2,}list the 50 newest orders/m);
+    assert.match(result.stdout, /^ {2}orders show ID {2,}one order/m);
+  });
+});
+
+describe('describeOrders and describeOrder', () => {
+  const order: OrderDetails['order'] = {
+    id: 'ord_x',
+    number: 1007,
+    checkoutId: 'chk_y',
+    status: 'placed',
+    channel: 'browser',
+    currency: 'USD',
+    buyerEmail: 'cy@example.com',
+    buyer: { email: 'cy@example.com', firstName: 'Cy', lastName: 'Young' },
+    shippingAddress: { firstName: 'Cy', lastName: 'Young', streetAddress: '2 Elm St', extendedAddress: 'Apt 4', locality: 'Austin', region: 'TX', postalCode: '78701', country: 'US' },
+    shippingOption: { id: 'express', title: 'Express', amount: 1500 },
+    subtotal: 120005,
+    shipping: 1500,
+    tax: 9,
+    total: 121514,
+    paymentState: 'pending',
+    paymentHandler: 'local.storefront.manual_capture',
+    paymentSummary: 'Payment pending: the store collects payment after the order is placed.',
+    createdAt: '2026-01-31T09:05:00.123Z',
+    lines: [
+      { id: 'li_1', position: 0, variantId: 1, productId: 1, sku: null, productTitle: 'Mug', variantTitle: 'Default Title', title: 'Mug', quantity: 12, unitPrice: 5, lineTotal: 60 },
+      { id: 'li_2', position: 1, variantId: 2, productId: 2, sku: 'KET-1', productTitle: 'Kettle', variantTitle: 'Red', title: 'Kettle - Red', quantity: 1, unitPrice: 119945, lineTotal: 119945 },
+    ],
+  };
+
+  it('money from integer cents, times in UTC to the second, money right-aligned, the browser channel', () => {
+    assert.equal(describeOrders([]), 'no orders yet');
+    const listed = describeOrders([
+      { id: 'ord_x', number: 1007, createdAt: order.createdAt, buyerEmail: order.buyerEmail, total: 121514, currency: 'USD', status: 'placed', channel: 'browser' },
+      { id: 'ord_w', number: 1006, createdAt: '2026-01-30T23:59:59.000Z', buyerEmail: 'd@example.com', total: 5, currency: 'USD', status: 'canceled', channel: 'agent' },
+    ]).split('\n');
+    assert.equal(listed[1], '#1007  ord_x  2026-01-31T09:05:00Z  cy@example.com  $1215.14  placed    browser');
+    assert.equal(listed[2], '#1006  ord_w  2026-01-30T23:59:59Z  d@example.com      $0.05  canceled  agent');
+
+    const shown = describeOrder(order, [
+      { from: null, to: 'incomplete', actor: 'buyer', reason: 'created', at: '2026-01-31T09:00:00.000Z' },
+      { from: 'incomplete', to: 'canceled', actor: 'merchant', reason: null, at: '2026-01-31T09:01:00.000Z' },
+    ]);
+    assert.match(shown, /^Buyer\s+cy@example\.com \(Cy Young\)$/m);
+    assert.match(shown, /^Ship to\s+Cy Young\n\s+2 Elm St\n\s+Apt 4\n\s+Austin, TX 78701\n\s+US$/m);
+    assert.match(shown, /^Shipping option\s+Express \(express\), \$15\.00$/m);
+    assert.match(shown, /^ {2}Mug\s+-\s+12\s+\$0\.05\s+\$0\.60$/m);
+    assert.match(shown, /^ {2}Kettle - Red\s+KET-1\s+1\s+\$1199\.45\s+\$1199\.45$/m);
+    assert.match(shown, /^Tax\s+\$0\.09$/m);
+    assert.match(shown, /^Total\s+\$1215\.14$/m);
+    assert.match(shown, /^ {2}2026-01-31T09:00:00Z\s+\(new\)\s+→\s+incomplete\s+buyer\s+created$/m);
+    assert.match(shown, /^ {2}2026-01-31T09:01:00Z\s+incomplete\s+→\s+canceled\s+merchant$/m);
+  });
+});
