@@ -2,7 +2,7 @@
  * `npm run bench`: throughput and latency of the storefront's hot paths next to a bare node:http server
  * answering a fixed JSON body of the same size, measured in the same run, printed as ratios. Every server
  * listens on 127.0.0.1 and every load is bounded in time.
- *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50).
+ *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50); BENCH_APPROVALS (default 500) per backend.
  */
 import { combine, load, startTarget, type Load, type Target } from './harness.js';
 
@@ -13,6 +13,8 @@ const CART_BENCH = './cart.js';
 const MCP_BENCH = './mcp.js';
 const CATALOG_SIZE = Number(process.env.BENCH_PRODUCTS ?? 10_000);
 const WARMUP_SECONDS = 2;
+/** Checkout approvals posted per backend (BENCH_APPROVALS). */
+const APPROVALS = Number(process.env.BENCH_APPROVALS ?? 500);
 
 /** What shoppers type into the search box, letter by letter: every prefix of 2+ letters of these phrases. */
 const SEARCH_QUERIES = ['espresso capsules', 'hydration drink stick', 'magnesium', 'vitamin d3', 'lemon-lime', 'cold brew', 'decaf', 'electrolyte sticks', 'melatonin', 'capsle', 'berry', 'omega-3 capsules']
@@ -124,6 +126,16 @@ async function main(): Promise<void> {
         const result = await cartModule.benchCartAdds({ backend, seconds: SECONDS, connections: CONNECTIONS });
         console.log(`cart adds on ${backend}: ${Math.round(result.addsPerSecond)} adds/s, ${result.adds} adds, lost updates ${result.lostUpdates}`);
       }
+    }
+  }
+  if (extra.length === 0 || extra.includes('checkout')) {
+    const { benchCheckoutApprovals } = await import('./checkout.js');
+    for (const backend of ['pglite', 'postgres'] as const) {
+      const result = await benchCheckoutApprovals({ backend, approvals: APPROVALS, connections: 10 });
+      console.log(
+        `checkout approvals through the page's POST on ${backend}: ${result.approvalsPerSecond.toFixed(1)} approvals/s, p50 ${result.p50Ms} ms, ` +
+          `p99 ${result.p99Ms} ms (${result.approvals} approvals, 10 at a time; ${result.failures} failed; ${result.ordersPlaced} orders, ${result.unitsTaken} units taken)`,
+      );
     }
   }
   if (extra.length === 0 || extra.includes('mcp')) {

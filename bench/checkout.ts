@@ -1,0 +1,138 @@
+/**
+ * Checkout benchmark: buyers approving on the approval page. The app runs in a worker thread on a loopback port
+ * (on a fresh database of each backend); it prepares APPROVALS checkouts an agent has asked to complete, each for
+ * one unit of a stocked variant. This thread opens each approval page (GET: the form and its cookie, not timed),
+ * then posts the approvals, CONNECTIONS at a time, and times the posts: each one locks and re-checks the approval,
+ * takes stock, places the order, records the payment and writes the outbox row in one transaction. At the end
+ * the orders counted must equal the 303 answers, and stock must have gone down by as many units.
+ *
+ *   node --import tsx bench/checkout.ts [approvals] [connections]
+ */
+import { once } from 'node:events';
+import { pathToFileURL } from 'node:url';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { backends, dropTestDatabases, startTestStore } from '../test/helpers/store.js';
+
+type Backend = 'pglite' | 'postgres';
+const BENCH_SKU = 'ESP-RIS-10';
+const STOCK = 1_000_000;
+const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+
+export interface CheckoutBenchResult {
+  backend: Backend;
+  approvals: number;
+  approvalsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  failures: number;
+  ordersPlaced: number;
+  unitsTaken: number;
+}
+
+type FromServer = { port: number; tokens: string[] } | { orders: number; onHand: number };
+
+async function serveBenchApp(backendName: Backend, approvals: number): Promise<void> {
+  const backend = backends.find((b) => b.name === backendName)!;
+  const t = await startTestStore(backend, { config: { rateLimit: false, logLevel: 'silent' } });
+  const { store } = t;
+  const variant = store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === BENCH_SKU)!;
+  await store.inventory.setOnHand(store.db, BENCH_SKU, STOCK);
+  const tokens: string[] = [];
+  for (let i = 0; i < approvals; i++) {
+    const created = await store.checkouts.create(
+      store.db,
+      { lines: [{ variantId: variant.id, quantity: 1 }], buyer: { email: `buyer${i}@example.com` }, destination: ADDRESS, shippingOption: 'standard' },
+      'agent',
+      'agent',
+    );
+    const asked = await store.checkouts.requestCompletion(store.db, created.view.record.id, 'agent');
+    tokens.push(asked.approval!.token);
+  }
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = t.app.server.address() as { port: number };
+  parentPort!.postMessage({ port, tokens } satisfies FromServer);
+  await once(parentPort!, 'message');
+  const [orders] = await store.db.query<{ n: number }>('select count(*)::int as n from orders');
+  const [level] = await store.db.query<{ on_hand: number }>('select on_hand from inventory_levels where variant_id = $1', [variant.id]);
+  parentPort!.postMessage({ orders: orders!.n, onHand: level!.on_hand } satisfies FromServer);
+  await t.close();
+  await dropTestDatabases();
+}
+
+interface PreparedForm {
+  token: string;
+  cookie: string;
+  body: string;
+}
+
+async function openPage(origin: string, token: string): Promise<PreparedForm> {
+  const response = await fetch(`${origin}/checkout/approve/${token}`);
+  const html = await response.text();
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+  const cookie = (response.headers.getSetCookie?.() ?? []).map((c) => c.split(';')[0]).join('; ');
+  const body = new URLSearchParams({ form_token: field('form_token'), digest: field('digest'), action: 'approve' }).toString();
+  return { token, cookie, body };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+
+export async function benchCheckoutApprovals(options: { backend: Backend; approvals: number; connections: number }): Promise<CheckoutBenchResult> {
+  // On Node 20 a worker's .ts entry loads before --import hooks apply: register tsx first, then import this file.
+  const entry = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+    .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
+  const worker = new Worker(entry, { eval: true, workerData: { role: 'checkout-bench-server', backend: options.backend, approvals: options.approvals } });
+  const failed = once(worker, 'error').then(([error]) => Promise.reject(error as Error));
+  failed.catch(() => {});
+  const [ready] = (await Promise.race([once(worker, 'message'), failed])) as [{ port: number; tokens: string[] }];
+  const origin = `http://127.0.0.1:${ready.port}`;
+  const forms: PreparedForm[] = [];
+  for (const token of ready.tokens) forms.push(await openPage(origin, token));
+
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: options.connections }, async () => {
+      while (next < forms.length) {
+        const form = forms[next++]!;
+        const begin = performance.now();
+        const response = await fetch(`${origin}/checkout/approve/${form.token}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
+          body: form.body,
+        });
+        await response.arrayBuffer();
+        latencies.push(performance.now() - begin);
+        if (response.status !== 303) failures++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  worker.postMessage('done');
+  const [tally] = (await once(worker, 'message')) as [{ orders: number; onHand: number }];
+  await once(worker, 'exit');
+  latencies.sort((a, b) => a - b);
+  return {
+    backend: options.backend,
+    approvals: forms.length,
+    approvalsPerSecond: (forms.length - failures) / seconds,
+    p50Ms: Math.round(percentile(latencies, 50)),
+    p99Ms: Math.round(percentile(latencies, 99)),
+    failures,
+    ordersPlaced: tally.orders,
+    unitsTaken: STOCK - tally.onHand,
+  };
+}
+
+if (!isMainThread && (workerData as { role?: string })?.role === 'checkout-bench-server') {
+  const { backend, approvals } = workerData as { backend: Backend; approvals: number };
+  await serveBenchApp(backend, approvals);
+} else if (isMainThread && import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const approvals = Number(process.argv[2] ?? 500);
+  const connections = Number(process.argv[3] ?? 10);
+  for (const backend of ['pglite', 'postgres'] as const) {
+    console.log(await benchCheckoutApprovals({ backend, approvals, connections }));
+  }
+}
