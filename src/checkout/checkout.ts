@@ -236,20 +236,33 @@ export function checkoutDigest(summary: ApprovalSummary): string {
   return createHash('sha256').update(JSON.stringify(summary)).digest('base64url');
 }
 
+/** Summary lines by title and turn: two lines of one variant share a title and must not hide each other. */
+function linesByTitle(lines: ApprovalSummary['lines']): Map<string, ApprovalSummary['lines'][number]> {
+  const turns = new Map<string, number>();
+  return new Map(
+    lines.map((line) => {
+      const turn = (turns.get(line.title) ?? 0) + 1;
+      turns.set(line.title, turn);
+      return [JSON.stringify([line.title, turn]), line];
+    }),
+  );
+}
+
 /** What differs between what the buyer was shown and the checkout now, in words. */
 export function describeChanges(before: ApprovalSummary, after: ApprovalSummary): string[] {
   const changes: string[] = [];
-  const afterLines = new Map(after.lines.map((line) => [`${line.title}`, line]));
-  const beforeLines = new Map(before.lines.map((line) => [`${line.title}`, line]));
-  for (const [title, line] of beforeLines) {
-    const now = afterLines.get(title);
+  const afterLines = linesByTitle(after.lines);
+  const beforeLines = linesByTitle(before.lines);
+  for (const [key, line] of beforeLines) {
+    const { title } = line;
+    const now = afterLines.get(key);
     if (!now) changes.push(`${title} was removed.`);
     else {
       if (now.quantity !== line.quantity) changes.push(`The quantity of ${title} changed from ${line.quantity} to ${now.quantity}.`);
       if (now.unitPrice !== line.unitPrice) changes.push(`The price of ${title} changed from ${money(line.unitPrice)} to ${money(now.unitPrice)}.`);
     }
   }
-  for (const [title, line] of afterLines) if (!beforeLines.has(title)) changes.push(`${title} (${line.quantity}) was added.`);
+  for (const [key, line] of afterLines) if (!beforeLines.has(key)) changes.push(`${line.title} (${line.quantity}) was added.`);
   if (before.address.join('\n') !== after.address.join('\n')) changes.push('The shipping address changed.');
   if (before.email !== after.email) changes.push('The email address changed.');
   if (before.shipping.id !== after.shipping.id || before.shipping.amount !== after.shipping.amount) {
