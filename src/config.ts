@@ -1,5 +1,6 @@
 /** Environment -> typed config. A bad value stops the process with one line naming the variable. */
 import path from 'node:path';
+import { US_REGIONS } from './checkout/shipping.js';
 
 export interface Config {
   port: number;
@@ -98,14 +99,12 @@ function duration(env: NodeJS.ProcessEnv, name: string, fallbackSeconds: number,
   return seconds;
 }
 
-const US_STATE_CODE = /^[A-Z]{2}$/;
-
 /** TAX_RATES: "CA=7.25,NY=4" (percent, up to two decimals) -> basis points by state code. */
 function taxRates(env: NodeJS.ProcessEnv): Record<string, number> {
   const rates: Record<string, number> = {};
   for (const entry of (env.TAX_RATES ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
     const match = /^([A-Za-z]{2})\s*=\s*(\d{1,2})(?:\.(\d{1,2}))?$/.exec(entry);
-    if (!match || !US_STATE_CODE.test(match[1]!.toUpperCase())) {
+    if (!match || !US_REGIONS.has(match[1]!.toUpperCase())) {
       throw new ConfigError('TAX_RATES', `expected STATE=PERCENT entries such as CA=7.25, got "${entry.slice(0, 40)}"`);
     }
     rates[match[1]!.toUpperCase()] = Number(match[2]) * 100 + Number((match[3] ?? '').padEnd(2, '0'));

@@ -176,7 +176,10 @@ export class CheckoutService {
       if (!cart) throw new CheckoutNotFound(input.cartToken);
       cartToken = cart.token;
       const open = await readOpenCheckoutForCart(db, cartToken);
-      if (open) return this.answer(db, await this.expireIfDue(db, open));
+      if (open) {
+        const current = await this.expireIfDue(db, open);
+        if (!isTerminal(current.status)) return this.answer(db, current);
+      }
       // UCP: a checkout made from a cart uses the cart's lines, whatever lines the request also carries.
       lines = cart.cart.lines.map((priced) => ({
         variantId: priced.line.variantId,
@@ -230,10 +233,12 @@ export class CheckoutService {
     const expired = await this.expireIfDue(db, record);
     if (expired.status !== 'requires_escalation') return expired;
     const approval = await readPendingApproval(db, record.id);
-    if (approval && checkoutDigest(approvalSummary(this.view(record))) === approval.digest && approval.expiresAt > this.now()) return record;
-    return this.change(db, record.id, (locked, view) => {
+    const view = this.view(record);
+    if (approval && view.blockers.length === 0 && checkoutDigest(approvalSummary(view)) === approval.digest && approval.expiresAt > this.now()) return record;
+    return this.change(db, record.id, (locked, lockedView) => {
       if (locked.status !== 'requires_escalation') return undefined;
-      return { to: informationStatus(view), actor: 'system', reason: 'the checkout changed, or the approval link expired, while waiting for the buyer' };
+      const reason = lockedView.blockers[0]?.content ?? 'The checkout changed, or the approval link expired, while waiting for the buyer.';
+      return { to: informationStatus(lockedView), actor: 'system', reason };
     });
   }
 
@@ -278,7 +283,8 @@ export class CheckoutService {
       expired: move.to === 'canceled' ? false : nextView.expired,
     });
     if (refused) throw new CheckoutRefused(refused);
-    if (locked.status === 'requires_escalation' || move.to === 'canceled') {
+    // The checkout leaves the buyer's hands (changed, expired, canceled): its pending link is void. The link being used is not.
+    if ((locked.status === 'requires_escalation' && move.to !== 'complete_in_progress') || move.to === 'canceled') {
       await voidPendingApprovals(tx, locked.id, move.to === 'canceled' ? `the checkout was canceled (${move.reason})` : move.reason);
     }
     const written = await writeCheckout(tx, next);
@@ -296,7 +302,7 @@ export class CheckoutService {
       if (isTerminal(locked.status)) throw new CheckoutRefused({ code: 'checkout_closed', content: `This checkout is ${locked.status} and can no longer change.` });
       const update = { lines, buyer: input.buyer ?? {}, destination: input.destination ?? null, shippingOption: input.shippingOption ?? null };
       const to = informationStatus(this.view({ ...locked, ...update }));
-      const reason = locked.status === 'requires_escalation' ? 'updated while waiting for the buyer: the approval link is void' : 'updated';
+      const reason = locked.status === 'requires_escalation' ? 'The checkout was changed after this approval link was issued.' : 'updated';
       return { to, actor, reason, update };
     });
     return this.answer(db, record);
@@ -327,8 +333,8 @@ export class CheckoutService {
         return to === locked.status ? locked : this.apply(tx, locked, { to, actor: 'system', reason: escalation?.content ?? 'information changed' });
       }
       const summary = approvalSummary(view);
+      await voidPendingApprovals(tx, id, 'A newer approval link was issued for this checkout; use the latest link you were given.');
       const escalated = await this.apply(tx, locked, { to: 'requires_escalation', actor, reason: escalation.content });
-      await voidPendingApprovals(tx, id, 'a newer approval link was issued for this checkout');
       await insertApproval(tx, {
         token: newApprovalToken(),
         checkoutId: id,
@@ -456,6 +462,8 @@ export class CheckoutService {
               quantity: priced.line.quantity,
               unitPrice: priced.unitPrice,
               lineTotal: priced.lineTotal,
+              sellingPlanId: priced.line.sellingPlanId,
+              properties: priced.line.properties,
             })),
           },
           this.options.payments,
@@ -487,6 +495,9 @@ export class CheckoutService {
     const approval = await readApproval(db, token);
     if (!approval || !sameSecret(approval.formSecret, formSecret)) return { kind: 'refused', reason: 'This form has expired. Reload the page.', changes: [] };
     if (approval.usedAt) return { kind: 'refused', reason: 'This order was already placed.', changes: [] };
+    // Only the link the buyer is being asked about may cancel: a stale page must not cancel a newer version.
+    if (approval.voidedAt) return { kind: 'refused', reason: approval.voidReason ?? 'This approval link is no longer valid.', changes: [] };
+    if (approval.expiresAt <= this.now()) return { kind: 'refused', reason: 'This approval link has expired.', changes: [] };
     try {
       await this.cancel(db, approval.checkoutId, 'buyer', 'declined by the buyer on the approval page');
     } catch (error) {

@@ -207,7 +207,16 @@ export function informationStatus(view: CheckoutView): 'incomplete' | 'ready_for
 
 /** What the buyer approves: every line with its price, the address, the option and the totals. */
 export interface ApprovalSummary {
-  lines: { id: string; title: string; sku: string | null; quantity: number; unitPrice: number; lineTotal: number }[];
+  lines: {
+    id: string;
+    title: string;
+    sku: string | null;
+    quantity: number;
+    unitPrice: number;
+    lineTotal: number;
+    sellingPlanId: number | null;
+    properties: Record<string, string>;
+  }[];
   email: string;
   address: string[];
   shipping: { id: string; title: string; amount: number };
@@ -223,6 +232,8 @@ export function approvalSummary(view: CheckoutView): ApprovalSummary {
       quantity: priced.line.quantity,
       unitPrice: priced.unitPrice,
       lineTotal: priced.lineTotal,
+      sellingPlanId: priced.line.sellingPlanId,
+      properties: priced.line.properties,
     })),
     email: view.record.buyer.email ?? '',
     address: view.address ? formatAddress(view.address) : [],

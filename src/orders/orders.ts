@@ -21,6 +21,9 @@ export interface OrderLine {
   quantity: number;
   unitPrice: number;
   lineTotal: number;
+  /** The subscription plan bought, if any, and the line's properties (engraving, gift note…), as approved. */
+  sellingPlanId: number | null;
+  properties: Record<string, string>;
 }
 
 export interface OrderAddress {
@@ -95,9 +98,25 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
   );
   for (const line of order.lines) {
     await tx.query(
-      `insert into order_lines (order_id, line_id, position, variant_id, product_id, sku, product_title, variant_title, title, quantity, unit_price, line_total)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [id, line.id, line.position, line.variantId, line.productId, line.sku, line.productTitle, line.variantTitle, line.title, line.quantity, line.unitPrice, line.lineTotal],
+      `insert into order_lines (order_id, line_id, position, variant_id, product_id, sku, product_title, variant_title, title, quantity, unit_price, line_total,
+                               selling_plan_id, properties)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+      [
+        id,
+        line.id,
+        line.position,
+        line.variantId,
+        line.productId,
+        line.sku,
+        line.productTitle,
+        line.variantTitle,
+        line.title,
+        line.quantity,
+        line.unitPrice,
+        line.lineTotal,
+        line.sellingPlanId,
+        JSON.stringify(line.properties),
+      ],
     );
   }
   await tx.query('insert into payments (id, order_id, handler, state, amount, currency) values ($1, $2, $3, $4, $5, $6)', [
@@ -196,6 +215,8 @@ async function readLines(db: Queryable, orderIds: readonly string[]): Promise<Ma
     quantity: number;
     unit_price: number;
     line_total: number;
+    selling_plan_id: number | null;
+    properties: Record<string, string> | string;
   }>('select * from order_lines where order_id = any($1::text[]) order by order_id, position', [orderIds]);
   for (const row of rows) {
     const lines = byOrder.get(row.order_id) ?? [];
@@ -211,6 +232,8 @@ async function readLines(db: Queryable, orderIds: readonly string[]): Promise<Ma
       quantity: row.quantity,
       unitPrice: row.unit_price,
       lineTotal: row.line_total,
+      sellingPlanId: row.selling_plan_id,
+      properties: json(row.properties),
     });
     byOrder.set(row.order_id, lines);
   }

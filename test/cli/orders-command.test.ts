@@ -282,8 +282,8 @@ describe('describeOrders and describeOrder', () => {
     paymentSummary: 'Payment pending: the store collects payment after the order is placed.',
     createdAt: '2026-01-31T09:05:00.123Z',
     lines: [
-      { id: 'li_1', position: 0, variantId: 1, productId: 1, sku: null, productTitle: 'Mug', variantTitle: 'Default Title', title: 'Mug', quantity: 12, unitPrice: 5, lineTotal: 60 },
-      { id: 'li_2', position: 1, variantId: 2, productId: 2, sku: 'KET-1', productTitle: 'Kettle', variantTitle: 'Red', title: 'Kettle - Red', quantity: 1, unitPrice: 119945, lineTotal: 119945 },
+      { id: 'li_1', position: 0, variantId: 1, productId: 1, sku: null, productTitle: 'Mug', variantTitle: 'Default Title', title: 'Mug', quantity: 12, unitPrice: 5, lineTotal: 60, sellingPlanId: null, properties: {} },
+      { id: 'li_2', position: 1, variantId: 2, productId: 2, sku: 'KET-1', productTitle: 'Kettle', variantTitle: 'Red', title: 'Kettle - Red', quantity: 1, unitPrice: 119945, lineTotal: 119945, sellingPlanId: null, properties: {} },
     ],
   };
 

@@ -89,6 +89,8 @@ create table order_lines (
   quantity integer not null check (quantity > 0),
   unit_price integer not null check (unit_price >= 0),
   line_total integer not null check (line_total >= 0),
+  selling_plan_id bigint,
+  properties jsonb not null default '{}',
   primary key (order_id, line_id)
 );
 
