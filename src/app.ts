@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
+import { approvalRoutes } from './storefront/approval-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
@@ -140,6 +141,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide.
   await app.register(searchRoutes, { store, bodies });
   await app.register(cartRoutes, { store });
+  await app.register(approvalRoutes, { store });
   await app.register(ucpRoutes, { store });
   metaRoutes(app, async () => {
     await store.db.query('select 1');

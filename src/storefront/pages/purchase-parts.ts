@@ -1,0 +1,85 @@
+/**
+ * The parts the approval, order and checkout pages share: the table of lines, the totals, the address. Money is
+ * integer cents in, dollars out; nothing here computes a price.
+ */
+import { findSellingPlan } from '../../cart/cart.js';
+import type { CheckoutView } from '../../checkout/checkout.js';
+import type { CheckoutTotals } from '../../checkout/totals.js';
+import type { OrderLine } from '../../orders/orders.js';
+import { html, type Html } from './html.js';
+
+/** US cents as the buyer reads them: 123456 -> $1,234.56. */
+export function formatMoney(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const whole = Math.floor(Math.abs(cents) / 100);
+  const fraction = String(Math.abs(cents) % 100).padStart(2, '0');
+  return `${sign}$${whole.toLocaleString('en-US')}.${fraction}`;
+}
+
+/** One line as a page shows it: the product, the variant (when the product has options), and what else was chosen. */
+export interface DisplayLine {
+  product: string;
+  variant: string | undefined;
+  details: string[];
+  quantity: number;
+  unitPrice: number;
+  lineTotal: number;
+}
+
+/** A product without options sells one variant whose title says nothing ("Default Title"): only the product is shown. */
+const variantOf = (title: string, productTitle: string, variantTitle: string) =>
+  productTitle !== '' && title !== productTitle && variantTitle !== '' ? variantTitle : undefined;
+
+export function checkoutLines(view: CheckoutView): DisplayLine[] {
+  return view.lines.map((priced) => {
+    const plan = priced.item && priced.line.sellingPlanId !== null ? findSellingPlan(priced.item.product, priced.line.sellingPlanId) : undefined;
+    return {
+      product: priced.productTitle || priced.title,
+      variant: variantOf(priced.title, priced.productTitle, priced.variantTitle),
+      details: [...(plan ? [plan.plan.name] : []), ...Object.entries(priced.line.properties).map(([name, value]) => `${name}: ${value}`)],
+      quantity: priced.line.quantity,
+      unitPrice: priced.unitPrice,
+      lineTotal: priced.lineTotal,
+    };
+  });
+}
+
+export function orderLines(lines: readonly OrderLine[]): DisplayLine[] {
+  return lines.map((line) => ({
+    product: line.productTitle || line.title,
+    variant: variantOf(line.title, line.productTitle, line.variantTitle),
+    details: Object.entries(line.properties).map(([name, value]) => `${name}: ${value}`),
+    quantity: line.quantity,
+    unitPrice: line.unitPrice,
+    lineTotal: line.lineTotal,
+  }));
+}
+
+export function linesTable(caption: string, lines: readonly DisplayLine[]): Html {
+  return html`<table>
+<caption>${caption}</caption>
+<thead><tr><th scope="col">Item</th><th scope="col" class="n">Quantity</th><th scope="col" class="n">Price</th><th scope="col" class="n">Total</th></tr></thead>
+<tbody>
+${lines.map(
+  (line) => html`<tr><th scope="row">${line.product}${line.variant ? html`<span class="variant">${line.variant}</span>` : ''}${line.details.map(
+    (detail) => html`<span class="detail">${detail}</span>`,
+  )}</th><td class="n">${line.quantity}</td><td class="n">${formatMoney(line.unitPrice)}</td><td class="n">${formatMoney(line.lineTotal)}</td></tr>
+`,
+)}</tbody>
+</table>`;
+}
+
+/** Items, shipping, tax and total; shipping and tax that are not known yet say so. */
+export function totalsList(totals: CheckoutTotals, shippingTitle?: string): Html {
+  const known = (cents: number | undefined, missing: string) => (cents === undefined ? missing : formatMoney(cents));
+  return html`<dl class="totals">
+<dt>Items</dt><dd>${formatMoney(totals.subtotal)}</dd>
+<dt>Shipping${shippingTitle ? html` (${shippingTitle})` : ''}</dt><dd>${known(totals.shipping, 'not chosen yet')}</dd>
+<dt>Sales tax</dt><dd>${known(totals.tax, 'after the address')}</dd>
+<dt class="grand">Total</dt><dd class="grand">${formatMoney(totals.total)}</dd>
+</dl>`;
+}
+
+export function addressBlock(lines: readonly string[]): Html {
+  return html`<address>${lines.map((line, index) => html`${index > 0 ? html`<br>` : ''}${line}`)}</address>`;
+}
