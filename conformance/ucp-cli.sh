@@ -5,7 +5,10 @@
 #   3. `ucp catalog search` finds products (the store fetches and negotiates the agent profile);
 #   4. `ucp cart create` makes a cart with a variant the search returned;
 #   5. `ucp checkout create` checks that cart out with a buyer and a US address;
-#   6. `ucp checkout complete` is answered requires_escalation with the buyer's approval link, never an order.
+#   6. `ucp checkout update` replaces its state (express shipping);
+#   7. `ucp checkout complete` is answered requires_escalation with the buyer's approval link, never an order; the
+#      CLI's --on-escalation hook (conformance/approve-in-browser.mjs) approves on that page in headless Chromium;
+#   8. `ucp checkout get` then answers completed with the order, and `ucp order get` the order.
 # Each step's exit code and key fields are checked; the script prints PASS/FAIL per step and exits non-zero
 # on any failure. The store is built (`npm run build`, as `npm start` does) and starts on a free loopback port (embedded PostgreSQL in a temporary directory,
 # RATE_LIMIT=off, UCP_ALLOW_INSECURE_PROFILES=on so it fetches the profile over plain http from loopback);
@@ -219,12 +222,27 @@ else
   CHECKOUT_ID="$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(String(o.result.id))' "$WORK/checkout-create.json" 2>/dev/null || true)"
 fi
 
-# 6. checkout complete, as the agent: never an order; the buyer's approval link instead.
+# 6. checkout update: the full writable state again, now with express shipping.
+if [ -z "$CHECKOUT_ID" ]; then
+  fail "checkout update (no checkout)"
+else
+  status=0
+  ucp checkout-update checkout update "$CHECKOUT_ID" --business "$BUSINESS" --input "{\"line_items\":[{\"id\":\"li_1\",\"item\":{\"id\":\"$VARIANT\"},\"quantity\":2}],\"buyer\":{\"email\":\"ci@example.com\",\"first_name\":\"Casey\"},\"fulfillment\":{\"methods\":[{\"id\":\"shipping_1\",\"type\":\"shipping\",\"line_item_ids\":[\"li_1\"],\"destinations\":[{\"street_address\":\"1 Main St\",\"address_locality\":\"Springfield\",\"address_region\":\"IL\",\"postal_code\":\"62701\",\"address_country\":\"US\"}],\"groups\":[{\"id\":\"group_1\",\"selected_option_id\":\"express\"}]}]}}" || status=$?
+  report checkout-update "checkout update" "$status" '
+    const checkout = out.result ?? {};
+    if (checkout.status !== "ready_for_complete") return "status is " + JSON.stringify(checkout.status) + ", messages " + JSON.stringify(checkout.messages);
+    if (checkout.fulfillment?.methods?.[0]?.groups?.[0]?.selected_option_id !== "express") return "the express option was not selected";
+  ' "express shipping selected" || true
+fi
+
+# 7. checkout complete, as the agent: never an order; the buyer's approval link instead. The CLI hands the link to
+#    its --on-escalation hook, which plays the buyer: it approves on the page in headless Chromium.
 if [ -z "$CHECKOUT_ID" ]; then
   fail "checkout complete (no checkout)"
 else
   status=0
-  ucp checkout-complete checkout complete "$CHECKOUT_ID" --business "$BUSINESS" || status=$?
+  ucp checkout-complete checkout complete "$CHECKOUT_ID" --business "$BUSINESS" \
+    --on-escalation "node $ROOT/conformance/approve-in-browser.mjs $WORK/escalation.json" || status=$?
   report checkout-complete "checkout complete (agent)" "$status" '
     const checkout = out.result ?? {};
     if (checkout.status !== "requires_escalation") return "status is " + JSON.stringify(checkout.status);
@@ -232,6 +250,33 @@ else
     if (!checkout.messages?.some((m) => m.code === "buyer_approval_required" && m.severity === "requires_buyer_review")) return "no buyer_approval_required message";
     if (!String(checkout.continue_url).startsWith(env.BUSINESS + "/checkout/approve/")) return "continue_url is " + JSON.stringify(checkout.continue_url);
   ' "requires_escalation, continue_url to the approval page" || true
+  if node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); if (!r.approved) { console.log(JSON.stringify(r)); process.exit(1); }' "$WORK/escalation.json" > "$WORK/escalation.problem" 2>&1; then
+    pass "the --on-escalation hook opened continue_url in Chromium and the buyer approved"
+  else
+    fail "the buyer's approval in Chromium: $(head -c 800 "$WORK/escalation.problem" 2>/dev/null || echo 'the hook did not run')"
+  fi
+
+  # 8. after the buyer's approval: checkout get answers completed with the order, and order get answers it.
+  status=0
+  ucp checkout-get checkout get "$CHECKOUT_ID" --business "$BUSINESS" || status=$?
+  report checkout-get "checkout get (after the approval)" "$status" '
+    const checkout = out.result ?? {};
+    if (checkout.status !== "completed") return "status is " + JSON.stringify(checkout.status);
+    if (!/\/orders\/ord_/.test(String(checkout.order?.permalink_url))) return "order is " + JSON.stringify(checkout.order);
+  ' "completed" || true
+  ORDER_ID="$(node -e 'const o=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(String(o.result.order.id))' "$WORK/checkout-get.json" 2>/dev/null || true)"
+  if [ -z "$ORDER_ID" ]; then
+    fail "order get (no order id)"
+  else
+    export CHECKOUT_ID
+    status=0
+    ucp order-get order get "$ORDER_ID" --business "$BUSINESS" || status=$?
+    report order-get "order get" "$status" '
+      const order = out.result ?? {};
+      if (order.checkout_id !== env.CHECKOUT_ID) return "checkout_id is " + JSON.stringify(order.checkout_id);
+      if (order.line_items?.[0]?.quantity?.total !== 2) return "the lines are " + JSON.stringify(order.line_items);
+    ' "$ORDER_ID" || true
+  fi
 fi
 
 # The agent profile was used: the store fetched it (once; then from its cache).
@@ -248,4 +293,4 @@ if [ "$failures" -ne 0 ]; then
   cat "$WORK/server.log" >&2
   exit 1
 fi
-echo "ucp-cli: passed ($CLI_PACKAGE: profile init, discover, catalog search, cart create, checkout create, checkout complete)"
+echo "ucp-cli: passed ($CLI_PACKAGE: profile init, discover, catalog search, cart create, checkout create, update, complete, the buyer approving in Chromium, checkout get, order get)"

@@ -237,7 +237,10 @@ export class CheckoutService {
     if (approval && view.blockers.length === 0 && checkoutDigest(approvalSummary(view)) === approval.digest && approval.expiresAt > this.now()) return record;
     return this.change(db, record.id, (locked, lockedView) => {
       if (locked.status !== 'requires_escalation') return undefined;
-      const reason = lockedView.blockers[0]?.content ?? 'The checkout changed, or the approval link expired, while waiting for the buyer.';
+      const expired = approval !== undefined && approval.expiresAt <= this.now();
+      const reason = expired
+        ? 'This approval link has expired. Ask your agent for a new one.'
+        : (lockedView.blockers[0]?.content ?? 'The checkout was changed after this approval link was issued.');
       return { to: informationStatus(lockedView), actor: 'system', reason };
     });
   }
@@ -473,15 +476,16 @@ export class CheckoutService {
         await addToOutbox(tx, 'order.placed', { order_id: order.id, order_number: order.number, checkout_id: locked.id, email: order.buyerEmail });
         return order;
       });
-      await this.options.inventory.refresh(db);
+      // The order is committed: a failed read of the new stock level must not report it as failed (the poll catches up).
+      await this.options.inventory.refresh(db).catch(() => undefined);
       return { kind: 'placed', order };
     } catch (error) {
       if (error instanceof ApprovalRefused) return { kind: 'refused', reason: error.message, changes: error.changes };
       if (error instanceof InsufficientStock) {
-        await this.options.inventory.refresh(db);
+        await this.options.inventory.refresh(db).catch(() => undefined);
         const reason = 'Some items sold out before the order could be placed, so nothing was ordered or charged. Ask your agent to update the checkout.';
         await this.change(db, state.view.record.id, (locked, view) =>
-          locked.status === 'requires_escalation' ? { to: informationStatus(view), actor: 'system', reason: 'stock ran out at approval' } : undefined,
+          locked.status === 'requires_escalation' ? { to: informationStatus(view), actor: 'system', reason } : undefined,
         ).catch(() => undefined);
         return { kind: 'refused', reason, changes: [] };
       }

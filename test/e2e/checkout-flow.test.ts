@@ -1,0 +1,154 @@
+/**
+ * The whole flow, as the people who use it do it: an agent with the MCP SDK's own client searches, fills a cart,
+ * checks it out, gives the buyer, address and shipping option, and asks to complete (answered requires_escalation
+ * with the approval link, never an order); then a buyer in a real headless Chromium opens that link, sees the
+ * lines and totals, and clicks Approve; get_checkout then answers completed and get_order the order. Once with
+ * JavaScript on (and axe-core finding no serious or critical accessibility violation on the approval and order
+ * pages), once with JavaScript off. On both backends.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { loadConfig } from '../../src/config.js';
+import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { officialSchemaErrors, resultSchemaFor } from '../ucp/official-schemas.js';
+
+after(dropTestDatabases);
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** axe-core's serious and critical violations on the page, as "rule: target" lines. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    return (await axe.run()).violations;
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+for (const backend of backends) {
+  describe(`an agent prepares, the buyer approves in Chromium (${backend.name})`, () => {
+    let t: TestStore;
+    let base: string;
+    let client: Client;
+    let browser: Browser;
+
+    before(async () => {
+      if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      t = await startTestStore(backend, { config: { ...loadConfig({ BASE_URL: base, DATA_DIR: 'unused', RATE_LIMIT: 'off' }), storeName: 'Fizz & Sons' } });
+      await t.app.listen({ host: '127.0.0.1', port });
+      client = new Client({ name: 'storefront-e2e-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/ucp/mcp`)));
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    });
+    after(async () => {
+      await browser?.close();
+      await client?.close();
+      await t?.close();
+    });
+
+    async function call(name: string, args: Record<string, unknown>): Promise<any> {
+      const result = (await client.callTool({ name, arguments: args })) as { structuredContent: any };
+      const structured = result.structuredContent;
+      assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), [], `${name}: ${JSON.stringify(structured).slice(0, 600)}`);
+      return structured;
+    }
+
+    /** search -> cart -> checkout -> buyer, address, shipping -> complete: the checkout waiting for its buyer. */
+    async function agentPreparesCheckout(email: string): Promise<{ id: string; continueUrl: string; total: number; title: string }> {
+      const search = await call('search_catalog', { catalog: { query: 'espresso' } });
+      const product = search.products[0];
+      const variant = product.variants[0];
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: variant.id }, quantity: 2 }] } });
+      const created = await call('create_checkout', { checkout: { cart_id: cart.id } });
+      assert.equal(created.status, 'incomplete');
+      const lineIds = created.line_items.map((line: { id: string }) => line.id);
+      const updated = await call('update_checkout', {
+        id: created.id,
+        checkout: {
+          line_items: created.line_items.map((line: any) => ({ id: line.id, item: { id: line.item.id }, quantity: line.quantity })),
+          buyer: { email, first_name: 'Ann', last_name: 'Lee' },
+          fulfillment: {
+            methods: [
+              {
+                id: 'shipping_1',
+                type: 'shipping',
+                line_item_ids: lineIds,
+                destinations: [{ street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' }],
+                groups: [{ id: 'group_1', selected_option_id: 'express' }],
+              },
+            ],
+          },
+        },
+      });
+      assert.equal(updated.status, 'ready_for_complete', JSON.stringify(updated.messages));
+      const asked = await call('complete_checkout', { meta: { 'idempotency-key': crypto.randomUUID() }, id: created.id, checkout: {} });
+      assert.equal(asked.status, 'requires_escalation');
+      assert.equal(asked.order, undefined);
+      assert.ok(asked.continue_url.startsWith(`${base}/checkout/approve/`), asked.continue_url);
+      const total = asked.totals.find((x: { type: string }) => x.type === 'total').amount as number;
+      return { id: created.id, continueUrl: asked.continue_url, total, title: asked.line_items[0].item.title as string };
+    }
+
+    const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+    async function buyerApproves(javaScriptEnabled: boolean, email: string): Promise<void> {
+      const checkout = await agentPreparesCheckout(email);
+      const context = await browser.newContext({ javaScriptEnabled, bypassCSP: false });
+      try {
+        const page = await context.newPage();
+        const response = await page.goto(checkout.continueUrl);
+        assert.equal(response?.status(), 200);
+        const text = await page.locator('body').innerText();
+        assert.ok(text.includes('Fizz & Sons'), 'the store name');
+        // The line: the product's title and the variant's, as the agent's checkout named them ("Product - Variant").
+        for (const part of checkout.title.split(' - ')) assert.ok(text.includes(part), `the line ${checkout.title}: ${part}`);
+        assert.ok(text.includes(dollars(checkout.total)), `the total ${dollars(checkout.total)}`);
+        assert.match(text, /nothing is charged|not charged/i);
+        if (javaScriptEnabled) assert.deepEqual(await seriousViolations(page), [], 'approval page accessibility');
+
+        await Promise.all([page.waitForURL(/\/orders\/ord_/), page.getByRole('button', { name: /approve/i }).click()]);
+        const orderText = await page.locator('body').innerText();
+        assert.ok(orderText.includes(dollars(checkout.total)));
+        if (javaScriptEnabled) assert.deepEqual(await seriousViolations(page), [], 'order page accessibility');
+      } finally {
+        await context.close();
+      }
+      const completed = await call('get_checkout', { id: checkout.id });
+      assert.equal(completed.status, 'completed');
+      assert.equal(completed.continue_url, undefined);
+      const order = await call('get_order', { id: completed.order.id });
+      assert.equal(order.checkout_id, checkout.id);
+      assert.equal(order.totals.find((x: { type: string }) => x.type === 'total').amount, checkout.total);
+      const [row] = await t.store.db.query<{ buyer_email: string }>('select buyer_email from orders where id = $1', [completed.order.id]);
+      assert.equal(row?.buyer_email, email);
+    }
+
+    it('with JavaScript on: the buyer approves, the order exists, and axe finds no serious or critical violation', async () => {
+      await buyerApproves(true, 'js-on@example.com');
+    });
+
+    it('with JavaScript off: the same flow works', async () => {
+      await buyerApproves(false, 'js-off@example.com');
+    });
+  });
+}
