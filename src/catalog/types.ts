@@ -78,6 +78,14 @@ export interface Collection {
 /** The store's only currency (spec: money is US cents); UCP amounts are ISO 4217 minor units too. */
 export const STORE_CURRENCY = 'USD';
 
+/** Integer cents as people read them: 123456 -> $1,234.56 (another currency: 1,234.56 EUR). */
+export function formatMoney(cents: number, currency: string = STORE_CURRENCY): string {
+  const sign = cents < 0 ? '-' : '';
+  const whole = Math.trunc(Math.abs(cents) / 100).toLocaleString('en-US');
+  const amount = `${whole}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
+  return currency === 'USD' ? `${sign}$${amount}` : `${sign}${amount} ${currency}`;
+}
+
 /** Shopify's item name: the product title, then the variant title unless the product has only the default variant. */
 export function itemName(product: Product, variant: Variant): string {
   return product.optionNames.length === 0 ? product.title : `${product.title} - ${variant.title}`;

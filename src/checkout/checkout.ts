@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { CheckoutConfig } from '../config.js';
 import { findSellingPlan, itemName, type Purchasable, type VariantLookup } from '../cart/cart.js';
-import { sellingPlanPrice } from '../catalog/types.js';
+import { formatMoney, sellingPlanPrice } from '../catalog/types.js';
 import { sellableQuantity, type StockLevels } from '../inventory/stock.js';
 import { statusForInformation, type CheckoutStatus, type Refusal } from './machine.js';
 import { formatAddress, readUsAddress, shippingOptions, type AddressInput, type PostalAddress, type ShippingOption } from './shipping.js';
@@ -118,7 +118,7 @@ function priceLine(line: CheckoutLine, lookup: VariantLookup): PricedCheckoutLin
   };
 }
 
-const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+const money = (cents: number) => formatMoney(cents);
 
 /** Prices a checkout now and says what is missing or wrong, each with the path of the field. */
 export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stock: StockLevels, config: CheckoutConfig, now: Date): CheckoutView {

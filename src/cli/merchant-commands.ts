@@ -4,6 +4,7 @@
  * in-process when the CLI asks through the control socket (an embedded database the server holds). What they
  * answer is plain JSON (dates as ISO strings), so it reads the same whichever way it came.
  */
+import { formatMoney } from '../catalog/types.js';
 import type { Database } from '../db/database.js';
 import { importCatalog, type ImportReport } from '../catalog/import/import-catalog.js';
 import { readTransitions, type TransitionRecord } from '../checkout/checkout-store.js';
@@ -139,13 +140,6 @@ export function describeImport(report: ImportReport): string {
   const line = (name: string, t: ImportReport['products']) =>
     `${name}: ${t.created} created, ${t.updated} changed, ${t.unchanged} unchanged${t.removed ? `, ${t.removed} removed` : ''}`;
   return ['imported', line('products', report.products), line('variants', report.variants), line('collections', report.collections)].join('\n  ');
-}
-
-/** Integer cents as the merchant reads them: $12.34 (another currency: 12.34 EUR). */
-function formatMoney(cents: number, currency = 'USD'): string {
-  const sign = cents < 0 ? '-' : '';
-  const amount = `${Math.trunc(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
-  return currency === 'USD' ? `${sign}$${amount}` : `${sign}${amount} ${currency}`;
 }
 
 /** An ISO time in UTC to the second: 2026-01-31T09:05:00Z. */

@@ -4,6 +4,7 @@
  * UCP `get_order` tool and the merchant's `storefront orders` command.
  */
 import { randomBytes } from 'node:crypto';
+import type { PostalAddress } from '../checkout/shipping.js';
 import type { Queryable } from '../db/database.js';
 import type { PaymentHandler, PaymentState } from '../payments/payment-handlers.js';
 
@@ -26,17 +27,8 @@ export interface OrderLine {
   properties: Record<string, string>;
 }
 
-export interface OrderAddress {
-  firstName?: string;
-  lastName?: string;
-  streetAddress: string;
-  extendedAddress?: string;
-  locality: string;
-  region: string;
-  postalCode: string;
-  country: string;
-  phoneNumber?: string;
-}
+/** Where an order ships: the US address the buyer approved. */
+export type OrderAddress = PostalAddress;
 
 export interface Order {
   id: string;

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +20,7 @@ import type { Order } from '../../src/orders/orders.js';
 import { openStore } from '../../src/store.js';
 import { runCli } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
+import { freePort } from '../helpers/browser.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sf-orders-'));
 const databases: string[] = [];
@@ -68,14 +68,6 @@ async function placeOrders(env: Record<string, string>, buyers: { email: string;
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function within(limitMs: number, what: string, check: () => Promise<boolean>): Promise<void> {
   const start = Date.now();
@@ -304,7 +296,7 @@ describe('describeOrders and describeOrder', () => {
     assert.match(shown, /^Ship to\s+Cy Young\n\s+2 Elm St\n\s+Apt 4\n\s+Austin, TX 78701\n\s+US$/m);
     assert.match(shown, /^Shipping option\s+Express \(express\), \$15\.00$/m);
     assert.match(shown, /^ {2}Mug\s+-\s+12\s+\$0\.05\s+\$0\.60$/m);
-    assert.match(shown, /^ {2}Kettle - Red\s+KET-1\s+1\s+\$1199\.45\s+\$1199\.45$/m);
+    assert.match(shown, /^ {2}Kettle - Red\s+KET-1\s+1\s+\$1,199\.45\s+\$1,199\.45$/m);
     assert.match(shown, /^Tax\s+\$0\.09$/m);
     assert.match(shown, /^Total\s+\$1215\.14$/m);
     assert.match(shown, /^ {2}2026-01-31T09:00:00Z\s+\(new\)\s+→\s+incomplete\s+buyer\s+created$/m);

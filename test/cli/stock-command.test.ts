@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { runCli } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
+import { freePort } from '../helpers/browser.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sf-stock-'));
 const databases: string[] = [];
@@ -27,14 +27,6 @@ after(async () => {
   await admin.end();
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const storefront = runCli;
 

@@ -7,31 +7,21 @@
  * pages), once with JavaScript off. On both backends.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { officialSchemaErrors, resultSchemaFor } from '../ucp/official-schemas.js';
+import { freePort, launchChromium } from '../helpers/browser.js';
 
 after(dropTestDatabases);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** axe-core's serious and critical violations on the page, as "rule: target" lines. */
 async function seriousViolations(page: Page): Promise<string[]> {
@@ -51,14 +41,13 @@ for (const backend of backends) {
     let browser: Browser;
 
     before(async () => {
-      if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
       t = await startTestStore(backend, { config: { ...loadConfig({ BASE_URL: base, DATA_DIR: 'unused', RATE_LIMIT: 'off' }), storeName: 'Fizz & Sons' } });
       await t.app.listen({ host: '127.0.0.1', port });
       client = new Client({ name: 'storefront-e2e-agent', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/ucp/mcp`)));
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+      browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();

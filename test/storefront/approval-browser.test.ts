@@ -5,20 +5,18 @@
  * origin is refused. Chromium missing is a failure that says so, never a skipped test.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { freePort, launchChromium } from '../helpers/browser.js';
 
 after(dropTestDatabases);
 
-/** Debian's chromium package installs here (`apt-get install chromium`); CHROMIUM_PATH names another. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -32,13 +30,6 @@ async function accessibilityViolations(page: Page): Promise<string[]> {
   return violations.map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A page of another origin holding a copy of the approval form (as if its token had leaked), posting to the store. */
 async function foreignFormServer(form: () => { action: string; formToken: string; digest: string }, headExtra: string): Promise<{ server: Server; url: string }> {
@@ -64,9 +55,6 @@ for (const backend of backends) {
     const posts: { origin: string | undefined; fetchSite: string | undefined }[] = [];
 
     before(async () => {
-      if (!existsSync(CHROMIUM)) {
-        throw new Error(`Chromium is not installed at ${CHROMIUM}: the browser test of the approval page needs it (apt-get install chromium, or set CHROMIUM_PATH).`);
-      }
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
       t = await startTestStore(backend, {
@@ -82,7 +70,7 @@ for (const backend of backends) {
         },
       });
       await t.app.listen({ host: '127.0.0.1', port });
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+      browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();

@@ -6,15 +6,10 @@ import { findSellingPlan } from '../../cart/cart.js';
 import type { CheckoutView } from '../../checkout/checkout.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import type { OrderLine } from '../../orders/orders.js';
+import { formatMoney } from '../../catalog/types.js';
 import { html, type Html } from './html.js';
 
-/** US cents as the buyer reads them: 123456 -> $1,234.56. */
-export function formatMoney(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const whole = Math.floor(Math.abs(cents) / 100);
-  const fraction = String(Math.abs(cents) % 100).padStart(2, '0');
-  return `${sign}$${whole.toLocaleString('en-US')}.${fraction}`;
-}
+export { formatMoney };
 
 /** One line as a page shows it: the product, the variant (when the product has options), and what else was chosen. */
 export interface DisplayLine {

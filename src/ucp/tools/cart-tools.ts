@@ -6,12 +6,10 @@
  */
 import { CartError, CartNotFound, type CartView, type ItemToAdd, type ReplacementItem } from '../../cart/cart-service.js';
 import { parseId } from '../../catalog/ids.js';
-import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/idempotency-store.js';
-import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
 import { cartContinueUrl, ucpCart } from '../cart/ucp-cart.js';
 import { Capability } from '../protocol.js';
 import { bundledRef } from '../schemas/schema-bundle.js';
-import { defineTool, errorOutcome, outcome, toolInput, toolOutput, ucpEnvelope, type ToolContext, type ToolOutcome } from './tool.js';
+import { defineTool, errorOutcome, outcome, runIdempotently, toolInput, toolOutput, ucpEnvelope, type ToolContext, type ToolOutcome } from './tool.js';
 
 interface RequestLine {
   id?: string;
@@ -159,28 +157,11 @@ export const cancelCartTool = defineTool<{ id: string; meta: { 'idempotency-key'
   outputSchema: toolOutput('cart'),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string; meta: { 'idempotency-key': string } }, context) {
-    const { meta, ...payload } = args;
-    const { carts, db, idempotency } = context.store;
-    const request = { key: meta['idempotency-key'], tool: 'cancel_cart', resource: args.id, payload };
-    try {
-      return await idempotency.run(
-        db,
-        request,
-        () => refusing(args.id, context, async () => cartOutcome(await carts.cancel(db, args.id), context, { continueUrl: false })),
-        outcomeCodec,
-      );
-    } catch (error) {
-      if (error instanceof IdempotencyConflict) throw idempotencyConflict();
-      if (error instanceof IdempotencyInProgress) throw idempotencyInProgress();
-      throw error;
-    }
+    const { carts, db } = context.store;
+    return runIdempotently('cancel_cart', args, context, () =>
+      refusing(args.id, context, async () => cartOutcome(await carts.cancel(db, args.id), context, { continueUrl: false })),
+    );
   },
 });
-
-/** How a tool's answer is kept for an idempotency key. */
-const outcomeCodec = {
-  encode: (answer: ToolOutcome) => JSON.stringify({ json: answer.json, isError: answer.isError }),
-  decode: (text: string) => JSON.parse(text) as ToolOutcome,
-};
 
 export const cartTools = [createCartTool, getCartTool, updateCartTool, cancelCartTool];

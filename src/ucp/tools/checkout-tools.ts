@@ -8,13 +8,11 @@
 import { CheckoutNotFound, CheckoutRefused, type CheckoutAnswer, type CheckoutInput, type LineInput } from '../../checkout/checkout-service.js';
 import type { AddressInput } from '../../checkout/shipping.js';
 import { parseId } from '../../catalog/ids.js';
-import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/idempotency-store.js';
 import { readOrder } from '../../orders/orders.js';
 import { ucpCheckout, ucpOrder } from '../checkout/ucp-checkout.js';
-import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
 import { Capability } from '../protocol.js';
 import { bundledRef } from '../schemas/schema-bundle.js';
-import { defineTool, errorOutcome, outcome, toolInput, toolOutput, type ToolContext, type ToolOutcome, type UcpMessage } from './tool.js';
+import { defineTool, errorOutcome, outcome, runIdempotently, toolInput, toolOutput, type ToolContext, type ToolOutcome, type UcpMessage } from './tool.js';
 
 type Json = Record<string, unknown>;
 
@@ -109,24 +107,6 @@ async function refusing(id: string, context: ToolContext, run: () => Promise<Too
   }
 }
 
-/** Runs a tool whose meta carries an idempotency key: the same key and payload replay the first answer. */
-async function idempotent(tool: string, args: { id: string; meta: { 'idempotency-key': string } }, context: ToolContext, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
-  const { meta, ...payload } = args;
-  const { db, idempotency } = context.store;
-  try {
-    return await idempotency.run(db, { key: meta['idempotency-key'], tool, resource: args.id, payload }, run, outcomeCodec);
-  } catch (error) {
-    if (error instanceof IdempotencyConflict) throw idempotencyConflict();
-    if (error instanceof IdempotencyInProgress) throw idempotencyInProgress();
-    throw error;
-  }
-}
-
-const outcomeCodec = {
-  encode: (answer: ToolOutcome) => JSON.stringify({ json: answer.json, isError: answer.isError }),
-  decode: (textValue: string) => JSON.parse(textValue) as ToolOutcome,
-};
-
 const CHECKOUT_DESCRIPTION =
   'Line items name variants by `item.id` (a variant id from search_catalog or lookup_catalog) with a quantity. Shipping: ' +
   '`fulfillment.methods[0]` of type "shipping" with one US address in `destinations` and the chosen option in ' +
@@ -212,7 +192,7 @@ export const completeCheckoutTool = defineTool<KeyedArgs>({
   async run(args: KeyedArgs, context) {
     const { checkouts, db } = context.store;
     // The payload that binds the key: the checkout id only (payment data is neither used nor kept).
-    return idempotent('complete_checkout', { id: args.id, meta: args.meta }, context, () =>
+    return runIdempotently('complete_checkout', { id: args.id, meta: args.meta }, context, () =>
       refusing(args.id, context, async () => checkoutOutcome(await checkouts.requestCompletion(db, args.id, 'agent'), context)),
     );
   },
@@ -230,7 +210,7 @@ export const cancelCheckoutTool = defineTool<KeyedArgs>({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: KeyedArgs, context) {
     const { checkouts, db } = context.store;
-    return idempotent('cancel_checkout', { id: args.id, meta: args.meta }, context, () =>
+    return runIdempotently('cancel_checkout', { id: args.id, meta: args.meta }, context, () =>
       refusing(args.id, context, async () => checkoutOutcome(await checkouts.cancel(db, args.id, 'agent', 'canceled by the agent'), context)),
     );
   },

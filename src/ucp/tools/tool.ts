@@ -3,7 +3,9 @@
  * official UCP schemas), the capability that grants it, and a thin adapter that calls one domain function
  * and shapes the UCP payload. Shared helpers for the `ucp` envelope and business-outcome results.
  */
+import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/idempotency-store.js';
 import type { Store } from '../../store.js';
+import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
 import type { NegotiatedCapabilities } from '../agent/negotiation.js';
 import type { CapabilityName } from '../protocol.js';
 import { UCP_VERSION } from '../protocol.js';
@@ -135,4 +137,32 @@ export function errorOutcome(messages: UcpMessage[], continueUrl?: string): Tool
 
 export function outcome(payload: object): ToolOutcome {
   return { json: JSON.stringify(payload), isError: false };
+}
+
+/** How a tool's answer is kept for an idempotency key. */
+const outcomeCodec = {
+  encode: (answer: ToolOutcome) => JSON.stringify({ json: answer.json, isError: answer.isError }),
+  decode: (text: string) => JSON.parse(text) as ToolOutcome,
+};
+
+/**
+ * Runs a tool whose `meta` carries an idempotency key, through the store's durable keys: the same key and payload
+ * (the arguments without `meta`) replay the first answer on any instance; another payload under the key is HTTP 409
+ * with JSON-RPC -32000; a call racing one still running with the key waits for its answer.
+ */
+export async function runIdempotently(
+  tool: string,
+  args: { id: string; meta: { 'idempotency-key': string } },
+  context: ToolContext,
+  run: () => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
+  const { meta, ...payload } = args;
+  const { db, idempotency } = context.store;
+  try {
+    return await idempotency.run(db, { key: meta['idempotency-key'], tool, resource: args.id, payload }, run, outcomeCodec);
+  } catch (error) {
+    if (error instanceof IdempotencyConflict) throw idempotencyConflict();
+    if (error instanceof IdempotencyInProgress) throw idempotencyInProgress();
+    throw error;
+  }
 }
