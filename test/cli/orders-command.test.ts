@@ -285,8 +285,8 @@ describe('describeOrders and describeOrder', () => {
       { id: 'ord_x', number: 1007, createdAt: order.createdAt, buyerEmail: order.buyerEmail, total: 121514, currency: 'USD', status: 'placed', channel: 'browser' },
       { id: 'ord_w', number: 1006, createdAt: '2026-01-30T23:59:59.000Z', buyerEmail: 'd@example.com', total: 5, currency: 'USD', status: 'canceled', channel: 'agent' },
     ]).split('\n');
-    assert.equal(listed[1], '#1007  ord_x  2026-01-31T09:05:00Z  cy@example.com  $1215.14  placed    browser');
-    assert.equal(listed[2], '#1006  ord_w  2026-01-30T23:59:59Z  d@example.com      $0.05  canceled  agent');
+    assert.equal(listed[1], '#1007  ord_x  2026-01-31T09:05:00Z  cy@example.com  $1,215.14  placed    browser');
+    assert.equal(listed[2], '#1006  ord_w  2026-01-30T23:59:59Z  d@example.com       $0.05  canceled  agent');
 
     const shown = describeOrder(order, [
       { from: null, to: 'incomplete', actor: 'buyer', reason: 'created', at: '2026-01-31T09:00:00.000Z' },
@@ -298,7 +298,7 @@ describe('describeOrders and describeOrder', () => {
     assert.match(shown, /^ {2}Mug\s+-\s+12\s+\$0\.05\s+\$0\.60$/m);
     assert.match(shown, /^ {2}Kettle - Red\s+KET-1\s+1\s+\$1,199\.45\s+\$1,199\.45$/m);
     assert.match(shown, /^Tax\s+\$0\.09$/m);
-    assert.match(shown, /^Total\s+\$1215\.14$/m);
+    assert.match(shown, /^Total\s+\$1,215\.14$/m);
     assert.match(shown, /^ {2}2026-01-31T09:00:00Z\s+\(new\)\s+→\s+incomplete\s+buyer\s+created$/m);
     assert.match(shown, /^ {2}2026-01-31T09:01:00Z\s+incomplete\s+→\s+canceled\s+merchant$/m);
   });
