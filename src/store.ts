@@ -4,15 +4,15 @@
  * holds the one they are given outside a transaction.
  */
 import type { Config } from './config.js';
-import { openDatabase, type Database } from './db/database.js';
+import { openDatabase, type Database, type Listening } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { Catalog } from './catalog/catalog.js';
+import { Catalog, CATALOG_CHANNEL } from './catalog/catalog.js';
 import { demoCatalog } from './catalog/demo-catalog.js';
 import { seedCatalogIfEmpty } from './catalog/import/import-catalog.js';
 import { CartService } from './cart/cart-service.js';
 import { CheckoutService } from './checkout/checkout-service.js';
 import { IdempotencyStore } from './idempotency/idempotency-store.js';
-import { Inventory } from './inventory/inventory.js';
+import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
 import { CatalogSearch } from './search/catalog-search.js';
 import { manualCapture, type PaymentHandler } from './payments/payment-handlers.js';
@@ -33,10 +33,17 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** How often an instance looks for catalog changes made by another process (an import, another instance). */
-const CATALOG_POLL_MS = 2000;
-/** How often an instance reads stock changed by another process (`storefront stock set`, another instance). */
-const STOCK_POLL_MS = 1000;
+/**
+ * How often an instance polls for catalog and stock changes made by another process. On a server, other
+ * instances' changes arrive by LISTEN/NOTIFY when they commit, so the poll is only a safety net. The embedded
+ * database belongs to one process: its own writes refresh at once, the CLI's come through the control socket.
+ */
+const POLL_MS = {
+  postgres: { catalog: 30_000, stock: 30_000 },
+  pglite: { catalog: 2000, stock: 1000 },
+} as const;
+const CATALOG_REFRESH_FAILED = 'catalog refresh failed; serving the last catalog';
+const STOCK_REFRESH_FAILED = 'stock refresh failed; serving the last stock levels';
 /** Expired carts and idempotency keys are purged at start and this often. */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -52,14 +59,16 @@ const reportOnStderr = (what: string, error: unknown) => console.error(`storefro
 export async function openStore(config: Config, options: StoreOptions = {}): Promise<Store> {
   const db = options.db ?? (await openDatabase(config));
   const timers: NodeJS.Timeout[] = [];
+  let listening: Listening | undefined;
   try {
     await migrate(db);
     if (options.seedDemo ?? true) await seedCatalogIfEmpty(db, demoCatalog);
     const onError = options.onBackgroundError ?? reportOnStderr;
     const catalog = await Catalog.load(db, config.baseUrl);
     const inventory = await Inventory.load(db);
-    catalog.watch(db, CATALOG_POLL_MS, (error) => onError('catalog refresh failed; serving the last catalog', error));
-    inventory.watch(db, STOCK_POLL_MS, (error) => onError('stock refresh failed; serving the last stock levels', error));
+    catalog.watch(db, POLL_MS[db.kind].catalog, (error) => onError(CATALOG_REFRESH_FAILED, error));
+    inventory.watch(db, POLL_MS[db.kind].stock, (error) => onError(STOCK_REFRESH_FAILED, error));
+    if (db.kind === 'postgres') listening = await followOtherInstances(db, catalog, inventory, onError);
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore();
     const payments = manualCapture(config.baseUrl, UCP_VERSION);
@@ -86,6 +95,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       checkouts,
       payments,
       async close() {
+        await listening?.close();
         for (const timer of timers) clearInterval(timer);
         catalog.close();
         inventory.close();
@@ -94,7 +104,25 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     };
   } catch (error) {
     for (const timer of timers) clearInterval(timer);
+    await listening?.close();
     await db.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Refreshes the catalog or the stock when a transaction that changed it commits, in this instance or another.
+ * Refreshes coalesce (one running, one queued), so a burst of notifications costs two reads. After the listening
+ * connection was lost and made again, both are refreshed once: changes in between were not announced here.
+ */
+function followOtherInstances(db: Database, catalog: Catalog, inventory: Inventory, onError: (what: string, error: unknown) => void): Promise<Listening> {
+  const refreshCatalog = () => void catalog.refresh(db).catch((error: unknown) => onError(CATALOG_REFRESH_FAILED, error));
+  const refreshStock = () => void inventory.refresh(db).catch((error: unknown) => onError(STOCK_REFRESH_FAILED, error));
+  return db.listen([CATALOG_CHANNEL, STOCK_CHANNEL], (channel) => (channel === CATALOG_CHANNEL ? refreshCatalog() : refreshStock()), {
+    onReconnect: () => {
+      refreshCatalog();
+      refreshStock();
+    },
+    onError: (error) => onError("the connection listening for other instances' changes was lost; reconnecting", error),
+  });
 }

@@ -85,6 +85,9 @@ export class CatalogSnapshot {
   }
 }
 
+/** Every bump of catalog_version is announced on this channel (a trigger, migration 006), with the new version. */
+export const CATALOG_CHANNEL = 'storefront_catalog';
+
 type SnapshotListener = (snapshot: CatalogSnapshot) => void;
 
 export class Catalog {
@@ -141,7 +144,7 @@ export class Catalog {
     return this.current;
   }
 
-  /** Other processes change the catalog too (an import, another instance): look for a new version now and then. */
+  /** Other processes change the catalog too (an import, another instance): look for a new version now and then, in case a notification was missed. */
   watch(db: Database, intervalMs: number, onError: (error: unknown) => void): void {
     this.timer = setInterval(() => this.refresh(db).catch(onError), intervalMs);
     this.timer.unref();

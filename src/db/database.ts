@@ -24,10 +24,31 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Hears NOTIFY on the channels (delivered when the notifying transaction commits). On a server it holds one
+   * connection of its own, outside the pool, and makes it again with backoff when it is lost.
+   */
+  listen(channels: readonly string[], onNotify: (channel: string, payload: string) => void, options?: ListenOptions): Promise<Listening>;
   /** The embedded database only: its data directory as an uncompressed tarball (a backup; the tests' template). */
   dumpDataDir?(): Promise<Blob | File>;
   close(): Promise<void>;
 }
+
+export interface ListenOptions {
+  /** Called when a lost connection is made again: notifications sent meanwhile were missed. */
+  onReconnect?: () => void;
+  /** The connection was lost, or making it again failed (it is tried again, waiting longer each time). */
+  onError?: (error: Error) => void;
+}
+
+export interface Listening {
+  close(): Promise<void>;
+}
+
+/** The application_name of a server's listening connection (how to find it in pg_stat_activity). */
+export const LISTEN_APPLICATION_NAME = 'storefront-listen';
+const RECONNECT_FIRST_DELAY_MS = 250;
+const RECONNECT_MAX_DELAY_MS = 10_000;
 
 // int8 ids fit in a JS number (they stay below 2^53); read them as numbers on both engines.
 const parseInt8 = (value: string) => Number(value);
@@ -103,6 +124,14 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
       ),
     exec: async (sql) => {
       await db.exec(sql);
+    },
+    async listen(channels, onNotify) {
+      const stops = await Promise.all(channels.map((channel) => db.listen(channel, (payload) => onNotify(channel, payload))));
+      return {
+        close: async () => {
+          for (const stop of stops) await stop();
+        },
+      };
     },
     dumpDataDir: () => db.dumpDataDir('none'),
     close: async () => {
@@ -180,7 +209,84 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     exec: async (sql) => {
       await pool.query(sql);
     },
+    listen: (channels, onNotify, listenOptions) => listenOnPostgres(url, connectionTimeoutMs, channels, onNotify, listenOptions),
     close: () => pool.end(),
+  };
+}
+
+/** One client of its own (a pooled one would be handed to other queries), made again with backoff when lost. */
+async function listenOnPostgres(
+  url: string,
+  connectionTimeoutMs: number,
+  channels: readonly string[],
+  onNotify: (channel: string, payload: string) => void,
+  options: ListenOptions = {},
+): Promise<Listening> {
+  let closed = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let delay = RECONNECT_FIRST_DELAY_MS;
+
+  const connect = async (): Promise<pg.Client> => {
+    // TCP keepalive: a connection whose server vanished without a word is noticed, not listened to forever.
+    const next = new pg.Client({ connectionString: url, application_name: LISTEN_APPLICATION_NAME, connectionTimeoutMillis: connectionTimeoutMs, keepAlive: true });
+    let listening = false;
+    let lost = false;
+    const lose = (error?: Error) => {
+      if (!listening || lost) return; // a failure while connecting rejects connect() instead
+      lost = true;
+      void next.end().catch(() => {});
+      if (client === next) client = undefined;
+      if (closed) return;
+      options.onError?.(error ?? new Error('the listening connection closed'));
+      reconnectLater();
+    };
+    next.on('error', lose);
+    next.on('end', () => lose());
+    next.on('notification', (message) => {
+      if (!closed) onNotify(message.channel, message.payload ?? '');
+    });
+    try {
+      await next.connect();
+      for (const channel of channels) await next.query(`listen "${channel.replaceAll('"', '""')}"`);
+    } catch (error) {
+      void next.end().catch(() => {});
+      throw error;
+    }
+    listening = true;
+    return next;
+  };
+
+  const reconnectLater = () => {
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (closed) return;
+      connect().then(
+        async (next) => {
+          if (closed) return next.end();
+          client = next;
+          delay = RECONNECT_FIRST_DELAY_MS;
+          options.onReconnect?.();
+        },
+        (error: unknown) => {
+          if (closed) return;
+          options.onError?.(error as Error);
+          delay = Math.min(delay * 2, RECONNECT_MAX_DELAY_MS);
+          reconnectLater();
+        },
+      );
+    }, delay);
+    retry.unref();
+  };
+
+  client = await connect();
+  return {
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await client?.end().catch(() => {});
+      client = undefined;
+    },
   };
 }
 

@@ -1,8 +1,8 @@
 /**
  * The inventory: the one writer of stock, and an in-memory copy of every variant's units on hand that the
  * doors read (availability in product JSON, the cart's stock limits, the MCP door). A stock change never
- * reloads the catalog: this copy follows the inventory table by change number, on its own, every second
- * (changes made by another process: `storefront stock set`, another instance), and at once after a write here.
+ * reloads the catalog: this copy follows the inventory table by change number, at once after a write here,
+ * when told of a write elsewhere (another instance: NOTIFY on STOCK_CHANNEL), and by a poll as a safety net.
  */
 import type { Database, Queryable } from '../db/database.js';
 import { readStock, readStockChangedSince, setOnHandBySku, takeStock } from './inventory-store.js';
@@ -25,6 +25,9 @@ export class UnknownSku extends Error {
   }
 }
 
+/** Every write to inventory_levels is announced on this channel (a trigger, migration 006), with its change number. */
+export const STOCK_CHANNEL = 'storefront_stock';
+
 /** The variants whose units on hand changed, with their new levels. */
 export type StockChange = ReadonlyMap<number, number>;
 type StockListener = (change: StockChange) => void;
@@ -32,6 +35,7 @@ type StockListener = (change: StockChange) => void;
 export class Inventory implements StockLevels {
   private readonly listeners: StockListener[] = [];
   private reads: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -53,9 +57,19 @@ export class Inventory implements StockLevels {
     this.listeners.push(listener);
   }
 
-  /** Takes in the stock changes written since the last read; reads run one after another, each after the call. */
+  /**
+   * Takes in the stock changes written since the last read. Reads run one after another, each answering the
+   * calls made before it starts: a burst of calls (notifications) costs one running read and one queued.
+   */
   refresh(db: Queryable): Promise<void> {
-    const read = this.reads.catch(() => {}).then(() => this.readChanges(db));
+    if (this.queued) return this.queued;
+    const read = this.reads
+      .catch(() => {})
+      .then(() => {
+        this.queued = undefined;
+        return this.readChanges(db);
+      });
+    this.queued = read;
     this.reads = read;
     return read;
   }
@@ -77,7 +91,7 @@ export class Inventory implements StockLevels {
     if (changed.size > 0) for (const listener of this.listeners) listener(changed);
   }
 
-  /** Follows stock changes made elsewhere (other processes, other instances). */
+  /** Polls for stock changes made elsewhere (other processes, other instances), in case a notification was missed. */
   watch(db: Queryable, intervalMs: number, onError: (error: unknown) => void): void {
     this.timer = setInterval(() => this.refresh(db).catch(onError), intervalMs);
     this.timer.unref();
@@ -98,7 +112,7 @@ export class Inventory implements StockLevels {
 
   /**
    * Sets a variant's units on hand by SKU (the merchant's stock command), committed on its own: this copy
-   * takes the new level in at once, without reading it back (other instances follow by their poll).
+   * takes the new level in at once, without reading it back (other instances are notified on commit).
    */
   async setOnHand(db: Database, sku: string, onHand: number): Promise<{ variantId: number; previous: number }> {
     const result = await setOnHandBySku(db, sku, onHand);
