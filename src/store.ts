@@ -67,7 +67,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const catalog = await Catalog.load(db, config.baseUrl);
     const inventory = await Inventory.load(db);
     catalog.watch(db, POLL_MS[db.kind].catalog, (error) => onError(CATALOG_REFRESH_FAILED, error));
-    inventory.watch(db, POLL_MS[db.kind].stock, (error) => onError(STOCK_REFRESH_FAILED, error));
+    inventory.watch(db, POLL_MS[db.kind].stock, (error) => onError(STOCK_REFRESH_FAILED, error), { full: db.kind === 'postgres' });
     if (db.kind === 'postgres') listening = await followOtherInstances(db, catalog, inventory, onError);
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore();

@@ -28,6 +28,9 @@ export class UnknownSku extends Error {
 /** Every write to inventory_levels is announced on this channel (a trigger, migration 006), with its change number. */
 export const STOCK_CHANNEL = 'storefront_stock';
 
+/** Change numbers each read looks at again (writers that can be in flight at once on a server are far fewer). */
+const REREAD_WINDOW = 200;
+
 /** The variants whose units on hand changed, with their new levels. */
 export type StockChange = ReadonlyMap<number, number>;
 type StockListener = (change: StockChange) => void;
@@ -74,9 +77,17 @@ export class Inventory implements StockLevels {
     return read;
   }
 
-  private async readChanges(db: Queryable): Promise<void> {
-    const { levels, seq } = await readStockChangedSince(db, this.seq);
-    this.seq = seq;
+  /**
+   * Change numbers are taken when a row is written, not when its transaction commits: on a PostgreSQL server two
+   * writers may commit out of order (10 after 11), and a read between them moves past 10 before 10 is visible.
+   * Each read therefore also looks again at the last REREAD_WINDOW numbers (more than the writers that can be in
+   * flight at once), and the safety poll on a server reads every level (`full`), which bounds what a longer
+   * straggler could leave stale. An embedded database runs one transaction at a time, so it has no such gap.
+   */
+  private async readChanges(db: Queryable, full = false): Promise<void> {
+    const since = full ? 0 : Math.max(0, this.seq - REREAD_WINDOW);
+    const { levels, seq } = await readStockChangedSince(db, since);
+    this.seq = Math.max(this.seq, seq);
     this.takeIn(levels);
   }
 
@@ -91,9 +102,13 @@ export class Inventory implements StockLevels {
     if (changed.size > 0) for (const listener of this.listeners) listener(changed);
   }
 
-  /** Polls for stock changes made elsewhere (other processes, other instances), in case a notification was missed. */
-  watch(db: Queryable, intervalMs: number, onError: (error: unknown) => void): void {
-    this.timer = setInterval(() => this.refresh(db).catch(onError), intervalMs);
+  /**
+   * Polls for stock changes made elsewhere (other processes, other instances), in case a notification was missed;
+   * with `full`, each poll reads every level (the safety net on a PostgreSQL server, see readChanges).
+   */
+  watch(db: Queryable, intervalMs: number, onError: (error: unknown) => void, options: { full?: boolean } = {}): void {
+    const poll = options.full ? () => (this.reads = this.reads.catch(() => {}).then(() => this.readChanges(db, true))) : () => this.refresh(db);
+    this.timer = setInterval(() => void poll().catch(onError), intervalMs);
     this.timer.unref();
   }
 
