@@ -1,8 +1,9 @@
 /** Builds the Fastify app from its parts: error handling, the interface description, then each door's routes. */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { approvalRoutes } from './storefront/approval-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
@@ -11,6 +12,10 @@ import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, notFoundDescription, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
+import { readinessCheck } from './http/readiness.js';
+import { REQUEST_ID_LOG_LABEL, requestIdGenerator } from './http/request-id.js';
+import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
+import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
 import { searchRoutes } from './storefront/search-routes.js';
 import type { Store } from './store.js';
@@ -60,10 +65,19 @@ export interface AppOptions {
 export async function buildApp(store: Store, options: AppOptions = {}): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const headersTimeout = Math.min(timeouts.headersTimeout, timeouts.requestTimeout);
+  const { baseUrl, trustProxy } = store.config;
+  // Set once the server begins to close: new requests are answered 503, answers close their connection.
+  const lifecycle = { draining: false };
   const app = Fastify({
     logger: options.logger ? { level: store.config.logLevel } : false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // The onRequest hook below answers 503 in the store's JSON, with the request id, while the server drains.
+    return503OnClosing: false,
+    // request.ip (rate limits, logs) and a client's X-Request-Id are believed only from these proxies.
+    trustProxy: trustProxy.length > 0 ? trustProxy : false,
+    requestIdHeader: false,
+    genReqId: requestIdGenerator(trustProxy),
+    logController: new LogController({ requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     // Without limits a client sending a byte every few seconds holds its connection (and its memory) forever.
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: timeouts.keepAliveTimeout,
@@ -80,7 +94,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     onConstructorPoisoning: 'remove',
     // Malformed HTTP (a bad Content-Length, an oversized header, a request over its time) is answered before
     // Fastify sees a request.
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, baseUrl),
     // A request a client sends never ends as an unhandled 5xx from the router or parser.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Errors the router raises before any route runs (a bad percent-encoding, an over-long URL) answer JSON too.
@@ -94,19 +108,30 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   });
 
   installErrorHandlers(app);
-  // HTTP/1.1 requires Host (RFC 9112, 3.2); HTTP/1.0 requests may go without.
+  app.addHook('preClose', (done) => {
+    lifecycle.draining = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
+    if (lifecycle.draining) {
+      reply.header('retry-after', '5');
+      sendError(reply, 503, ErrorMessage.unavailable, 'The store is shutting down; retry shortly.');
+      return;
+    }
+    // HTTP/1.1 requires Host (RFC 9112, 3.2); HTTP/1.0 requests may go without.
     if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return done();
     sendError(reply, 400, ErrorMessage.badRequest, 'An HTTP/1.1 request needs a Host header.');
   });
+  installResponseHeaders(app, { baseUrl, lifecycle });
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
-  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+  const genReqId = requestIdGenerator(trustProxy);
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const body = JSON.stringify(errorBody(417, 'The Expect header cannot be met: only Expect: 100-continue is supported.'));
     response
       .writeHead(417, {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
-        'x-content-type-options': 'nosniff',
+        ...rawAnswerHeaders(genReqId(request), baseUrl),
         connection: 'close',
       })
       .end(body);
@@ -125,11 +150,6 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     const existing = route.preValidation;
     route.preValidation = existing === undefined ? [check] : [check, ...(Array.isArray(existing) ? existing : [existing])];
   });
-  // Callback-style hooks: on the hottest paths an async hook's extra promise is measurable.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('x-content-type-options', 'nosniff');
-    done(null, payload);
-  });
 
   app.addSchema(ErrorSchema);
   app.addSchema(VariantSchema);
@@ -143,9 +163,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   await app.register(cartRoutes, { store });
   await app.register(approvalRoutes, { store });
   await app.register(ucpRoutes, { store });
-  metaRoutes(app, async () => {
-    await store.db.query('select 1');
-  });
+  metaRoutes(app, readinessCheck(store.db, loadMigrations()));
 
   app.get('/assets/demo/:file', { schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };
@@ -169,7 +187,7 @@ const CLIENT_ERRORS: Record<string, { status: number; reason: string; descriptio
   HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', description: 'The URL or the request headers are too large.' },
 };
 
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, baseUrl: string): void {
   // A reset connection has nobody to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   // An answer already under way on this connection cannot be followed by another: close it (as Node does).
@@ -180,9 +198,13 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const { status, reason, description } = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, reason: 'Bad Request', description: 'The request is not valid HTTP.' };
   const body = JSON.stringify(errorBody(status, description));
+  // No request was read, so there is no id to trust: this answer's is new.
+  const headers = Object.entries(rawAnswerHeaders(randomUUID(), baseUrl))
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`,
   );
 }
 

@@ -1,5 +1,7 @@
 /** Environment -> typed config. A bad value stops the process with one line naming the variable. */
+import { isIP } from 'node:net';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { US_REGIONS } from './checkout/shipping.js';
 
 export interface Config {
@@ -17,6 +19,11 @@ export interface Config {
    * names on the listening port (MCP_ALLOWED_HOSTS, comma-separated).
    */
   mcpAllowedHosts: string[];
+  /**
+   * The proxies whose X-Forwarded-For and X-Request-Id are believed (TRUST_PROXY: comma-separated IPs or CIDRs, or
+   * `loopback`), as CIDRs; none by default, so a client cannot choose its own address or request id.
+   */
+  trustProxy: string[];
   /** Lets agent profiles be fetched over plain http from loopback (UCP_ALLOW_INSECURE_PROFILES=1), for tests only. */
   allowInsecureProfiles: boolean;
   /** The store's name as buyers read it on the approval and order pages (STORE_NAME). */
@@ -112,6 +119,27 @@ function taxRates(env: NodeJS.ProcessEnv): Record<string, number> {
   return rates;
 }
 
+/** The names TRUST_PROXY accepts besides addresses, as the ranges they stand for. */
+const PROXY_RANGE_NAMES: Record<string, string[]> = { loopback: ['127.0.0.0/8', '::1/128'] };
+
+/** TRUST_PROXY: "loopback", "10.0.0.1", "10.0.0.0/8,fd00::/8" -> CIDRs; "" or "none" -> none. */
+function trustedProxies(env: NodeJS.ProcessEnv): string[] {
+  const entries = (env.TRUST_PROXY ?? '').split(',').map((e) => e.trim().toLowerCase()).filter(Boolean);
+  if (entries.length === 1 && entries[0] === 'none') return [];
+  return entries.flatMap((entry) => {
+    const named = PROXY_RANGE_NAMES[entry];
+    if (named) return named;
+    try {
+      // node:net is strict (no `127.1` or octal forms); ipaddr.js then reads the range.
+      if (isIP(entry.split('/')[0]!) === 0) throw new Error('not an address');
+      const [address, prefix] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), isIP(entry) === 4 ? 32 : 128];
+      return [`${address.toString()}/${prefix}`];
+    } catch {
+      throw new ConfigError('TRUST_PROXY', `expected comma-separated IP addresses or CIDRs (10.0.0.0/8), or loopback, got "${entry.slice(0, 60)}"`);
+    }
+  });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -133,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .filter(Boolean);
   const badHost = mcpAllowedHosts.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/.test(h));
   if (badHost) throw new ConfigError('MCP_ALLOWED_HOSTS', `expected host or host:port entries, got "${badHost}"`);
+  const trustProxy = trustedProxies(env);
   const allowInsecureProfiles = flag(env, 'UCP_ALLOW_INSECURE_PROFILES', false);
   const storeName = (env.STORE_NAME ?? '').trim() || 'Storefront';
   if (storeName.length > 100) throw new ConfigError('STORE_NAME', 'at most 100 characters');
@@ -161,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cartMaxLineQuantity,
     rateLimit,
     mcpAllowedHosts,
+    trustProxy,
     allowInsecureProfiles,
     storeName,
     checkout,

@@ -27,6 +27,9 @@ import type { StockListing } from './inventory/inventory-store.js';
 import { Inventory } from './inventory/inventory.js';
 import { openStore } from './store.js';
 
+/** How long requests under way may take to finish once serve is asked to stop. */
+const DRAIN_SECONDS = 10;
+
 const USAGE = `usage: storefront <command> [arguments]
 
   serve                      serve the store (the default): migrates, seeds the demo catalog into an empty store
@@ -43,7 +46,8 @@ The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL
 import, stock and orders work while the store runs: on PostgreSQL running stores see a change within 2 seconds;
 with the embedded database the command is run by the running store itself, through its control socket.
 Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
-RATE_LIMIT, MCP_ALLOWED_HOSTS, UCP_ALLOW_INSECURE_PROFILES.`;
+RATE_LIMIT, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES.
+SIGTERM or SIGINT stops serve gracefully: requests under way get ${DRAIN_SECONDS} seconds to finish; a second signal stops at once.`;
 
 class UsageError extends Error {}
 /** What the merchant asked for does not exist (an unknown order): one line, exit 1. */
@@ -63,14 +67,30 @@ async function serve(config: Config): Promise<void> {
         }),
       );
   let closing = false;
+  // Stop accepting connections, let the requests under way finish (closing what is left after DRAIN_SECONDS),
+  // then stop the background work and close the control socket and the database. A second signal exits at once.
   const shutdown = async (signal: string) => {
-    if (closing) return;
+    if (closing) {
+      app.log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
     closing = true;
-    app.log.info({ signal }, 'shutting down');
-    await control?.close();
-    await app.close();
-    await store.close();
-    process.exit(0);
+    app.log.info({ signal }, `shutting down: requests under way have ${DRAIN_SECONDS} s to finish`);
+    const deadline = setTimeout(() => {
+      app.log.warn('requests still under way after the drain: closing their connections');
+      app.server.closeAllConnections();
+    }, DRAIN_SECONDS * 1000);
+    try {
+      await control?.close();
+      await app.close();
+      clearTimeout(deadline);
+      await store.close();
+      app.log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -5,6 +5,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { ErrorMessage, sendError } from './errors.js';
 
 export const SCOPES = [
   {
@@ -92,7 +93,11 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
 
 const rateLimited = { 429: Type.Ref('Error') };
 
-export function metaRoutes(app: FastifyInstance, isReady: () => Promise<void>): void {
+const HEALTHY = JSON.stringify({ status: 'ok' });
+const READY = JSON.stringify({ status: 'ready', database: 'ok', migrations: 'current' });
+
+/** The interface description, the scopes, liveness and readiness; `notReady` names the failing check, if any. */
+export function metaRoutes(app: FastifyInstance, notReady: () => Promise<string | undefined>): void {
   app.get(
     '/openapi.json',
     { schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ, response: { 200: Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.1 document' }), ...rateLimited } } },
@@ -123,19 +128,34 @@ export function metaRoutes(app: FastifyInstance, isReady: () => Promise<void>): 
     {
       schema: {
         operationId: 'getHealth',
-        summary: 'Liveness and database reachability',
+        summary: 'Liveness: the process answers (no database call; see /readyz)',
         tags: ['meta'],
         security: PUBLIC_READ,
         response: { 200: Type.Object({ status: Type.Literal('ok') }), 429: Type.Ref('Error'), 503: Type.Ref('Error') },
       },
     },
+    (_request, reply) => reply.type('application/json; charset=utf-8').send(HEALTHY),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        operationId: 'getReadiness',
+        summary: 'Readiness: the database answers within 2 s and every migration is applied',
+        description: 'Answers 503 with Retry-After: 5 and the failing check in `description` when the instance should get no traffic.',
+        tags: ['meta'],
+        security: PUBLIC_READ,
+        response: {
+          200: Type.Object({ status: Type.Literal('ready'), database: Type.Literal('ok'), migrations: Type.Literal('current') }),
+          429: Type.Ref('Error'),
+          503: Type.Ref('Error'),
+        },
+      },
+    },
     async (_request, reply) => {
-      try {
-        await isReady();
-        return { status: 'ok' };
-      } catch {
-        return reply.code(503).send({ status: 503, message: 'Service unavailable', description: 'The database is not reachable.' });
-      }
+      const failed = await notReady();
+      if (failed === undefined) return reply.type('application/json; charset=utf-8').send(READY);
+      return sendError(reply.header('retry-after', '5'), 503, ErrorMessage.unavailable, failed);
     },
   );
 }

@@ -1,0 +1,42 @@
+/**
+ * Every request has an id, in every log line of it and in the `x-request-id` header of its answer. The id a client
+ * sends is kept only when the connection comes from a trusted proxy (TRUST_PROXY) and it has a safe shape; anyone
+ * else could otherwise forge ids to confuse the logs. Otherwise the store makes one.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import ipaddr from 'ipaddr.js';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+/** Logs label the id with this (pino JSON: `"request_id":"…"`). */
+export const REQUEST_ID_LOG_LABEL = 'request_id';
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/** Whether an address (a socket's remoteAddress) lies in one of the CIDRs (config.trustProxy). */
+export function peerMatcher(cidrs: readonly string[]): (address: string | undefined) => boolean {
+  const ranges: Range[] = cidrs.map((cidr) => {
+    const [address, prefix] = ipaddr.parseCIDR(cidr);
+    // An IPv4-mapped range (::ffff:10.0.0.0/104) matches the IPv4 form the socket's address is read as.
+    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
+      return [(address as ipaddr.IPv6).toIPv4Address(), prefix - 96];
+    }
+    return [address, prefix];
+  });
+  return (address) => {
+    if (address === undefined || !ipaddr.isValid(address)) return false;
+    const peer = ipaddr.process(address);
+    return ranges.some((range) => range[0].kind() === peer.kind() && peer.match(range));
+  };
+}
+
+/** Fastify's genReqId: the trusted proxy's id when it has a safe shape, else a new UUID. */
+export function requestIdGenerator(trustedProxies: readonly string[]): (request: IncomingMessage) => string {
+  if (trustedProxies.length === 0) return () => randomUUID();
+  const trusted = peerMatcher(trustedProxies);
+  return (request) => {
+    const offered = request.headers[REQUEST_ID_HEADER];
+    return typeof offered === 'string' && REQUEST_ID.test(offered) && trusted(request.socket?.remoteAddress) ? offered : randomUUID();
+  };
+}

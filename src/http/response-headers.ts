@@ -1,0 +1,87 @@
+/**
+ * The headers every answer carries (JSON, HTML pages, errors): its request id, the security headers, and CORS. The
+ * storefront's public reads may be fetched from any origin (`access-control-allow-origin: *`: they carry no
+ * credential and no private data); everything else (the cart, the buyer's pages, the commerce endpoint) is
+ * same-origin only: no allow-origin header, and a cross-origin preflight is refused.
+ *
+ * One callback-style onSend hook with constant values: a product read is benchmarked, and an async hook's promise
+ * or a per-request object shows in its throughput.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorMessage, sendError } from './errors.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
+
+/**
+ * The public reads: products, collections, search suggestions, recommendations, the sitemap, the interface
+ * description, the scopes and the UCP profile (and the demo images their products show).
+ */
+const PUBLIC_READ_PATH =
+  /^\/(?:products(?:\/|\.json(?:[?#]|$))|collections\/|search\/suggest\.json(?:[?#]|$)|recommendations\/|sitemap\.xml(?:[?#]|$)|openapi\.json(?:[?#]|$)|scopes\.json(?:[?#]|$)|\.well-known\/ucp(?:[/?#]|$)|assets\/demo\/)/;
+
+export function isPublicReadPath(url: string): boolean {
+  return PUBLIC_READ_PATH.test(url);
+}
+
+const isRead = (method: string) => method === 'GET' || method === 'HEAD';
+
+export const PUBLIC_READ_METHODS = 'GET, HEAD';
+
+export interface ResponseHeaderOptions {
+  baseUrl: string;
+  /** True once the server is shutting down: answers then close their connection, so the drain ends. */
+  lifecycle: { draining: boolean };
+}
+
+export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycle }: ResponseHeaderOptions): void {
+  const https = baseUrl.startsWith('https:');
+  const ownOrigin = new URL(baseUrl).origin;
+
+  // A preflight (OPTIONS with Access-Control-Request-Method) is answered here, before routing picks a 405 or 404.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return done();
+    if (isPublicReadPath(request.url)) {
+      reply
+        .code(204)
+        .header('access-control-allow-methods', PUBLIC_READ_METHODS)
+        .header('access-control-allow-headers', 'Accept, Accept-Language, Content-Type, X-Request-Id')
+        .header('access-control-max-age', '600')
+        .send();
+      return;
+    }
+    // The commerce endpoint keeps its own Origin and Host rules (src/ucp/routes.ts); a same-origin preflight is
+    // an ordinary OPTIONS.
+    const origin = request.headers.origin;
+    if (origin === undefined || origin === ownOrigin || request.url.startsWith('/api/ucp/mcp')) return done();
+    sendError(reply, 403, ErrorMessage.forbidden, 'Cross-origin requests are not allowed here: only the storefront reads are.');
+  });
+
+  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    // A route (the buyer's pages) may set its own.
+    if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
+    if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'strict-origin-when-cross-origin');
+    if (https) reply.header('strict-transport-security', 'max-age=31536000');
+    if ((isRead(request.method) || request.method === 'OPTIONS') && PUBLIC_READ_PATH.test(request.url)) {
+      reply.header('access-control-allow-origin', '*');
+      reply.header('access-control-expose-headers', REQUEST_ID_HEADER);
+      reply.header('cross-origin-resource-policy', 'cross-origin');
+    } else {
+      reply.header('cross-origin-resource-policy', 'same-site');
+    }
+    if (lifecycle.draining) reply.header('connection', 'close');
+    done(null, payload);
+  });
+}
+
+/** The same headers for the answers Node's HTTP layer sends before Fastify sees a request (malformed HTTP). */
+export function rawAnswerHeaders(requestId: string, baseUrl: string): Record<string, string> {
+  return {
+    [REQUEST_ID_HEADER]: requestId,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'strict-origin-when-cross-origin',
+    'cross-origin-resource-policy': 'same-site',
+    ...(baseUrl.startsWith('https:') ? { 'strict-transport-security': 'max-age=31536000' } : {}),
+  };
+}
