@@ -43,7 +43,7 @@ const USAGE = `usage: storefront <command> [arguments]
   help                       this text
 
 The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
-import, stock and orders work while the store runs: on PostgreSQL running stores see a change within 2 seconds;
+import, stock and orders work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
 with the embedded database the command is run by the running store itself, through its control socket.
 Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
 RATE_LIMIT, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES.
