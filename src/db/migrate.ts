@@ -1,6 +1,6 @@
 /** Versioned SQL migrations (migrations/NNN_name.sql), each applied once, in order, in its own transaction. */
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Database } from './database.js';
+import type { Database, Queryable } from './database.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
@@ -41,7 +41,19 @@ export async function migrate(db: Database, migrations: Migration[] = loadMigrat
       await tx.query('insert into schema_migrations (version, name) values ($1, $2)', [migration.version, migration.name]);
       return true;
     });
-    if (done) applied.push(`${String(migration.version).padStart(3, '0')}_${migration.name}`);
+    if (done) applied.push(migrationName(migration));
   }
   return applied;
+}
+
+/** A migration as its file is named: 005_checkout. */
+export function migrationName(migration: Migration): string {
+  return `${String(migration.version).padStart(3, '0')}_${migration.name}`;
+}
+
+/** The migrations not yet applied to this database (its readiness says so). */
+export async function pendingMigrations(db: Queryable, migrations: readonly Migration[] = loadMigrations()): Promise<Migration[]> {
+  const rows = await db.query<{ version: number }>('select version from schema_migrations');
+  const applied = new Set(rows.map((row) => Number(row.version)));
+  return migrations.filter((migration) => !applied.has(migration.version));
 }

@@ -3,7 +3,7 @@
  * applied. A balancer sends traffic only to a ready instance; liveness (/healthz) never touches the database.
  */
 import type { Queryable } from '../db/database.js';
-import type { Migration } from '../db/migrate.js';
+import { migrationName, pendingMigrations, type Migration } from '../db/migrate.js';
 
 const DATABASE_DEADLINE_MS = 2000;
 
@@ -28,17 +28,14 @@ export function readinessCheck(db: Queryable, migrations: readonly Migration[]):
     } catch {
       return `The database does not answer: select 1 failed or took over ${DATABASE_DEADLINE_MS / 1000} s.`;
     }
-    let applied: Set<number>;
+    let missing: Migration[];
     try {
-      // schema_migrations is the table src/db/migrate.ts records each applied migration in.
-      const rows = await within(DATABASE_DEADLINE_MS, db.query('select version from schema_migrations'));
-      applied = new Set(rows.map((row) => Number(row.version)));
+      missing = await within(DATABASE_DEADLINE_MS, pendingMigrations(db, migrations));
     } catch {
       return 'The migrations table cannot be read: run `storefront migrate`.';
     }
-    const missing = migrations.filter((migration) => !applied.has(migration.version));
     if (missing.length === 0) return undefined;
-    const names = missing.map((m) => `${String(m.version).padStart(3, '0')}_${m.name}`).join(', ');
+    const names = missing.map(migrationName).join(', ');
     return `Migrations not applied: ${names}; run \`storefront migrate\`.`;
   };
 }

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,7 +17,7 @@ import { describeOrder, describeOrders, type OrderDetails } from '../../src/cli/
 import { loadConfig } from '../../src/config.js';
 import type { Order } from '../../src/orders/orders.js';
 import { openStore } from '../../src/store.js';
-import { runCli } from '../helpers/cli.js';
+import { cliTargets, runCli } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
 import { freePort } from '../helpers/browser.js';
 
@@ -77,23 +76,7 @@ async function within(limitMs: number, what: string, check: () => Promise<boolea
   }
 }
 
-const targets = [
-  { name: 'embedded database', env: async () => ({ DATA_DIR: path.join(scratch, 'data') }) },
-  {
-    name: 'PostgreSQL',
-    env: async () => {
-      const database = `sf_orders_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`create database ${database}`);
-      await admin.end();
-      databases.push(database);
-      const url = new URL(POSTGRES_URL);
-      url.pathname = `/${database}`;
-      return { DATABASE_URL: url.toString() };
-    },
-  },
-];
+const targets = cliTargets(scratch, 'sf_orders', databases);
 
 for (const target of targets) {
   describe(`storefront orders (${target.name})`, () => {

@@ -6,14 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { runCli } from '../helpers/cli.js';
+import { cliTargets, runCli } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
 import { freePort } from '../helpers/browser.js';
 
@@ -46,23 +45,7 @@ async function within(limitMs: number, what: string, check: () => Promise<boolea
   return Date.now() - start;
 }
 
-const targets = [
-  { name: 'embedded database', env: async () => ({ DATA_DIR: path.join(scratch, 'data') }) },
-  {
-    name: 'PostgreSQL',
-    env: async () => {
-      const database = `sf_cli_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`create database ${database}`);
-      await admin.end();
-      databases.push(database);
-      const url = new URL(POSTGRES_URL);
-      url.pathname = `/${database}`;
-      return { DATABASE_URL: url.toString() };
-    },
-  },
-];
+const targets = cliTargets(scratch, 'sf_cli', databases);
 
 for (const target of targets) {
   describe(`storefront stock, with the store running (${target.name})`, () => {

@@ -1,5 +1,9 @@
 /** The storefront CLI as a merchant runs it, in its own process (through tsx, from the checkout). */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { POSTGRES_URL } from './store.js';
 
 export function runCli(args: string[], env: Record<string, string>): { code: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
@@ -8,4 +12,28 @@ export function runCli(args: string[], env: Record<string, string>): { code: num
     timeout: 60_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Where a CLI test runs its commands: the embedded database in a scratch DATA_DIR, and a fresh PostgreSQL database
+ * (its name pushed onto `databases`, which the test drops afterwards).
+ */
+export function cliTargets(scratch: string, prefix: string, databases: string[]): { name: string; env: () => Promise<Record<string, string>> }[] {
+  return [
+    { name: 'embedded database', env: async () => ({ DATA_DIR: path.join(scratch, 'data') }) },
+    {
+      name: 'PostgreSQL',
+      env: async () => {
+        const database = `${prefix}_${randomBytes(6).toString('hex')}`;
+        const admin = new pg.Client({ connectionString: POSTGRES_URL });
+        await admin.connect();
+        await admin.query(`create database ${database}`);
+        await admin.end();
+        databases.push(database);
+        const url = new URL(POSTGRES_URL);
+        url.pathname = `/${database}`;
+        return { DATABASE_URL: url.toString() };
+      },
+    },
+  ];
 }
