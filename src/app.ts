@@ -14,6 +14,9 @@ import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidPara
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
 import { readinessCheck } from './http/readiness.js';
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator } from './http/request-id.js';
+import { installMetrics } from './http/metrics.js';
+import { installRateLimits } from './http/rate-limit.js';
+import { installRequestLog, loggerOptions } from './http/request-log.js';
 import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
 import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
@@ -69,7 +72,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   // Set once the server begins to close: new requests are answered 503, answers close their connection.
   const lifecycle = { draining: false };
   const app = Fastify({
-    logger: options.logger ? { level: store.config.logLevel } : false,
+    ...loggerOptions(options.logger, store.config),
     bodyLimit: BODY_LIMIT,
     // The onRequest hook below answers 503 in the store's JSON, with the request id, while the server drains.
     return503OnClosing: false,
@@ -123,6 +126,9 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     sendError(reply, 400, ErrorMessage.badRequest, 'An HTTP/1.1 request needs a Host header.');
   });
   installResponseHeaders(app, { baseUrl, lifecycle });
+  installRequestLog(app);
+  const metrics = installMetrics(app, store);
+  await installRateLimits(app, store, metrics);
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
   const genReqId = requestIdGenerator(trustProxy);
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
