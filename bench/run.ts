@@ -2,9 +2,17 @@
  * `npm run bench`: throughput and latency of the storefront's hot paths next to a bare node:http server
  * answering a fixed JSON body of the same size, measured in the same run, printed as ratios. Every server
  * listens on 127.0.0.1 and every load is bounded in time.
- *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50); BENCH_APPROVALS (default 500) per backend.
+ *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50); BENCH_APPROVALS (default 500) per backend;
+ *   BENCH_CLIENT_ADDRESSES (default 65536) clients the rate-limited product reads come from;
+ *   BENCH_MIXED_SECONDS (default 30) for the mixed load against two instances.
+ * Sections after the read table: stock, cart, checkout, mcp, mixed (all by default; `none` for the table alone).
  */
-import { combine, load, startTarget, type Load, type Target } from './harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { clientAddresses, combine, load, startTarget, type Load, type Target } from './harness.js';
+import { SEARCH_QUERIES } from './search-queries.js';
+import { runStorefront, startServe, writeBenchCatalog, type LogTally } from './serve-process.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -15,11 +23,9 @@ const CATALOG_SIZE = Number(process.env.BENCH_PRODUCTS ?? 10_000);
 const WARMUP_SECONDS = 2;
 /** Checkout approvals posted per backend (BENCH_APPROVALS). */
 const APPROVALS = Number(process.env.BENCH_APPROVALS ?? 500);
-
-/** What shoppers type into the search box, letter by letter: every prefix of 2+ letters of these phrases. */
-const SEARCH_QUERIES = ['espresso capsules', 'hydration drink stick', 'magnesium', 'vitamin d3', 'lemon-lime', 'cold brew', 'decaf', 'electrolyte sticks', 'melatonin', 'capsle', 'berry', 'omega-3 capsules']
-  .flatMap((phrase) => Array.from({ length: phrase.length - 1 }, (_, i) => phrase.slice(0, i + 2)))
-  .filter((q) => q.trim().length >= 2);
+/** Distinct client addresses (X-Forwarded-For) the product reads under rate limits come from, each in turn. */
+const CLIENT_ADDRESSES = Number(process.env.BENCH_CLIENT_ADDRESSES ?? 65_536);
+const MIXED_SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 30);
 
 async function responseSize(url: string): Promise<number> {
   const response = await fetch(url);
@@ -43,25 +49,39 @@ interface Row {
  * what a running store serves with); then they are loaded in turn, twice each, so a drift of this shared machine
  * falls on both sides of the ratio.
  */
-async function compare(scenario: string, store: Target, path: string | string[], goal: number, extra: { p99Goal?: number } = {}): Promise<Row> {
+async function compare(
+  scenario: string,
+  store: Target,
+  path: string | string[],
+  goal: number,
+  extra: { p99Goal?: number; headersPerRequest?: () => Record<string, string>; log?: LogTally } = {},
+): Promise<Row> {
   const paths = Array.isArray(path) ? path : [path];
   const url = `http://127.0.0.1:${store.port}${paths[0]}`;
   let total = 0;
   for (const p of paths) total += await responseSize(`http://127.0.0.1:${store.port}${p}`);
   const size = Math.round(total / paths.length);
   const bare = await startTarget(['bare', String(size)]);
-  const storeLoad = () => load(url, Array.isArray(path) ? { paths, seconds: SECONDS / 2 } : { seconds: SECONDS / 2 });
-  const bareLoad = () => load(`http://127.0.0.1:${bare.port}/`, { seconds: SECONDS / 2 });
+  // The bare server gets the same per-request headers: building each request costs the load generator the same.
+  const { headersPerRequest, log } = extra;
+  const logLinesBefore = log?.lines ?? 0;
+  let storeResponses = 0;
+  const storeLoad = async (seconds: number) => {
+    const run = await load(url, { ...(Array.isArray(path) ? { paths } : {}), seconds, headersPerRequest });
+    storeResponses += run.responses;
+    return run;
+  };
+  const bareLoad = (seconds: number) => load(`http://127.0.0.1:${bare.port}/`, { seconds, headersPerRequest });
   let measured: Load;
   let baseline: Load;
   try {
-    await load(url, Array.isArray(path) ? { paths, seconds: WARMUP_SECONDS } : { seconds: WARMUP_SECONDS });
-    await load(`http://127.0.0.1:${bare.port}/`, { seconds: WARMUP_SECONDS });
+    await storeLoad(WARMUP_SECONDS);
+    await bareLoad(WARMUP_SECONDS);
     const storeRuns: Load[] = [];
     const bareRuns: Load[] = [];
     for (let round = 0; round < 2; round++) {
-      storeRuns.push(await storeLoad());
-      bareRuns.push(await bareLoad());
+      storeRuns.push(await storeLoad(SECONDS / 2));
+      bareRuns.push(await bareLoad(SECONDS / 2));
     }
     measured = combine(storeRuns);
     baseline = combine(bareRuns);
@@ -78,10 +98,42 @@ async function compare(scenario: string, store: Target, path: string | string[],
     ratio: Number(ratio.toFixed(2)),
     goal: goals,
     p99Ms: measured.p99Ms,
-    note: [met ? 'met' : 'MISSED', measured.non2xx ? `${measured.non2xx} non-2xx` : '', measured.errors ? `${measured.errors} errors` : '']
+    note: [
+      met ? 'met' : 'MISSED',
+      headersPerRequest ? `429: ${measured.statusCodes['429'] ?? 0}` : '',
+      log ? `${((log.lines - logLinesBefore) / Math.max(1, storeResponses)).toFixed(1)} log lines per request` : '',
+      log?.errorLines ? `${log.errorLines} error lines logged` : '',
+      measured.non2xx ? `${measured.non2xx} non-2xx` : '',
+      measured.errors ? `${measured.errors} errors` : '',
+    ]
       .filter(Boolean)
       .join(', '),
   };
+}
+
+/**
+ * Product reads from the store as `npm start` serves it (embedded database in a directory, logs at info into a
+ * pipe, rate limits on), with the same catalog imported first. It trusts loopback as its proxy, and each request
+ * comes from the next of CLIENT_ADDRESSES client addresses: every request passes the limiter, within its budget.
+ */
+async function compareWithStartDefaults(): Promise<Row> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'sf-bench-start-'));
+  const catalog = writeBenchCatalog(CATALOG_SIZE);
+  try {
+    await runStorefront(['import', catalog.file], { DATA_DIR: dataDir });
+    const store = await startServe({ DATA_DIR: dataDir, TRUST_PROXY: 'loopback' });
+    try {
+      return await compare('GET /products/{handle}.js, npm start defaults', store, '/products/hydration-drink-stick.js', 0.6, {
+        headersPerRequest: clientAddresses(CLIENT_ADDRESSES),
+        log: store.log,
+      });
+    } finally {
+      await store.stop();
+    }
+  } finally {
+    catalog.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
@@ -89,7 +141,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const store = await startTarget(['store', String(CATALOG_SIZE), 'pglite']);
   try {
-    rows.push(await compare('GET /products/{handle}.js', store, '/products/hydration-drink-stick.js', 0.75));
+    rows.push(await compare('GET /products/{handle}.js', store, '/products/hydration-drink-stick.js', 0.8));
     rows.push(await compare('GET /collections/all/products.json, 30 products', store, '/collections/all/products.json?limit=30&page=7', 0.5));
     const search = await fetch(`http://127.0.0.1:${store.port}/search/suggest.json?q=capsu`);
     await search.arrayBuffer();
@@ -105,6 +157,13 @@ async function main(): Promise<void> {
   } finally {
     await store.stop();
   }
+  // One store process at a time, so that two do not share the cores.
+  rows.splice(1, 0, await compareWithStartDefaults());
+  console.log(
+    `rows: the bench's store (embedded database in memory, no request log, RATE_LIMIT=off); "npm start defaults": storefront serve ` +
+      `as npm start runs it (LOG_LEVEL info into a pipe, RATE_LIMIT on) with TRUST_PROXY=loopback, each request from the next of ` +
+      `${CLIENT_ADDRESSES} client addresses (X-Forwarded-For, 198.18.0.0/15)`,
+  );
   console.table(rows);
 
   const extra = process.argv.slice(2);
@@ -146,6 +205,10 @@ async function main(): Promise<void> {
       const result = await mcpModule.benchMcpSearch({ seconds: SECONDS, connections: CONNECTIONS });
       console.log(`MCP tools/call search_catalog: ${Math.round(result.callsPerSecond)} calls/s, p99 ${result.p99Ms} ms, errors ${result.errors}`);
     }
+  }
+  if (extra.length === 0 || extra.includes('mixed')) {
+    const { benchMixed, printMixed } = await import('./mixed.js');
+    printMixed(await benchMixed({ seconds: MIXED_SECONDS, connections: CONNECTIONS, products: CATALOG_SIZE }));
   }
 }
 

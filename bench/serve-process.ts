@@ -1,0 +1,147 @@
+/**
+ * The store as `npm start` runs it: `storefront serve` (src/main.ts, through tsx rather than the build in dist/),
+ * in a process of its own, configured by its environment alone. Its log (JSON lines on stdout) goes into a pipe
+ * this process drains and counts, as a process manager's journal would; stderr is shown.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { demoCatalog } from '../src/catalog/demo-catalog.js';
+import type { CatalogDocument } from '../src/catalog/import/catalog-document.js';
+import { generateCatalog } from './generated-catalog.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = 'src/main.ts';
+const READY_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 15_000;
+/** What the store is given from this process's environment: nothing of the store's own configuration. */
+const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
+
+/** What the store wrote to its log while it ran. */
+export interface LogTally {
+  lines: number;
+  bytes: number;
+  /** Lines at level error or fatal (pino's 50 and 60). */
+  errorLines: number;
+  firstError?: string;
+}
+
+export interface ServeProcess {
+  port: number;
+  origin: string;
+  log: LogTally;
+  stop(): Promise<void>;
+}
+
+/** A port nobody listens on now, on loopback (the store is told it; a clash fails its start, loudly). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+function environment(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of INHERITED) if (process.env[name] !== undefined) env[name] = process.env[name];
+  return { ...env, ...settings };
+}
+
+const ERROR_LEVEL = /"level":(50|60)\b/;
+/** A log line longer than this is counted but not searched for its level. */
+const MAX_LINE = 64 * 1024;
+
+/** Counts lines and bytes of the child's stdout as they pass, keeping nothing but a partial last line. */
+function drainLog(child: ChildProcess, tally: LogTally): void {
+  let partial = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    tally.bytes += Buffer.byteLength(chunk);
+    let start = 0;
+    for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+      const line = partial + chunk.slice(start, end);
+      partial = '';
+      tally.lines++;
+      if (line.length <= MAX_LINE && ERROR_LEVEL.test(line)) {
+        tally.errorLines++;
+        tally.firstError ??= line.slice(0, 300);
+      }
+      start = end + 1;
+    }
+    partial = partial.length + chunk.length - start > MAX_LINE ? '' : partial + chunk.slice(start);
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Starts `storefront serve` on 127.0.0.1 with `settings` as its whole configuration (PORT and HOST are set
+ * here) and resolves once GET /readyz answers 200.
+ */
+export async function startServe(settings: Record<string, string>): Promise<ServeProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve'], {
+    cwd: ROOT,
+    env: environment({ ...settings, PORT: String(port), HOST: '127.0.0.1' }),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const log: LogTally = { lines: 0, bytes: 0, errorLines: 0 };
+  drainLog(child, log);
+  const origin = `http://127.0.0.1:${port}`;
+  const serving: ServeProcess = { port, origin, log, stop: () => stopChild(child) };
+  try {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`storefront serve exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+      const status = await fetch(`${origin}/readyz`).then(
+        async (response) => (await response.arrayBuffer(), response.status),
+        () => 0,
+      );
+      if (status === 200) return serving;
+      if (Date.now() > deadline) throw new Error(`storefront serve was not ready within ${READY_TIMEOUT_MS / 1000} s (last answer ${status || 'none'})`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+}
+
+/** Runs a storefront command (`import FILE`, `migrate`) to its end; rejects with its stderr when it fails. */
+export async function runStorefront(args: string[], settings: Record<string, string>): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: environment(settings), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-10_000)));
+  child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-10_000)));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`storefront ${args.join(' ')} failed (${code}): ${output.trim().slice(-2000)}`);
+  return output;
+}
+
+/** The demo catalog and PRODUCTS generated products in one JSON catalog file, in a directory of its own. */
+export function writeBenchCatalog(products: number): { file: string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sf-bench-catalog-'));
+  const file = path.join(dir, 'catalog.json');
+  const document: CatalogDocument = { ...demoCatalog, products: [...demoCatalog.products, ...generateCatalog(products).products] };
+  writeFileSync(file, JSON.stringify(document));
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The handles of that catalog's products, demo first. */
+export function benchCatalogHandles(products: number): string[] {
+  return [...demoCatalog.products, ...generateCatalog(products).products].map((product) => product.handle);
+}
