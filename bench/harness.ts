@@ -51,18 +51,44 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   paths?: string[];
   seconds?: number;
-  /** Headers that change with every request (a client address), merged over `headers`. */
-  headersPerRequest?: () => Record<string, string>;
+  /**
+   * Requests come from this many client addresses (X-Forwarded-For, for a store that trusts this machine as its
+   * proxy), each connection with its own share of them in turn, so every address sends an even share.
+   */
+  clientAddresses?: number;
+}
+
+/** The n-th address of the benchmarking range 198.18.0.0/15 (RFC 2544). */
+function benchmarkAddress(n: number): string {
+  return `198.${18 + ((n >> 16) & 1)}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/**
+ * Gives each connection its own list of requests, one per address of its share: built once when the connection
+ * is made, so changing the address costs the load generator nothing per request.
+ */
+function spreadOverAddresses(addresses: number, paths: string[]): (client: autocannon.Client) => void {
+  const perConnection = Math.ceil(addresses / CONNECTIONS);
+  if (!(addresses >= 1 && perConnection * CONNECTIONS <= 2 ** 17)) throw new Error(`1 to ${2 ** 17} client addresses, not ${addresses}`);
+  let connection = 0;
+  return (client) => {
+    const first = connection++ * perConnection;
+    const list = Array.from({ length: Math.max(perConnection, paths.length) }, (_, i) => ({
+      method: 'GET' as const,
+      path: paths[i % paths.length]!,
+      headers: { 'x-forwarded-for': benchmarkAddress(first + (i % perConnection)) },
+    }));
+    client.setRequests(list);
+  };
 }
 
 export async function load(url: string, options: LoadOptions = {}): Promise<Load> {
-  const perRequest = options.headersPerRequest;
-  const setupRequest = perRequest ? (request: autocannon.Request) => ({ ...request, headers: { ...request.headers, ...perRequest() } }) : undefined;
-  // Each connection walks the list of paths in turn (a shopper typing, many shoppers at once).
-  const paths = options.paths ?? (setupRequest ? [new URL(url).pathname + new URL(url).search] : undefined);
+  const target = new URL(url);
   const result = await autocannon({
     url,
-    ...(paths ? { requests: paths.map((path) => ({ method: 'GET' as const, path, ...(setupRequest ? { setupRequest } : {}) })) } : {}),
+    // Each connection walks the list of paths in turn (a shopper typing, many shoppers at once).
+    ...(options.paths ? { requests: options.paths.map((path) => ({ method: 'GET' as const, path })) } : {}),
+    ...(options.clientAddresses ? { setupClient: spreadOverAddresses(options.clientAddresses, options.paths ?? [target.pathname + target.search]) } : {}),
     connections: CONNECTIONS,
     duration: options.seconds ?? SECONDS,
     method: (options.method ?? 'GET') as 'GET',
@@ -77,19 +103,6 @@ export async function load(url: string, options: LoadOptions = {}): Promise<Load
     errors: result.errors + result.timeouts,
     bytes: Math.round(result.throughput.average / Math.max(1, result.requests.average)),
     statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count ?? 0])),
-  };
-}
-
-/**
- * X-Forwarded-For values from the benchmarking range 198.18.0.0/15 (RFC 2544), one after another: a load from
- * `size` clients, each sending an even share, for a store that trusts this machine as its proxy.
- */
-export function clientAddresses(size: number): () => Record<string, string> {
-  if (!(size >= 1 && size <= 2 ** 17)) throw new Error(`a pool of 1 to ${2 ** 17} client addresses, not ${size}`);
-  let next = 0;
-  return () => {
-    const n = next++ % size;
-    return { 'x-forwarded-for': `198.${18 + ((n >> 16) & 1)}.${(n >> 8) & 255}.${n & 255}` };
   };
 }
 
