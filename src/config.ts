@@ -15,6 +15,13 @@ export interface Config {
   /** Request-rate limits; RATE_LIMIT=off for load tests or behind a proxy that limits instead. */
   rateLimit: boolean;
   /**
+   * REDIS_URL (redis:// or rediss://): the rate-limit counters live there, shared by every instance; unset, each
+   * instance counts in its own memory.
+   */
+  redisUrl: string | undefined;
+  /** REDIS_KEY_PREFIX: what every key this store writes to Redis starts with (several stores may share one Redis). */
+  redisKeyPrefix: string;
+  /**
    * Hosts (host or host:port) the commerce endpoint accepts in Host/Origin besides BASE_URL's and the loopback
    * names on the listening port (MCP_ALLOWED_HOSTS, comma-separated).
    */
@@ -94,6 +101,18 @@ function absoluteHttpUrl(name: string, raw: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
+/** REDIS_URL: redis:// or rediss:// (TLS), with a host; the message never repeats a password the URL may hold. */
+function redisUrlOrThrow(raw: string): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL', 'expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError('REDIS_URL', `expected redis:// or rediss://, got ${url.protocol}//`);
+  if (!url.hostname) throw new ConfigError('REDIS_URL', 'the URL names no host');
+}
+
 /** A duration: seconds, or a number with s, m or h ("900", "15m", "6h"). */
 function duration(env: NodeJS.ProcessEnv, name: string, fallbackSeconds: number, minSeconds: number, maxSeconds: number): number {
   const raw = env[name]?.trim();
@@ -155,6 +174,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const cartMaxLineQuantity = integer(env, 'CART_MAX_LINE_QUANTITY', 10, 1, 1_000_000);
   const rateLimit = flag(env, 'RATE_LIMIT', true);
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl !== undefined) redisUrlOrThrow(redisUrl);
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX || 'storefront:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', `expected 1 to 64 of A-Z a-z 0-9 : _ . -, got "${redisKeyPrefix.slice(0, 80)}"`);
+  }
   const mcpAllowedHosts = (env.MCP_ALLOWED_HOSTS ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase())
@@ -189,6 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     cartMaxLineQuantity,
     rateLimit,
+    redisUrl,
+    redisKeyPrefix,
     mcpAllowedHosts,
     trustProxy,
     allowInsecureProfiles,

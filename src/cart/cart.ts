@@ -11,6 +11,12 @@ import { isVariantAvailable, sellableQuantity, type StockLevels } from '../inven
 export const CART_LIFETIME_DAYS = 14;
 /** Distinct lines one cart may hold, so line properties cannot grow a cart without bound. */
 export const MAX_CART_LINES = 100;
+/**
+ * Bytes of shopper-written text one cart may hold (line property names and values, attribute names and values and
+ * the note, in UTF-8): room for engravings, gift messages and a long note, while a client cannot make each cart
+ * megabytes (100 lines of 30 properties of 1,000 characters would be 3.7 MB).
+ */
+export const MAX_CART_TEXT_BYTES = 16 * 1024;
 
 export interface CartLine {
   /** `{variantId}:{hash of properties and selling plan}`: stable for the same identity, opaque to clients. */
@@ -45,7 +51,8 @@ export type CartErrorReason =
   | 'invalid_selling_plan'
   | 'quantity_limit'
   | 'no_such_line'
-  | 'too_many_lines';
+  | 'too_many_lines'
+  | 'too_much_text';
 
 /** A request the cart refuses; `description` is written for the shopper. Nothing was changed. */
 export class CartError extends Error {
@@ -276,7 +283,10 @@ export function clearLines(cart: Cart): Cart {
   return { ...cart, lines: [] };
 }
 
-/** Note and attributes as update.js sets them: an attribute set to "" is removed, a blank note clears it. */
+/**
+ * Note and attributes as update.js sets them: an attribute set to "" is removed, a blank note clears it. A change
+ * that grows the cart's text past MAX_CART_TEXT_BYTES is refused.
+ */
 export function setDetails(cart: Cart, details: { note?: string | undefined; attributes?: Record<string, string> | undefined }): Cart {
   const attributes = { ...cart.attributes };
   for (const [name, value] of Object.entries(details.attributes ?? {})) {
@@ -284,7 +294,32 @@ export function setDetails(cart: Cart, details: { note?: string | undefined; att
     else attributes[name] = value;
   }
   const note = details.note === undefined ? cart.note : details.note === '' ? null : details.note;
-  return { ...cart, note, attributes };
+  const next = { ...cart, note, attributes };
+  checkText(cart, next);
+  return next;
+}
+
+/** The bytes of shopper-written text a cart holds (UTF-8): line properties, attributes and the note. */
+export function cartTextBytes(cart: Cart): number {
+  const recordBytes = (record: Record<string, string>) => {
+    let bytes = 0;
+    for (const name in record) bytes += Buffer.byteLength(name) + Buffer.byteLength(record[name]!);
+    return bytes;
+  };
+  let bytes = Buffer.byteLength(cart.note ?? '') + recordBytes(cart.attributes);
+  for (const line of cart.lines) bytes += recordBytes(line.properties);
+  return bytes;
+}
+
+/** A change may not grow a cart's text past MAX_CART_TEXT_BYTES (shrinking it is always allowed). */
+function checkText(before: Cart, after: Cart): void {
+  const bytes = cartTextBytes(after);
+  if (bytes <= MAX_CART_TEXT_BYTES || bytes <= cartTextBytes(before)) return;
+  throw new CartError(
+    'too_much_text',
+    `A cart holds at most ${MAX_CART_TEXT_BYTES.toLocaleString('en-US')} bytes of line properties, attributes and note; ` +
+      `this change would make it ${bytes.toLocaleString('en-US')}. Shorten or remove some before adding more.`,
+  );
 }
 
 /**
@@ -297,6 +332,7 @@ export function checkQuantities(before: Cart, after: Cart, lookup: VariantLookup
   if (after.lines.length > MAX_CART_LINES && after.lines.length > before.lines.length) {
     throw new CartError('too_many_lines', `A cart holds at most ${MAX_CART_LINES} lines; remove one before adding another.`);
   }
+  checkText(before, after);
   const variantTotals = (cart: Cart) => {
     const totals = new Map<number, number>();
     for (const line of cart.lines) totals.set(line.variantId, (totals.get(line.variantId) ?? 0) + line.quantity);

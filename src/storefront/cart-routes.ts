@@ -122,10 +122,22 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
    * `setCookie` says so. `redirectForms`: a plain HTML form post is redirected to the cart instead.
    */
   const answer = (request: FastifyRequest, reply: FastifyReply, view: CartView, options: { redirectForms?: boolean; setCookie?: boolean } = {}) => {
-    if (options.setCookie || view.changed || view.token !== cartFromCookie(request)) setCartCookie(reply, view.token, baseUrl);
+    const cookieToken = cartFromCookie(request);
+    // A cookie naming no live cart was handed a new token: a start the onRequest check could not foresee.
+    if (!options.setCookie && cookieToken !== undefined && view.token !== cookieToken) app.cartStarts.record(request);
+    if (options.setCookie || view.changed || view.token !== cookieToken) setCartCookie(reply, view.token, baseUrl);
     reply.header('cache-control', 'no-store');
     if (options.redirectForms && !wantsJson(request)) return reply.redirect('/cart.js', 302);
     return reply.type(JSON_TYPE).send(JSON.stringify(cartJson(view.cart, baseUrl)));
+  };
+
+  /**
+   * Every cart read and change may hand out a new cart: each client address may start BUDGETS['cart-start'] an hour
+   * (src/http/rate-limit.ts). Before the body is read; a live cart's cookie is looked up only once the budget is spent.
+   */
+  const limitCartStarts = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = cartFromCookie(request);
+    await app.cartStarts.admit(request, reply, token !== undefined, async () => (await carts.findCart(db, token)) !== undefined);
   };
 
   /** A refused cart change is a 422 Cart Error; the description is the service's, written for the shopper. */
@@ -149,6 +161,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   ) => {
     // Fastify validated the body against `options.schema.body` before the handler runs: that makes it Static<Body>.
     const run = (request: FastifyRequest) => cartErrors(() => change(request as FastifyRequest<{ Body: Static<Body> }>));
+    options = { ...options, onRequest: limitCartStarts };
     app.post(`${path}.js`, options, async (request, reply) => answer(request, reply, await run(request)));
     app.post(path, { ...options, schema: { ...options.schema, hide: true } }, async (request, reply) =>
       answer(request, reply, await run(request), { redirectForms: true }),
@@ -156,6 +169,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   };
 
   const getCartOptions = {
+    onRequest: limitCartStarts,
     schema: {
       operationId: 'getCart',
       summary: 'The session cart (cookie `cart`); without a live cart, a fresh empty one and a new cookie',
@@ -166,7 +180,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   };
   const getCart = async (request: FastifyRequest, reply: FastifyReply) => answer(request, reply, await carts.getCart(db, cartFromCookie(request)));
   app.get('/cart.js', getCartOptions, getCart);
-  app.get('/cart.json', { schema: { ...getCartOptions.schema, operationId: undefined, hide: true } }, getCart);
+  app.get('/cart.json', { ...getCartOptions, schema: { ...getCartOptions.schema, operationId: undefined, hide: true } }, getCart);
 
   post(
     '/cart/add',

@@ -3,6 +3,7 @@
  * cheap), one source for request validation, TypeScript types and the OpenAPI document.
  */
 import { Type, type Static } from 'typebox';
+import { MAX_CART_TEXT_BYTES } from '../cart/cart.js';
 
 const Cents = Type.Integer({ minimum: 0, description: 'US cents' });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -21,7 +22,9 @@ const storableNames = { maxLength: 250, pattern: STORABLE_TEXT };
 export const LineProperties = Type.Record(Type.String(), StorableText({ maxLength: 1000 }), {
   maxProperties: 30,
   propertyNames: storableNames,
-  description: 'custom line-item properties; a blank value is not kept',
+  description:
+    'custom line-item properties; a blank value is not kept. A cart holds at most ' +
+    `${MAX_CART_TEXT_BYTES} bytes (UTF-8) of properties, attributes and note together: more is 422 Cart Error`,
 });
 
 export const SellingPlanAllocationSchema = Type.Object({

@@ -27,7 +27,7 @@ const ProfileSchema = Type.Object(
 
 export function profileRoutes(
   server: FastifyInstance,
-  options: { baseUrl: string; capabilities: CapabilityName[]; paymentHandlers: Record<string, unknown[]>; rateLimit: object },
+  options: { baseUrl: string; capabilities: CapabilityName[]; paymentHandlers: Record<string, unknown[]> },
 ): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const profile = JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { paymentHandlers: options.paymentHandlers }));
@@ -38,7 +38,6 @@ export function profileRoutes(
   app.get(
     PROFILE_PATH,
     {
-      config: { rateLimit: options.rateLimit },
       schema: {
         operationId: 'getUcpProfile',
         summary: 'The UCP business profile: protocol version, the MCP service endpoint, capabilities, payment handlers',
@@ -53,7 +52,6 @@ export function profileRoutes(
   app.get(
     `${PROFILE_PATH}/:version`,
     {
-      config: { rateLimit: options.rateLimit },
       schema: {
         operationId: 'getUcpProfileForVersion',
         summary: 'The self-contained business profile for one supported UCP version (linked from supported_versions)',

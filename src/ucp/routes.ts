@@ -1,10 +1,10 @@
 /**
  * Commerce-protocol door: the UCP business profile (/.well-known/ucp) and the MCP endpoint (/api/ucp/mcp).
- * Its own plugin scope holds what only this door needs: Host/Origin checks, JSON-RPC error bodies, and
- * per-IP rate limits (RATE_LIMIT=off lifts them).
+ * Its own plugin scope holds what only this door needs: Host/Origin checks and JSON-RPC error bodies (the rate
+ * limits are the app's, src/http/rate-limit.ts; their 429 is answered here as a JSON-RPC error on the endpoint).
  */
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { RateLimited } from '../http/rate-limit.js';
 import type { Store } from '../store.js';
 import { AgentProfiles } from './agent/agent-profiles.js';
 import { JsonRpcCode } from './jsonrpc-errors.js';
@@ -20,22 +20,6 @@ import { checkoutTools } from './tools/checkout-tools.js';
 import { paymentHandlersEntry } from './checkout/ucp-checkout.js';
 import { catalogTools } from './tools/catalog-tools.js';
 import { ToolCalls } from './tools/tool-calls.js';
-
-/**
- * Per client IP, per minute. An agent platform calls from few addresses for many shoppers, so the MCP
- * budget is generous (10 calls/s sustained); the profile is cached by its readers and needs little.
- */
-export const RATE_LIMITS = {
-  mcp: { max: 600, timeWindow: 60_000 },
-  profile: { max: 120, timeWindow: 60_000 },
-} as const;
-
-class RateLimited extends Error {
-  readonly statusCode = 429;
-  constructor(readonly retryAfterSeconds: number) {
-    super('Rate limit exceeded');
-  }
-}
 
 const isJsonBodyError = (error: FastifyError) =>
   error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY';
@@ -53,23 +37,13 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
   const toolCalls = new ToolCalls(store, tools, agentProfiles, app.log);
   const hosts = allowedHosts(config.baseUrl, config.mcpAllowedHosts);
 
-  if (config.rateLimit) {
-    await app.register(rateLimit, {
-      global: true,
-      hook: 'preHandler', // after parsing, so a 429 can echo the JSON-RPC id
-      keyGenerator: (request) => request.ip,
-      errorResponseBuilder: (_request, context) => new RateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
-    });
-  }
-
   app.setErrorHandler((error: FastifyError | RateLimited, request: FastifyRequest, reply: FastifyReply) => {
     const onMcp = request.routeOptions.url === MCP_PATH;
     if (error instanceof RateLimited) {
-      reply.header('retry-after', String(error.retryAfterSeconds));
       if (!onMcp) throw error; // the profile: the storefront Error, from the app's handler
-      return sendRpcError(reply, 429, requestId(request.body), JsonRpcCode.protocolError, 'Rate limit exceeded', {
-        retry_after: error.retryAfterSeconds,
-      });
+      // Counted before the body is read, so the call's id is not known: null, as for any HTTP-level refusal.
+      reply.headers(error.headers);
+      return sendRpcError(reply, 429, null, JsonRpcCode.protocolError, 'Rate limit exceeded', { retry_after: error.retryAfterSeconds });
     }
     if (!onMcp) throw error;
     const status = error.statusCode ?? 500;
@@ -99,6 +73,6 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     }
   });
 
-  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: advertised, paymentHandlers: paymentHandlersEntry(store.payments), rateLimit: RATE_LIMITS.profile });
-  mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl, rateLimit: RATE_LIMITS.mcp });
+  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: advertised, paymentHandlers: paymentHandlersEntry(store.payments) });
+  mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl });
 };

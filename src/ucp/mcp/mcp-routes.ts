@@ -98,7 +98,7 @@ const FORWARDED_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-
 
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(;|$)/i.test(value);
 
-export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls; sdk: SdkServers; baseUrl: string; rateLimit: object }): void {
+export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls; sdk: SdkServers; baseUrl: string }): void {
   const { toolCalls, sdk } = options;
 
   async function answerWithSdk(request: FastifyRequest, reply: FastifyReply) {
@@ -126,7 +126,6 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
   app.post(
     MCP_PATH,
     {
-      config: { rateLimit: options.rateLimit },
       // The SDK judges the JSON-RPC message itself; the schema only documents it.
       validatorCompiler: () => () => true,
       schema: {

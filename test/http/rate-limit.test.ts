@@ -1,0 +1,294 @@
+/**
+ * Rate limits on every endpoint (issue #11, item 1) and what one client can store: per client address, one budget
+ * per route class, counted before the body is read (so malformed, oversized and wrong-Host requests count too), 429
+ * with Retry-After and the storefront Error (the commerce endpoint's JSON-RPC error is in test/ucp/rate-limit.test.ts);
+ * X-Forwarded-For believed only from TRUST_PROXY peers; RATE_LIMIT=off lifts every limit. A cart holds a bounded
+ * amount of text, and one address starts a bounded number of carts an hour.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { MAX_CART_TEXT_BYTES } from '../../src/cart/cart.js';
+import { BUDGETS, routeClass, type RouteClass } from '../../src/http/rate-limit.js';
+import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+
+after(dropTestDatabases);
+
+const PRODUCT = '/products/decaf-capsules.js';
+const SKU = 'ESP-RIS-10';
+const MCP_HEADERS = { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' };
+const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+const randomToken = () => randomBytes(24).toString('base64url');
+
+function variantId(test: TestStore, sku = SKU): number {
+  const variant = test.store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === sku);
+  assert.ok(variant, `variant ${sku}`);
+  return variant.id;
+}
+
+function cartCookie(response: LightMyRequestResponse): string {
+  const cookie = ([] as string[]).concat(response.headers['set-cookie'] ?? []).find((c) => c.startsWith('cart='));
+  assert.ok(cookie, 'the answer sets the cart cookie');
+  return cookie.split(';')[0]!;
+}
+
+/** The storefront 429: Retry-After in whole seconds within the window, the Error body, the plugin's headers. */
+function assertLimited(response: LightMyRequestResponse, routeClassName: RouteClass): void {
+  assert.equal(response.statusCode, 429, `${routeClassName}: ${response.body}`);
+  const retryAfter = Number(response.headers['retry-after']);
+  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= BUDGETS[routeClassName].timeWindow / 1000, `Retry-After ${retryAfter}`);
+  assert.match(String(response.headers['content-type']), /^application\/json/);
+  const body = JSON.parse(response.body);
+  // The commerce endpoint's error is the storefront Error and a JSON-RPC error in one body.
+  const rpc = routeClassName === 'mcp' ? ['error', 'id', 'jsonrpc'] : [];
+  assert.deepEqual(Object.keys(body).sort(), ['description', ...rpc, 'message', 'status'].sort());
+  assert.equal(body.status, 429);
+  assert.equal(body.message, 'Too many requests');
+  assert.equal(response.headers['x-ratelimit-remaining'], '0');
+}
+
+/** Sends `count` requests; each must be answered, none refused 429 and none 5xx. */
+async function sendAnswered(app: FastifyInstance, request: InjectOptions, count: number, what: string): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const response = await app.inject(request);
+    assert.ok(response.statusCode !== 429 && response.statusCode < 500, `${what}, request ${i + 1}: ${response.statusCode}`);
+  }
+}
+
+for (const backend of backends) {
+  describe(`${backend.name}: rate limits on every endpoint`, () => {
+    let test: TestStore;
+    before(async () => {
+      test = await startTestStore(backend, { config: { rateLimit: true, trustProxy: ['127.0.0.0/8', '::1/128'] } });
+    });
+    after(() => test.close());
+
+    it('each route class answers its budget, then 429 with Retry-After and the JSON Error; each class counts on its own', async () => {
+      // A live cart, made from another address, for the cart reads.
+      const added = await test.app.inject({ method: 'POST', url: '/cart/add.js', payload: { id: variantId(test), quantity: 1 }, remoteAddress: '192.0.2.200' });
+      assert.equal(added.statusCode, 200);
+      const cookie = cartCookie(added);
+      const remoteAddress = '192.0.2.1';
+      const requests: [RouteClass, InjectOptions][] = [
+        ['catalog', { url: PRODUCT }],
+        ['search', { url: '/search/suggest.json?q=caps' }],
+        ['cart-read', { url: '/cart.js', headers: { cookie } }],
+        ['cart-write', { url: `/cart/c/${randomToken()}` }],
+        ['mcp', { method: 'POST', url: '/api/ucp/mcp', headers: MCP_HEADERS, payload: ping }],
+        ['profile', { url: '/.well-known/ucp' }],
+        ['page', { url: '/policies/terms-of-service' }],
+        ['approval-post', { method: 'POST', url: `/checkout/approve/${randomBytes(32).toString('base64url')}`, payload: 'action=approve&form_token=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+        ['health', { url: '/healthz' }],
+        ['other', { url: '/no-such-page' }],
+      ];
+      // One address for every class, in turn: each class still answers after the ones before it were spent.
+      for (const [name, request] of requests) {
+        await sendAnswered(test.app, { ...request, remoteAddress }, BUDGETS[name].max, name);
+        const limited = await test.app.inject({ ...request, remoteAddress });
+        assertLimited(limited, name);
+        assert.equal(limited.headers['x-ratelimit-limit'], String(BUDGETS[name].max));
+      }
+      // Another address is not affected.
+      assert.equal((await test.app.inject({ url: PRODUCT, remoteAddress: '192.0.2.2' })).statusCode, 200);
+    });
+
+    it('routes fall in the classes the budget table names', () => {
+      const expected: [string, string, RouteClass][] = [
+        ['GET', '/products/:handle.js', 'catalog'],
+        ['GET', '/collections/:handle/products.json', 'catalog'],
+        ['GET', '/recommendations/products.json', 'catalog'],
+        ['GET', '/sitemap.xml', 'catalog'],
+        ['GET', '/openapi.json', 'catalog'],
+        ['GET', '/scopes.json', 'catalog'],
+        ['GET', '/assets/demo/:file', 'catalog'],
+        ['GET', '/search/suggest.json', 'search'],
+        ['GET', '/cart.js', 'cart-read'],
+        ['POST', '/cart/add.js', 'cart-write'],
+        ['POST', '/cart/update', 'cart-write'],
+        ['GET', '/cart/c/:token', 'cart-write'],
+        ['POST', '/api/ucp/mcp', 'mcp'],
+        ['GET', '/.well-known/ucp/:version', 'profile'],
+        ['GET', '/checkout/approve/:token', 'page'],
+        ['POST', '/checkout/approve/:token', 'approval-post'],
+        ['GET', '/orders/:id', 'page'],
+        ['GET', '/readyz', 'health'],
+        ['GET', '/metrics', 'other'],
+      ];
+      for (const [method, url, name] of expected) assert.equal(routeClass(method, url), name, `${method} ${url}`);
+    });
+
+    it('2,000-request bursts at /cart/add.js, /search/suggest.json, a product, /cart/c/{token} and /healthz each end in 429, with no 5xx', async (t) => {
+      await test.app.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`;
+      const bursts: { name: RouteClass; path: string; init?: RequestInit }[] = [
+        { name: 'cart-write', path: '/cart/add.js', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: variantId(test), quantity: 1 }) } },
+        { name: 'search', path: '/search/suggest.json?q=espresso' },
+        { name: 'catalog', path: PRODUCT },
+        { name: 'cart-write', path: `/cart/c/${randomToken()}` },
+        { name: 'health', path: '/healthz' },
+      ];
+      for (const [index, burst] of bursts.entries()) {
+        // Each burst from its own client, told by the trusted proxy on loopback.
+        const client = `198.51.100.${index + 10}`;
+        const statuses = new Map<number, number>();
+        let next = 0;
+        const worker = async () => {
+          while (next < 2000) {
+            next++;
+            const response = await fetch(`${base}${burst.path}`, { ...burst.init, headers: { ...(burst.init?.headers as object), 'x-forwarded-for': client } });
+            await response.arrayBuffer();
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          }
+        };
+        await Promise.all(Array.from({ length: 20 }, worker));
+        t.diagnostic(`${burst.path}: ${JSON.stringify(Object.fromEntries(statuses))}`);
+        assert.equal(statuses.get(429), 2000 - BUDGETS[burst.name].max, burst.path);
+        assert.ok([...statuses.keys()].every((status) => status < 500), burst.path);
+      }
+    });
+
+    it('malformed, oversized and wrong-Host MCP requests are counted before their body is read, then answered 429 (JSON-RPC, id null)', async () => {
+      const remoteAddress = '192.0.2.30';
+      const malformed = { method: 'POST' as const, url: '/api/ucp/mcp', headers: MCP_HEADERS, payload: '{"jsonrpc": "2.0", "id": 7,', remoteAddress };
+      const oversized = { ...malformed, payload: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'ping', params: { pad: 'x'.repeat(300 * 1024) } }) };
+      const wrongHost = { ...malformed, headers: { ...MCP_HEADERS, host: 'evil.example' }, payload: ping };
+      const expected = [
+        [malformed, 400],
+        [oversized, 413],
+        [wrongHost, 403],
+      ] as const;
+      for (const [index, [request, status]] of expected.entries()) {
+        const response = await test.app.inject(request);
+        assert.equal(response.statusCode, status);
+        assert.equal(response.headers['x-ratelimit-remaining'], String(BUDGETS.mcp.max - index - 1));
+      }
+      await sendAnswered(test.app, malformed, BUDGETS.mcp.max - expected.length, 'malformed MCP');
+      for (const request of [malformed, oversized, wrongHost]) {
+        const limited = await test.app.inject(request);
+        assert.equal(limited.statusCode, 429);
+        assert.ok(Number(limited.headers['retry-after']) >= 1);
+        const body = JSON.parse(limited.body);
+        assert.equal(body.jsonrpc, '2.0');
+        assert.equal(body.id, null);
+        assert.equal(body.error.code, -32000);
+        assert.equal(body.error.data.retry_after, Number(limited.headers['retry-after']));
+      }
+    });
+
+    it('malformed JSON at /cart/add.js counts against the cart-write budget, then is answered 429', async () => {
+      const request: InjectOptions = { method: 'POST', url: '/cart/add.js', headers: { 'content-type': 'application/json' }, payload: '{"id":', remoteAddress: '192.0.2.31' };
+      const first = await test.app.inject(request);
+      assert.equal(first.statusCode, 400);
+      await sendAnswered(test.app, request, BUDGETS['cart-write'].max - 1, 'malformed add');
+      assertLimited(await test.app.inject(request), 'cart-write');
+    });
+
+    it('X-Forwarded-For names the client only when a TRUST_PROXY peer sends it', async () => {
+      const other = BUDGETS.other.max;
+      // Through the trusted proxy (loopback): each forwarded address has its own budget.
+      await sendAnswered(test.app, { url: '/nowhere', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } }, other, 'via proxy');
+      assertLimited(await test.app.inject({ url: '/nowhere', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.1' } }), 'other');
+      assert.equal((await test.app.inject({ url: '/nowhere', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '198.51.100.2' } })).statusCode, 404);
+      // From anyone else the header is ignored: a new X-Forwarded-For does not buy a new budget.
+      await sendAnswered(test.app, { url: '/nowhere', remoteAddress: '203.0.113.60', headers: { 'x-forwarded-for': '198.51.100.3' } }, other, 'direct');
+      assertLimited(await test.app.inject({ url: '/nowhere', remoteAddress: '203.0.113.60', headers: { 'x-forwarded-for': '198.51.100.4' } }), 'other');
+    });
+
+    it(`one address starts at most ${BUDGETS['cart-start'].max} carts an hour; a cookie naming a live cart is still served`, async () => {
+      const remoteAddress = '192.0.2.40';
+      const writes = BUDGETS['cart-write'].max;
+      const live = await test.app.inject({ method: 'POST', url: '/cart/add.js', payload: { id: variantId(test), quantity: 1 }, remoteAddress });
+      assert.equal(live.statusCode, 200);
+      const cookie = cartCookie(live);
+      // Starts: one add above, the rest of the minute's adds, then cart reads without a cookie (each hands a new token).
+      await sendAnswered(test.app, { method: 'POST', url: '/cart/add.js', payload: { id: variantId(test), quantity: 1 }, remoteAddress }, writes - 1, 'adds');
+      await sendAnswered(test.app, { url: '/cart.js', remoteAddress }, BUDGETS['cart-start'].max - writes, 'new carts');
+      assertLimited(await test.app.inject({ url: '/cart.js', remoteAddress }), 'cart-start');
+      // A cookie naming no live cart would be handed a new one: refused too.
+      assertLimited(await test.app.inject({ url: '/cart.js', remoteAddress, headers: { cookie: `cart=${randomToken()}` } }), 'cart-start');
+      // The shopper whose cart lives goes on.
+      const read = await test.app.inject({ url: '/cart.js', remoteAddress, headers: { cookie } });
+      assert.equal(read.statusCode, 200);
+      assert.equal(JSON.parse(read.body).item_count, 1);
+    });
+  });
+
+  describe(`${backend.name}: what one cart may store`, () => {
+    let test: TestStore;
+    before(async () => {
+      test = await startTestStore(backend, { config: { rateLimit: false } });
+    });
+    after(() => test.close());
+
+    const countRows = async () => {
+      const [rows] = await test.store.db.query<{ carts: number; lines: number }>(
+        'select (select count(*)::int from carts) as carts, (select count(*)::int from cart_lines) as lines',
+      );
+      return rows!;
+    };
+    const properties = (count: number, length: number, tag = '') =>
+      Object.fromEntries(Array.from({ length: count }, (_, i) => [`${tag}Field ${i}`, 'x'.repeat(length)]));
+
+    it(`an add over ${MAX_CART_TEXT_BYTES} bytes of properties is 422 Cart Error, and no cart is stored`, async () => {
+      const rows = await countRows();
+      const response = await test.app.inject({
+        method: 'POST',
+        url: '/cart/add.js',
+        payload: { items: [{ id: variantId(test), quantity: 1, properties: properties(20, 900) }] },
+      });
+      assert.equal(response.statusCode, 422);
+      const body = JSON.parse(response.body);
+      assert.equal(body.message, 'Cart Error');
+      assert.match(body.description, /at most 16,384 bytes/);
+      assert.equal(response.headers['set-cookie'], undefined);
+      assert.deepEqual(await countRows(), rows);
+    });
+
+    it('a cart near the bound refuses more text (properties, note, attributes), keeps what it has, and still takes plain adds', async () => {
+      const first = await test.app.inject({ method: 'POST', url: '/cart/add.js', payload: { items: [{ id: variantId(test), quantity: 1, properties: properties(12, 1000) }] } });
+      assert.equal(first.statusCode, 200);
+      const cookie = cartCookie(first);
+      const before = JSON.parse((await test.app.inject({ url: '/cart.js', headers: { cookie } })).body);
+      const rows = await countRows();
+      const refused = [
+        { url: '/cart/add.js', payload: { items: [{ id: variantId(test), quantity: 1, properties: properties(5, 1000, 'more ') }] } },
+        { url: '/cart/update.js', payload: { note: 'n'.repeat(5000) } },
+        { url: '/cart/update.js', payload: { attributes: properties(5, 1000) } },
+      ];
+      for (const { url, payload } of refused) {
+        const response = await test.app.inject({ method: 'POST', url, payload, headers: { cookie } });
+        assert.equal(response.statusCode, 422, url);
+        assert.equal(JSON.parse(response.body).message, 'Cart Error');
+      }
+      assert.deepEqual(JSON.parse((await test.app.inject({ url: '/cart.js', headers: { cookie } })).body), before);
+      assert.deepEqual(await countRows(), rows);
+      const plain = await test.app.inject({ method: 'POST', url: '/cart/add.js', payload: { id: variantId(test, 'SLP-60'), quantity: 1 }, headers: { cookie } });
+      assert.equal(plain.statusCode, 200);
+      assert.equal(JSON.parse(plain.body).item_count, 2);
+    });
+  });
+
+  describe(`${backend.name}: RATE_LIMIT=off`, () => {
+    let test: TestStore;
+    before(async () => {
+      test = await startTestStore(backend, { config: { rateLimit: false } });
+    });
+    after(() => test.close());
+
+    it('never answers 429 and sends no rate-limit headers', async () => {
+      for (const [request, count] of [
+        [{ url: `/cart/c/${randomToken()}` }, BUDGETS['cart-write'].max * 2],
+        [{ url: '/nowhere' }, BUDGETS.other.max * 2],
+        [{ url: '/cart.js' }, BUDGETS['cart-start'].max + 1],
+      ] as const) {
+        for (let i = 0; i < count; i++) {
+          const response = await test.app.inject({ ...request, remoteAddress: '192.0.2.50' });
+          assert.notEqual(response.statusCode, 429);
+          assert.equal(response.headers['x-ratelimit-limit'], undefined);
+        }
+      }
+    });
+  });
+}
