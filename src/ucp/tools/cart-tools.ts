@@ -28,6 +28,7 @@ const REFUSAL_CODE: Record<CartError['reason'], string> = {
   quantity_limit: 'quantity_limit',
   no_such_line: 'not_found',
   too_many_lines: 'too_many_lines',
+  too_much_text: 'too_much_text',
 };
 
 function refusal(error: CartError, continueUrl?: string): ToolOutcome {
