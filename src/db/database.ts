@@ -31,6 +31,8 @@ export interface Database extends Queryable {
   listen(channels: readonly string[], onNotify: (channel: string, payload: string) => void, options?: ListenOptions): Promise<Listening>;
   /** The embedded database only: its data directory as an uncompressed tarball (a backup; the tests' template). */
   dumpDataDir?(): Promise<Blob | File>;
+  /** A server's connection pool now: connections open, idle, and queries waiting for one (undefined for PGlite). */
+  poolStats(): PoolStats | undefined;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,12 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 /** The application_name of a server's listening connection (how to find it in pg_stat_activity). */
 export const LISTEN_APPLICATION_NAME = 'storefront-listen';
 const RECONNECT_FIRST_DELAY_MS = 250;
@@ -54,6 +62,40 @@ const RECONNECT_MAX_DELAY_MS = 10_000;
 const parseInt8 = (value: string) => Number(value);
 
 export class DatabaseInUseError extends Error {}
+
+/** Socket errors: the server (or the way to it) is not there. */
+const UNREACHABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/**
+ * SQLSTATEs of a server that is going away or not taking connections: admin_shutdown (57P01, a fast stop or
+ * restart), crash_shutdown (57P02), cannot_connect_now (57P03, starting up or shutting down), too_many_connections
+ * (53300); the whole class 08 (connection exception) is matched by its prefix.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+/** What node-postgres says when a connection ends, cannot be made in time, or a server stops answering a query. */
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/, // unexpectedly (the server went away), or due to connection timeout
+  /^timeout exceeded when trying to connect$/, // the pool's connectionTimeoutMillis
+  /^Client has encountered a connection error and is not queryable$/,
+  /^Query read timeout$/, // query_timeout: the server stopped answering
+];
+
+/**
+ * Whether an error means the database cannot be reached or is restarting, rather than that a statement was wrong:
+ * requests that need it are answered 503 with Retry-After, and the caller may retry. A statement whose connection
+ * was lost may still have committed, so this says "unavailable", never "nothing was written".
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let seen = 0; error instanceof Error && seen < 5; seen++) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNREACHABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    const { message } = error;
+    if (UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) return true;
+    // Connecting to a name with several addresses fails with one error per address.
+    if (error instanceof AggregateError && error.errors.some(isDatabaseUnavailable)) return true;
+    error = error.cause;
+  }
+  return false;
+}
 
 /**
  * Embedded PostgreSQL belongs to one process: a second one opening the same DATA_DIR would corrupt it.
@@ -89,6 +131,36 @@ function processAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** How background work (polls, purges, the listener) reports a failure: what failed, and why. */
+export type BackgroundReport = (what: string, error: unknown) => void;
+
+/** While the database stays unavailable, each kind of background failure is reported at most this often. */
+export const OUTAGE_REPORT_INTERVAL_MS = 60_000;
+
+/**
+ * Keeps an outage readable in the log: background work that fails because the database is unavailable reports
+ * the first failure of each kind, then at most one line per `intervalMs`, counting the ones left out (a poll every
+ * few seconds would otherwise write a line per tick for as long as the outage lasts). Other failures are all reported.
+ */
+export function quietDuringOutage(report: BackgroundReport, options: { intervalMs?: number; now?: () => number } = {}): BackgroundReport {
+  const { intervalMs = OUTAGE_REPORT_INTERVAL_MS, now = Date.now } = options;
+  const outages = new Map<string, { reportedAt: number; leftOut: number }>();
+  return (what, error) => {
+    if (!isDatabaseUnavailable(error)) return report(what, error);
+    const last = outages.get(what);
+    const at = now();
+    if (last && at - last.reportedAt < intervalMs) {
+      last.leftOut++;
+      return;
+    }
+    const leftOut = last?.leftOut ?? 0;
+    outages.set(what, { reportedAt: at, leftOut: 0 });
+    report(leftOut > 0 ? `${what} (${leftOut} more like it since the last report)` : what, error);
+  };
+}
+
+const reportOnStderr: BackgroundReport = (what, error) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? String(error)}`);
 
 export interface PgliteOptions {
   /** A data directory dumped with `dumpDataDir()` to start from (tests clone a migrated template this way). */
@@ -134,6 +206,7 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
       };
     },
     dumpDataDir: () => db.dumpDataDir('none'),
+    poolStats: () => undefined,
     close: async () => {
       await db.close();
       unlock();
@@ -159,6 +232,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: connectionTimeoutMs,
+    // TCP keepalive: a pooled connection whose server vanished without a word is noticed and replaced.
+    keepAlive: true,
     // Enforced by the server, and by the client too in case the server stops answering altogether.
     statement_timeout: statementTimeoutMs,
     idle_in_transaction_session_timeout: statementTimeoutMs,
@@ -170,7 +245,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   });
   // An idle client that loses its server emits 'error'; unheard, that would crash the process. The pool
   // replaces the client on the next query; the error is reported.
-  const onError = options.onError ?? ((error: Error) => console.error(`storefront: database connection lost: ${error.message}`));
+  const report = quietDuringOutage(reportOnStderr);
+  const onError = options.onError ?? ((error: Error) => report('database connection lost', error));
   pool.on('error', (error) => onError(error));
   const run = async <T extends Row>(target: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
     (await target.query(sql, params as unknown[] | undefined)).rows as T[];
@@ -185,6 +261,18 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     query: (sql, params) => run(pool, sql, params),
     async transaction(fn) {
       const client = await pool.connect();
+      // A checked-out client has no listener of the pool's: without this one, a server restarting between two of
+      // the transaction's statements would emit an unheard 'error' and end the process. The statement under way
+      // (or the next) fails too, and the transaction rolls back below.
+      let lost: Error | undefined;
+      const onLost = (error: Error) => {
+        lost ??= error;
+      };
+      client.on('error', onLost);
+      const release = (broken: boolean) => {
+        client.removeListener('error', onLost);
+        client.release(broken || lost !== undefined);
+      };
       try {
         await client.query('begin');
         const result = await fn({
@@ -194,7 +282,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
           },
         });
         await client.query('commit');
-        client.release();
+        release(false);
         return result;
       } catch (error) {
         // A connection that cannot even roll back is broken: the pool drops it instead of reusing it.
@@ -202,7 +290,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
           () => false,
           () => true,
         );
-        client.release(broken);
+        release(broken);
         throw error;
       }
     },
@@ -210,6 +298,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       await pool.query(sql);
     },
     listen: (channels, onNotify, listenOptions) => listenOnPostgres(url, connectionTimeoutMs, channels, onNotify, listenOptions),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
 }
