@@ -3,23 +3,26 @@
  * Two instances on their own ports: a cart written through one is read through the other; stock and catalog
  * changes made through one reach the other within a second by LISTEN/NOTIFY (the poll runs every 30 s); an
  * approval page rendered by one is approved through the other; a rolled-back change announces nothing; a lost
- * listening connection is made again. On PGlite (one process) only the triggers are checked.
+ * listening connection is made again; with REDIS_URL a rate limit is shared (the shared Redis on 6379, under a key
+ * prefix of this run's own, whose keys are deleted afterwards). On PGlite (one process) only the triggers are checked.
  */
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { CATALOG_CHANNEL } from '../../src/catalog/catalog.js';
 import { demoCatalog } from '../../src/catalog/demo-catalog.js';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { LISTEN_APPLICATION_NAME } from '../../src/db/database.js';
+import { BUDGETS } from '../../src/http/rate-limit.js';
 import { STOCK_CHANNEL } from '../../src/inventory/inventory.js';
 import { setOnHandBySku } from '../../src/inventory/inventory-store.js';
 import { openStore } from '../../src/store.js';
-import { backends, dropTestDatabases, POSTGRES_URL, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
+import { backends, dropTestDatabases, POSTGRES_URL, startSecondInstance, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
 
 after(dropTestDatabases);
 
@@ -222,6 +225,57 @@ describe('two instances on one PostgreSQL database', () => {
     } finally {
       await admin.end();
     }
+  });
+});
+
+const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('two instances with REDIS_URL share their rate limits', () => {
+  const redisKeyPrefix = `storefront-test-${process.pid}-${Date.now()}:`;
+  const instances: Instance[] = [];
+  const redis = new Redis(SHARED_REDIS_URL, { lazyConnect: true });
+
+  before(async () => {
+    await redis.connect();
+    const first = await startTestStore(postgres, { config: { rateLimit: true, redisUrl: SHARED_REDIS_URL, redisKeyPrefix } });
+    instances.push(await listening(first));
+    instances.push(await listening(await startSecondInstance(postgres, first, { rateLimit: true, redisUrl: SHARED_REDIS_URL, redisKeyPrefix })));
+    // The same pair without Redis, for contrast: each instance counts alone.
+    const alone = await startTestStore(postgres, { database: first.database, config: { rateLimit: true } });
+    instances.push(await listening(alone));
+    instances.push(await listening(await startSecondInstance(postgres, alone, { rateLimit: true })));
+  });
+  after(async () => {
+    for (const instance of instances.reverse()) await instance.close();
+    // Only this run's keys.
+    const keys = await redis.keys(`${redisKeyPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  const statusOf = async (instance: Instance) => {
+    const response = await fetch(`${instance.url}/nowhere`);
+    await response.arrayBuffer();
+    return { status: response.status, remaining: response.headers.get('x-ratelimit-remaining') };
+  };
+
+  it('one budget across both instances: requests alternating between them are refused after the budget in all', async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const budget = BUDGETS.other.max;
+    for (let i = 0; i < budget; i++) {
+      const { status, remaining } = await statusOf(i % 2 === 0 ? a : b);
+      assert.equal(status, 404, `request ${i + 1}`);
+      assert.equal(remaining, String(budget - i - 1), 'the count goes on from the other instance');
+    }
+    assert.equal((await statusOf(a)).status, 429);
+    assert.equal((await statusOf(b)).status, 429);
+    assert.ok((await redis.keys(`${redisKeyPrefix}*`)).length > 0, 'the counters are in Redis, under the prefix');
+  });
+
+  it('without REDIS_URL each instance counts alone (a client gets the budget twice)', async () => {
+    const [, , c, d] = instances as [Instance, Instance, Instance, Instance];
+    for (let i = 0; i < 2 * BUDGETS.other.max; i++) assert.equal((await statusOf(i % 2 === 0 ? c : d)).status, 404, `request ${i + 1}`);
+    assert.equal((await statusOf(c)).status, 429);
   });
 });
 

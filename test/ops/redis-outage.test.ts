@@ -1,0 +1,165 @@
+/**
+ * Redis outages (issue #11, item 4): with REDIS_URL the rate-limit counters live in Redis, and when Redis dies or
+ * hangs the store keeps serving (fail open, without limits) rather than failing or making requests wait; when Redis
+ * is back, the limits count there again. The Redis is the test's own (test/helpers/own-redis.ts), killed and
+ * started again under load; the shared one is never touched.
+ */
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { BUDGETS } from '../../src/http/rate-limit.js';
+import { startOwnRedis, ownRedisUnavailable, type OwnRedis } from '../helpers/own-redis.js';
+import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+
+after(dropTestDatabases);
+
+/** A request unanswered after this long counts as hung (a failure), not as slow. */
+const HANG_MS = 10_000;
+const WORKERS = 8;
+const skip = ownRedisUnavailable();
+
+interface Tally {
+  statuses: Map<number, number>;
+  failures: string[];
+  /** Answers without rate-limit headers: served while the counters were unavailable. */
+  unlimited: number;
+  answered: number;
+}
+
+for (const backend of backends) {
+  describe(`${backend.name}: Redis killed, hung and restarted under load`, { skip }, () => {
+    let redis: OwnRedis;
+    let test: TestStore;
+    let base: string;
+    let variantId: number;
+
+    before(async () => {
+      redis = await startOwnRedis();
+      test = await startTestStore(backend, { config: { rateLimit: true, redisUrl: redis.url, trustProxy: ['127.0.0.0/8'] } });
+      await test.app.listen({ port: 0, host: '127.0.0.1' });
+      base = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`;
+      variantId = test.store.catalog.snapshot.products[0]!.variants[0]!.id;
+    });
+    after(async () => {
+      await test?.close();
+      await redis?.remove();
+    });
+
+    /** One request from `client` (told by the trusted proxy on loopback); failures and hangs are recorded, not thrown. */
+    async function send(tally: Tally, client: string, kind: number): Promise<Response | undefined> {
+      const [path, init]: [string, RequestInit] =
+        kind % 10 < 7
+          ? ['/products/decaf-capsules.js', {}]
+          : kind % 10 < 9
+            ? ['/search/suggest.json?q=caps', {}]
+            : ['/cart/add.js', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: variantId, quantity: 1 }) }];
+      try {
+        const response = await fetch(`${base}${path}`, {
+          ...init,
+          headers: { ...(init.headers as object), 'x-forwarded-for': client },
+          signal: AbortSignal.timeout(HANG_MS),
+        });
+        await response.arrayBuffer();
+        tally.answered++;
+        tally.statuses.set(response.status, (tally.statuses.get(response.status) ?? 0) + 1);
+        if (!response.headers.has('x-ratelimit-limit')) tally.unlimited++;
+        return response;
+      } catch (error) {
+        tally.failures.push(`${path}: ${(error as Error).message}`);
+        return undefined;
+      }
+    }
+
+    /** Load from many client addresses until `stop()` resolves. */
+    async function underLoad(tally: Tally, work: () => Promise<void>): Promise<void> {
+      let running = true;
+      let sent = 0;
+      const worker = async (w: number) => {
+        while (running) {
+          sent++;
+          await send(tally, `10.${w}.${(sent >> 8) & 255}.${sent & 255}`, sent);
+        }
+      };
+      const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
+      try {
+        await work();
+      } finally {
+        running = false;
+        await Promise.all(workers);
+      }
+    }
+
+    const newTally = (): Tally => ({ statuses: new Map(), failures: [], unlimited: 0, answered: 0 });
+
+    /** Waits until a request is counted in Redis again (its answer carries the limit headers). */
+    async function countedAgain(tally: Tally): Promise<void> {
+      for (let probe = 0; ; probe++) {
+        const response = await send(tally, `192.0.2.${probe % 250}`, 0);
+        if (response?.headers.has('x-ratelimit-limit')) return;
+        assert.ok(probe < 1000, 'the limits never came back after Redis returned');
+        await sleep(20);
+      }
+    }
+
+    async function answeredWhile(tally: Tally, count: number): Promise<void> {
+      const from = tally.answered;
+      while (tally.answered - from < count) await sleep(10);
+    }
+
+    it('Redis killed and started again during the load: no request fails or hangs, and the limits count in Redis again', async (t) => {
+      const tally = newTally();
+      let unlimitedWhileDown = 0;
+      await underLoad(tally, async () => {
+        await answeredWhile(tally, 200);
+        await redis.kill();
+        const before = tally.unlimited;
+        await answeredWhile(tally, 300);
+        unlimitedWhileDown = tally.unlimited - before;
+        await redis.start();
+        await countedAgain(tally);
+        await answeredWhile(tally, 200);
+      });
+      t.diagnostic(`answered ${tally.answered} (${JSON.stringify(Object.fromEntries(tally.statuses))}), ${unlimitedWhileDown} served without limits while Redis was down`);
+      assert.deepEqual(tally.failures.slice(0, 5), []);
+      assert.ok([...tally.statuses.keys()].every((status) => status < 500), 'no 5xx');
+      assert.ok(unlimitedWhileDown > 0, 'requests were served while Redis was down');
+
+      // The limits hold again, counted in the new Redis.
+      const client = { 'x-forwarded-for': '203.0.113.99' };
+      for (let i = 0; i < BUDGETS.other.max; i++) assert.equal((await fetch(`${base}/nowhere`, { headers: client })).status, 404);
+      const limited = await fetch(`${base}/nowhere`, { headers: client });
+      assert.equal(limited.status, 429);
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      const inspect = new Redis(redis.url);
+      try {
+        assert.ok((await inspect.keys('*203.0.113.99')).length > 0, 'the counter is in the restarted Redis');
+      } finally {
+        inspect.disconnect();
+      }
+    });
+
+    it('a hung Redis (stopped with SIGSTOP) does not hang requests: they are served without limits, and counted again once it resumes', async (t) => {
+      const tally = newTally();
+      let unlimitedWhileHung = 0;
+      try {
+        await underLoad(tally, async () => {
+          await answeredWhile(tally, 100);
+          redis.pause();
+          const before = tally.unlimited;
+          await answeredWhile(tally, 100);
+          unlimitedWhileHung = tally.unlimited - before;
+          redis.resume();
+          await countedAgain(tally);
+        });
+      } finally {
+        redis.resume();
+      }
+      t.diagnostic(`answered ${tally.answered} (${JSON.stringify(Object.fromEntries(tally.statuses))}), ${unlimitedWhileHung} served without limits while Redis hung`);
+      assert.deepEqual(tally.failures.slice(0, 5), []);
+      assert.ok([...tally.statuses.keys()].every((status) => status < 500), 'no 5xx');
+      assert.ok(unlimitedWhileHung > 0, 'requests were served while Redis hung');
+    });
+  });
+}
