@@ -32,6 +32,47 @@ export interface ResponseHeaderOptions {
   lifecycle: { draining: boolean };
 }
 
+/**
+ * Catalog reads (products, collection pages, search suggestions, recommendations, the sitemap) may be kept by
+ * browsers and shared caches for 30 s. Their JSON carries prices and availability, which an import or a sale
+ * changes at any moment: 30 s bounds how stale a shown price or "in stock" can be (adding to the cart checks
+ * both again, so a stale page costs at most a refused add), while a shopper paging back and forth, or a CDN in
+ * front of many shoppers, asks again at most twice a minute and mostly gets a 304.
+ */
+export const CATALOG_CACHE_CONTROL = 'public, max-age=30';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Whether an If-None-Match field matches the current entity tag (RFC 9110, 13.1.2): `*` (a current
+ * representation exists), or any tag of the list equal to it by the weak comparison (8.8.3.2: W/ ignored).
+ */
+export function ifNoneMatchHits(field: string | undefined, etag: string): boolean {
+  if (field === undefined) return false;
+  const current = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const listed of field.split(',')) {
+    const tag = listed.trim();
+    if (tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === current) return true;
+  }
+  return false;
+}
+
+/**
+ * Answers a catalog read: 200 with the body, its ETag and Cache-Control; or, when the client's copy is current,
+ * 304 Not Modified with no body and the same two headers (RFC 9110, 15.4.5). `body` may be a function, so a 304
+ * never builds it. Only these answers carry an ETag: errors are sent elsewhere and have none.
+ */
+export function sendCatalogRead(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  etag: string,
+  body: Buffer | string | (() => Buffer | string),
+  type = JSON_TYPE,
+): FastifyReply {
+  reply.header('etag', etag).header('cache-control', CATALOG_CACHE_CONTROL);
+  if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  return reply.type(type).send(typeof body === 'function' ? body() : body);
+}
+
 export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycle }: ResponseHeaderOptions): void {
   const https = baseUrl.startsWith('https:');
   const ownOrigin = new URL(baseUrl).origin;

@@ -4,13 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
-import { ALL_COLLECTION, type Catalog } from '../catalog/catalog.js';
-import type { ProductBodies } from './product-bodies.js';
+import { sendCatalogRead } from '../http/response-headers.js';
+import { ALL_COLLECTION, type Catalog, type CatalogSnapshot } from '../catalog/catalog.js';
+import { entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 
 const HANDLE = /^[a-z0-9-]+$/;
 /** Products per page when `limit` is not given (the spec's default). */
 const DEFAULT_LIMIT = 30;
-const JSON_TYPE = 'application/json; charset=utf-8';
+const XML_TYPE = 'application/xml; charset=utf-8';
 
 const errorResponses = {
   404: Type.Ref('Error'),
@@ -39,7 +40,8 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
       const { handle } = request.params;
       const product = HANDLE.test(handle) ? catalog.snapshot.productByHandle(handle) : undefined;
       if (!product) throw notFound(`No product has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
-      return reply.type(JSON_TYPE).send(bodies.body(product));
+      const { body, etag } = bodies.product(product);
+      return sendCatalogRead(request, reply, etag, body);
     },
   );
 
@@ -48,7 +50,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
     page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: '1-based page number' })),
   });
 
-  const listProducts = (handle: string, limit: number, page: number): Buffer => {
+  const listProducts = (handle: string, limit: number, page: number): TaggedBody => {
     const body = HANDLE.test(handle) ? bodies.collectionPage(catalog.snapshot, handle, limit, page) : undefined;
     if (!body) throw notFound(`No collection has the handle "${handle.slice(0, 100)}". Re-derive handles from /sitemap.xml.`);
     return body;
@@ -73,7 +75,8 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
       // A handle breaking the pattern names no collection (404); a bad limit or page is the client's to fix (422).
       if (request.validationError && request.validationError.validationContext !== 'params') throw request.validationError;
       const { limit = DEFAULT_LIMIT, page = 1 } = request.query;
-      return reply.type(JSON_TYPE).send(listProducts(handle, limit, page));
+      const { body, etag } = listProducts(handle, limit, page);
+      return sendCatalogRead(request, reply, etag, body);
     },
   );
 
@@ -91,7 +94,8 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
     },
     async (request, reply) => {
       const { limit = DEFAULT_LIMIT, page = 1 } = request.query;
-      return reply.type(JSON_TYPE).send(listProducts(ALL_COLLECTION, limit, page));
+      const { body, etag } = listProducts(ALL_COLLECTION, limit, page);
+      return sendCatalogRead(request, reply, etag, body);
     },
   );
 
@@ -109,15 +113,23 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
         },
       },
     },
-    async (_request, reply) => reply.type('application/xml; charset=utf-8').send(sitemapXml(catalog)),
+    async (request, reply) => {
+      const { body, etag } = catalog.snapshot.derived(sitemap);
+      return sendCatalogRead(request, reply, etag, body, XML_TYPE);
+    },
   );
 }
 
 const escapeXml = (text: string) =>
   text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
 
-function sitemapXml(catalog: Catalog): string {
-  const snapshot = catalog.snapshot;
+/** The sitemap of a snapshot, built once per snapshot (it shows no stock). */
+function sitemap(snapshot: CatalogSnapshot): TaggedBody {
+  const xml = sitemapXml(snapshot);
+  return { body: Buffer.from(xml), etag: entityTag(xml) };
+}
+
+function sitemapXml(snapshot: CatalogSnapshot): string {
   const base = snapshot.baseUrl;
   const entry = (path: string, lastmod: string) =>
     `  <url><loc>${escapeXml(base + path)}</loc><lastmod>${lastmod.slice(0, 10)}</lastmod></url>`;

@@ -3,7 +3,13 @@
  * collection pages joined from those, cached while nothing they show changed. The page cache is bounded by
  * entries and bytes (bodies, keys and a per-entry overhead all counted), and pages past the last are not
  * cached (they are all the same empty list): a crawler walking `page=` values cannot grow it past the bound.
+ *
+ * Every body has an entity tag (ETag) taken when the body is built, never per request: a product's is a digest
+ * of its JSON, a list's a digest of its products' tags (and whatever else the list body holds). A tag changes
+ * exactly when the bytes do (price, stock, title, any field), and instances on one database agree on it, so a
+ * shopper's 304 survives a load balancer switching instances.
  */
+import { createHash } from 'node:crypto';
 import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import { PerProductCache, type StockChangeFeed } from '../catalog/product-cache.js';
 import type { Product } from '../catalog/types.js';
@@ -14,7 +20,20 @@ const MAX_CACHED_PAGES = 2_000;
 const MAX_CACHED_PAGE_BYTES = 32 * 1024 * 1024;
 /** What a kept page costs beside its body and key: the Map entry, the Buffer object, the key string's header. */
 export const CACHE_ENTRY_OVERHEAD_BYTES = 160;
-const EMPTY_PAGE = Buffer.from('{"products":[]}');
+
+/** A response body as sent, with its entity tag. */
+export interface TaggedBody {
+  body: Buffer;
+  etag: string;
+}
+
+/** A strong entity tag (RFC 9110, 8.8.3) naming these bytes: the same text always gets the same tag. */
+export function entityTag(text: string): string {
+  return `"${createHash('sha1').update(text).digest('base64url')}"`;
+}
+
+const EMPTY_PAGE_TEXT = '{"products":[]}';
+const EMPTY_PAGE: TaggedBody = { body: Buffer.from(EMPTY_PAGE_TEXT), etag: entityTag(EMPTY_PAGE_TEXT) };
 
 /** The bounds of the collection-page cache (tests use small ones). */
 export interface PageCacheBounds {
@@ -22,9 +41,13 @@ export interface PageCacheBounds {
   maxBytes: number;
 }
 
+interface ProductBody extends TaggedBody {
+  text: string;
+}
+
 export class ProductBodies {
-  private readonly json: PerProductCache<{ text: string; body: Buffer<ArrayBuffer> }>;
-  private pages = new Map<string, Buffer>();
+  private readonly json: PerProductCache<ProductBody>;
+  private pages = new Map<string, TaggedBody>();
   private pageBytes = 0;
   private pagesGeneration = '';
 
@@ -36,11 +59,11 @@ export class ProductBodies {
     this.json = new PerProductCache(
       catalog,
       stock,
-      (product: Product, snapshot: CatalogSnapshot) => {
+      (product: Product, snapshot: CatalogSnapshot): ProductBody => {
         const text = JSON.stringify(productJson(product, snapshot.baseUrl, stock));
-        return { text, body: Buffer.from(text) as Buffer<ArrayBuffer> };
+        return { text, body: Buffer.from(text), etag: entityTag(text) };
       },
-      (a: { text: string }, b: { text: string }) => a.text === b.text,
+      (a, b) => a.text === b.text,
     );
   }
 
@@ -63,18 +86,25 @@ export class ProductBodies {
     return this.json.get(product).text;
   }
 
-  /** The product's JSON as the response body, encoded once. */
-  body(product: Product): Buffer {
-    return this.json.get(product).body;
+  /** The product's JSON as the response body, encoded once, with its tag. */
+  product(product: Product): TaggedBody {
+    return this.json.get(product);
   }
 
-  /** `{"products":[…]}` for a list of products, joined from the serialised products. */
+  /** `{"products":[…]}` for a list of products, joined from the serialised products; `extra` ends the object. */
   listText(products: readonly Product[], extra = ''): string {
     return `{"products":[${products.map((p) => this.text(p)).join(',')}]${extra}}`;
   }
 
+  /** The tag of `listText(products, extra)`, from the products' tags: the list body need not be built. */
+  listTag(products: readonly Product[], extra = ''): string {
+    const digest = createHash('sha1');
+    for (const product of products) digest.update(this.json.get(product).etag);
+    return `"${digest.update(extra).digest('base64url')}"`;
+  }
+
   /** One page of a collection as the response body; undefined when no such collection. */
-  collectionPage(snapshot: CatalogSnapshot, handle: string, limit: number, page: number): Buffer | undefined {
+  collectionPage(snapshot: CatalogSnapshot, handle: string, limit: number, page: number): TaggedBody | undefined {
     const products = snapshot.collectionProducts(handle);
     if (!products) return undefined;
     const start = (page - 1) * limit;
@@ -87,15 +117,16 @@ export class ProductBodies {
     const key = `${handle}:${limit}:${page}`;
     const cached = this.pages.get(key);
     if (cached) return cached;
-    const body = Buffer.from(this.listText(products.slice(start, start + limit)));
-    const cost = body.length + 2 * key.length + CACHE_ENTRY_OVERHEAD_BYTES;
-    if (cost > this.bounds.maxBytes) return body; // never kept: it alone would break the bound
+    const shown = products.slice(start, start + limit);
+    const built = { body: Buffer.from(this.listText(shown)), etag: this.listTag(shown) };
+    const cost = built.body.length + 2 * key.length + 2 * built.etag.length + CACHE_ENTRY_OVERHEAD_BYTES;
+    if (cost > this.bounds.maxBytes) return built; // never kept: it alone would break the bound
     if (this.pages.size >= this.bounds.maxPages || this.pageBytes + cost > this.bounds.maxBytes) {
       this.pages.clear();
       this.pageBytes = 0;
     }
-    this.pages.set(key, body);
+    this.pages.set(key, built);
     this.pageBytes += cost;
-    return body;
+    return built;
   }
 }

@@ -5,18 +5,21 @@ import type { Collection } from '../catalog/types.js';
 import { isProductAvailable } from '../inventory/stock.js';
 import { invalidParameter, missingParameter, notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
+import { sendCatalogRead } from '../http/response-headers.js';
 import type { RecommendationIntent } from '../recommendations/recommendations.js';
 import type { Store } from '../store.js';
-import { CACHE_ENTRY_OVERHEAD_BYTES, type ProductBodies } from './product-bodies.js';
+import { CACHE_ENTRY_OVERHEAD_BYTES, entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 
 const RESOURCE_TYPES = ['product', 'collection', 'query'] as const;
 type ResourceType = (typeof RESOURCE_TYPES)[number];
 const MAX_QUERY_LENGTH = 200;
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 const errors = { 404: Type.Ref('Error'), 422: Type.Ref('Error'), 429: Type.Ref('Error') };
 
 /**
+ * Search suggestions are a catalog read (ETag, Cache-Control, 304): the answer depends only on the query and the
+ * public catalog and stock, never on who asks, and shoppers ask the same prefixes again and again.
+ *
  * Answers by normalised query, while the product JSON they show and every product's availability (which
  * orders them) are unchanged: shoppers type the same prefixes again and again. Bounded in entries and in bytes (bodies, keys and a per-entry overhead all
  * counted), so distinct queries, however many and long, cannot grow it past the bound; when full it starts
@@ -26,7 +29,7 @@ export const MAX_SUGGEST_CACHE_ENTRIES = 20_000;
 export const MAX_SUGGEST_CACHE_BYTES = 16 * 1024 * 1024;
 
 export class SuggestCache {
-  private entries = new Map<string, Buffer>();
+  private entries = new Map<string, TaggedBody>();
   private bytes = 0;
   private generation = '';
 
@@ -45,7 +48,7 @@ export class SuggestCache {
     return this.bytes;
   }
 
-  get(generation: string, key: string): Buffer | undefined {
+  get(generation: string, key: string): TaggedBody | undefined {
     if (generation !== this.generation) {
       this.clear();
       this.generation = generation;
@@ -53,11 +56,11 @@ export class SuggestCache {
     return this.entries.get(key);
   }
 
-  set(key: string, body: Buffer): void {
-    const cost = body.length + 2 * key.length + CACHE_ENTRY_OVERHEAD_BYTES;
+  set(key: string, answer: TaggedBody): void {
+    const cost = answer.body.length + 2 * (key.length + answer.etag.length) + CACHE_ENTRY_OVERHEAD_BYTES;
     if (cost > this.maxBytes || this.entries.has(key)) return;
     if (this.entries.size >= this.maxEntries || this.bytes + cost > this.maxBytes) this.clear();
-    this.entries.set(key, body);
+    this.entries.set(key, answer);
     this.bytes += cost;
   }
 
@@ -185,7 +188,7 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
       const snapshot = store.catalog.snapshot;
       const key = `${types.join()}|${limit}|${q.toLowerCase().replace(/\s+/g, ' ')}`;
       const cached = suggestCache.get(`${bodies.generation}/${availability.count}`, key);
-      if (cached) return reply.type(JSON_TYPE).send(cached);
+      if (cached) return sendCatalogRead(request, reply, cached.etag, cached.body);
       const parts: string[] = [];
       if (types.includes('product')) {
         parts.push(`"products":[${store.search.products(q, limit).map((p) => bodies.text(p)).join(',')}]`);
@@ -198,9 +201,10 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
         const queries = store.search.queries(q, limit).map((s) => ({ ...s, url: `/search?q=${encodeURIComponent(s.text)}` }));
         parts.push(`"queries":${JSON.stringify(queries)}`);
       }
-      const body = Buffer.from(`{"resources":{"results":{${parts.join(',')}}}}`);
-      suggestCache.set(key, body);
-      return reply.type(JSON_TYPE).send(body);
+      const text = `{"resources":{"results":{${parts.join(',')}}}}`;
+      const answer = { body: Buffer.from(text), etag: entityTag(text) };
+      suggestCache.set(key, answer);
+      return sendCatalogRead(request, reply, answer.etag, answer.body);
     },
   );
 
@@ -240,7 +244,8 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
       }
       const products = await store.recommendations.forProduct(Number(raw), intent, limit);
       if (!products) throw notFound(`No published product has the id ${raw}.`);
-      return reply.type(JSON_TYPE).send(bodies.listText(products, `,"intent":"${intent}"`));
+      const extra = `,"intent":"${intent}"`;
+      return sendCatalogRead(request, reply, bodies.listTag(products, extra), () => bodies.listText(products, extra));
     },
   );
 };
