@@ -1,7 +1,7 @@
 /**
  * The mixed load (issue [operations]): shoppers and agents together against two instances of the store on one
  * PostgreSQL database, the load split between them as a load balancer would. Each request is drawn at random by
- * weight: browse 70% (a product by handle from the whole catalog, a collection page, a /products.json page),
+ * weight: browse 70% (a product by handle, popular ones most, a collection page, a /products.json page),
  * search 15% (typed prefixes), cart 10% (reads and adds on a pool of carts made beforehand, half through each
  * instance), MCP 5% (tools/call search_catalog and get_product, one JSON-RPC request per POST).
  *
@@ -33,6 +33,11 @@ const ADDS_PER_CART = VARIANTS_PER_CART * 9;
 /** Products whose variants are read to find the variants carts add (spread over the catalog). */
 const VARIANT_SAMPLE_PRODUCTS = 60;
 const PAGES_BROWSED = 10;
+/**
+ * Product views follow a power law over the catalog, as in a real store: u^7.2 for a uniform u puts 80% of views
+ * on the first fifth of the handles and about half on the first 1% (the demo products and the first generated).
+ */
+const POPULARITY_EXPONENT = 7.2;
 
 type Traffic = 'browse' | 'search' | 'cart' | 'mcp';
 const TRAFFIC: Traffic[] = ['browse', 'search', 'cart', 'mcp'];
@@ -66,6 +71,7 @@ interface RequestKind {
 }
 
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
+const popular = (handles: readonly string[]): string => handles[Math.floor(Math.random() ** POPULARITY_EXPONENT * handles.length)]!;
 const page = () => 1 + Math.floor(Math.random() * PAGES_BROWSED);
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 const COLLECTIONS = (demoCatalog.collections ?? []).map((collection) => collection.handle);
@@ -104,7 +110,7 @@ const KINDS: RequestKind[] = [
     traffic: 'browse',
     weight: 40,
     next(shop) {
-      return { kind: this, request: { method: 'GET', path: `/products/${pick(shop.handles)}.js`, headers: {} } };
+      return { kind: this, request: { method: 'GET', path: `/products/${popular(shop.handles)}.js`, headers: {} } };
     },
   },
   {
@@ -148,7 +154,7 @@ const KINDS: RequestKind[] = [
     traffic: 'mcp',
     weight: 2,
     next(shop) {
-      return { kind: this, request: toolCall('get_product', { catalog: { id: pick(shop.handles) } }) };
+      return { kind: this, request: toolCall('get_product', { catalog: { id: popular(shop.handles) } }) };
     },
   },
 ];
@@ -218,8 +224,9 @@ interface MixRun {
   /** Connection errors and timeouts (no response). */
   errors: number;
   timeouts: number;
-  /** MCP answers with HTTP 200 whose JSON-RPC says error or isError: true. */
+  /** MCP answers with HTTP 200 whose JSON-RPC says error or isError: true, and the first of them. */
   mcpErrors: number;
+  firstMcpError?: string;
 }
 
 /** One bounded autocannon load per instance, started together, each with half of the connections. */
@@ -227,6 +234,7 @@ async function runMix(origins: string[], shop: Shop, seconds: number, connection
   const byKind = new Map(KINDS.map((kind) => [kind, newTally()]));
   const byInstance = origins.map(() => 0);
   let mcpErrors = 0;
+  let firstMcpError: string | undefined;
   // onResponse and the instance's 'response' event follow each other for one response of one connection
   // (one request in flight per connection): the first says which kind it was, the second how long it took.
   let answered: RequestKind = KINDS[0]!;
@@ -241,7 +249,10 @@ async function runMix(origins: string[], shop: Shop, seconds: number, connection
         answered = (context as { kind: RequestKind }).kind;
         if (answered.traffic === 'mcp' && status === 200) {
           const answer = JSON.parse(body) as { error?: unknown; result?: { isError?: boolean } };
-          if (answer.error !== undefined || answer.result?.isError) mcpErrors++;
+          if (answer.error !== undefined || answer.result?.isError) {
+            mcpErrors++;
+            firstMcpError ??= body.slice(0, 300);
+          }
         }
       },
     },
@@ -273,6 +284,7 @@ async function runMix(origins: string[], shop: Shop, seconds: number, connection
     errors: results.reduce((sum, result) => sum + result.errors, 0),
     timeouts: results.reduce((sum, result) => sum + result.timeouts, 0),
     mcpErrors,
+    firstMcpError,
   };
 }
 
@@ -400,7 +412,8 @@ export function printMixed(result: MixedResult): void {
     `  ${Math.round(all.responses / run.seconds)} req/s (${run.byInstance.map((n) => Math.round(n / run.seconds)).join(' + ')} by instance), ` +
       `p50 ${all.latency.percentile(50)} ms, p99 ${all.latency.percentile(99)} ms; ` +
       `errors ${failed} of ${all.responses + run.errors} (${((100 * failed) / Math.max(1, all.responses + run.errors)).toFixed(2)}%: 4xx/5xx answers, ${run.errors} without an answer, ${run.timeouts} of them timeouts); ` +
-      `5xx: ${serverErrors} (goal 0); MCP calls answered with a JSON-RPC error: ${run.mcpErrors}`,
+      `5xx: ${serverErrors} (goal 0); MCP calls answered with a JSON-RPC error: ${run.mcpErrors}` +
+      (run.firstMcpError ? ` (the first: ${run.firstMcpError})` : ''),
   );
   console.log(`  statuses: ${statusList(all.statuses)}`);
   console.log(

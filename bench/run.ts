@@ -136,6 +136,13 @@ async function compareWithStartDefaults(): Promise<Row> {
   }
 }
 
+let sectionStarted = performance.now();
+/** How long the section that just ended took, so a run's time can be planned. */
+function took(section: string): void {
+  console.log(`(${section}: ${Math.round((performance.now() - sectionStarted) / 1000)} s)`);
+  sectionStarted = performance.now();
+}
+
 async function main(): Promise<void> {
   console.log(`storefront bench: ${SECONDS} s per measurement, ${CONNECTIONS} connections, Node ${process.version}, catalog of ${CATALOG_SIZE} generated products`);
   const rows: Row[] = [];
@@ -161,10 +168,11 @@ async function main(): Promise<void> {
   rows.splice(1, 0, await compareWithStartDefaults());
   console.log(
     `rows: the bench's store (embedded database in memory, no request log, RATE_LIMIT=off); "npm start defaults": storefront serve ` +
-      `as npm start runs it (LOG_LEVEL info into a pipe, RATE_LIMIT on) with TRUST_PROXY=loopback, each request from the next of ` +
-      `${CLIENT_ADDRESSES} client addresses (X-Forwarded-For, 198.18.0.0/15)`,
+      `as npm start runs it (embedded database in a directory, LOG_LEVEL info into a drained pipe, RATE_LIMIT on) with TRUST_PROXY=loopback, ` +
+      `the requests spread evenly over ${CLIENT_ADDRESSES} client addresses (X-Forwarded-For, 198.18.0.0/15)`,
   );
   console.table(rows);
+  took('read table');
 
   const extra = process.argv.slice(2);
   if (extra.length === 0 || extra.includes('stock')) {
@@ -175,6 +183,7 @@ async function main(): Promise<void> {
         `p99 ${result.p99With} ms vs ${result.p99Without} ms without (${(result.p99With / Math.max(1, result.p99Without)).toFixed(2)}×, goal ≤ 2×); ` +
         `${Math.round(result.rpsWith)} vs ${Math.round(result.rpsWithout)} req/s; catalog reloads during the changes: ${result.catalogReloads}`,
     );
+    took('stock');
   }
   if (extra.length === 0 || extra.includes('cart')) {
     const cartModule = (await import(CART_BENCH).catch(() => undefined)) as
@@ -185,6 +194,7 @@ async function main(): Promise<void> {
         const result = await cartModule.benchCartAdds({ backend, seconds: SECONDS, connections: CONNECTIONS });
         console.log(`cart adds on ${backend}: ${Math.round(result.addsPerSecond)} adds/s, ${result.adds} adds, lost updates ${result.lostUpdates}`);
       }
+      took('cart');
     }
   }
   if (extra.length === 0 || extra.includes('checkout')) {
@@ -196,6 +206,7 @@ async function main(): Promise<void> {
           `p99 ${result.p99Ms} ms (${result.approvals} approvals, 10 at a time; ${result.failures} failed; ${result.ordersPlaced} orders, ${result.unitsTaken} units taken)`,
       );
     }
+    took('checkout');
   }
   if (extra.length === 0 || extra.includes('mcp')) {
     const mcpModule = (await import(MCP_BENCH).catch(() => undefined)) as
@@ -204,11 +215,13 @@ async function main(): Promise<void> {
     if (mcpModule?.benchMcpSearch) {
       const result = await mcpModule.benchMcpSearch({ seconds: SECONDS, connections: CONNECTIONS });
       console.log(`MCP tools/call search_catalog: ${Math.round(result.callsPerSecond)} calls/s, p99 ${result.p99Ms} ms, errors ${result.errors}`);
+      took('mcp');
     }
   }
   if (extra.length === 0 || extra.includes('mixed')) {
     const { benchMixed, printMixed } = await import('./mixed.js');
     printMixed(await benchMixed({ seconds: MIXED_SECONDS, connections: CONNECTIONS, products: CATALOG_SIZE }));
+    took('mixed');
   }
 }
 

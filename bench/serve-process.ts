@@ -25,7 +25,7 @@ const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
 export interface LogTally {
   lines: number;
   bytes: number;
-  /** Lines at level error or fatal (pino's 50 and 60). */
+  /** Lines at level error or fatal (pino's 50 and 60, or its labels). */
   errorLines: number;
   firstError?: string;
 }
@@ -54,7 +54,7 @@ function environment(settings: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...settings };
 }
 
-const ERROR_LEVEL = /"level":(50|60)\b/;
+const ERROR_LEVEL = /"level":(50|60|"error"|"fatal")[,}]/;
 /** A log line longer than this is counted but not searched for its level. */
 const MAX_LINE = 64 * 1024;
 
@@ -141,7 +141,7 @@ export function writeBenchCatalog(products: number): { file: string; remove(): v
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The handles of that catalog's products, demo first. */
+/** The handles of that catalog's published products, demo first. */
 export function benchCatalogHandles(products: number): string[] {
-  return [...demoCatalog.products, ...generateCatalog(products).products].map((product) => product.handle);
+  return [...demoCatalog.products, ...generateCatalog(products).products].filter((product) => product.published !== false).map((product) => product.handle);
 }
