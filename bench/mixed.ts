@@ -361,7 +361,10 @@ export async function benchMixed(options: { seconds: number; connections: number
     created = true;
     const settings = { DATABASE_URL: databaseUrl(database), RATE_LIMIT: 'off', LOG_LEVEL: logLevel };
     await runStorefront(['import', catalog.file], settings);
-    instances.push(...(await Promise.all([startServe(settings), startServe(settings)])));
+    // Both start together; one that started is stopped with the rest even when the other failed.
+    const started = await Promise.allSettled([startServe(settings), startServe(settings)]);
+    for (const outcome of started) if (outcome.status === 'fulfilled') instances.push(outcome.value);
+    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
     const origins = instances.map((instance) => instance.origin);
     const shop = await prepareShop(origins, benchCatalogHandles(options.products));
     await runMix(origins, shop, WARMUP_SECONDS, options.connections);
