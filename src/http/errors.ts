@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { isDatabaseUnavailable } from '../db/database.js';
 
 export const ErrorSchema = Type.Object(
   {
@@ -94,6 +95,30 @@ export class StorefrontError extends Error {
   }
 }
 
+/**
+ * While the database is unavailable (restarting, unreachable), requests that need it are answered 503 with this
+ * Retry-After (seconds), the same as /readyz and a draining instance; a restart takes a few seconds.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+export const UNAVAILABLE_DESCRIPTION = 'The store is temporarily unavailable; retry after the number of seconds in Retry-After.';
+
+/**
+ * Answers 503 with Retry-After when `error` means the database is unavailable (one short warning, no stack: an
+ * outage under load fails many requests alike); returns undefined for any other error.
+ */
+function sendIfDatabaseUnavailable(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (!isDatabaseUnavailable(error)) return undefined;
+  request.log.warn({ cause: databaseErrorName(error) }, 'database unavailable: answered 503');
+  reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  return sendError(reply, 503, ErrorMessage.unavailable, UNAVAILABLE_DESCRIPTION);
+}
+
+/** An unavailable database's error, named for the log: its code (ECONNREFUSED, 57P01) or else its message. */
+export function databaseErrorName(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? code : String(message);
+}
+
 /** The 404 description for a path nothing answers (the path cut to 200 characters, the query left out). */
 export const notFoundDescription = (method: string, url: string) => `Nothing is at ${method} ${(url.split('?')[0] ?? '').slice(0, 200)}.`;
 
@@ -156,6 +181,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
             : 'The request could not be understood.';
       return sendError(reply, 400, ErrorMessage.badRequest, description);
     }
+    if (sendIfDatabaseUnavailable(error, request, reply)) return reply;
     request.log.error({ err: error }, 'request failed');
     if (status === 503) return sendError(reply, 503, ErrorMessage.unavailable, 'The store is temporarily unavailable; retry shortly.');
     return sendError(reply, 500, ErrorMessage.internal, 'Something went wrong on our side; retry shortly.');

@@ -14,7 +14,8 @@ import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { CART_LIFETIME_DAYS } from '../cart/cart.js';
 import { approvalSummary, checkoutDigest } from '../checkout/checkout.js';
-import { StorefrontError, notFound } from '../http/errors.js';
+import { isDatabaseUnavailable } from '../db/database.js';
+import { StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
 import { readOrder } from '../orders/orders.js';
 import type { Store } from '../store.js';
 import { urlencodedFields } from './form-body.js';
@@ -97,9 +98,19 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     done(null, payload);
   });
 
+  /** The database is unavailable (restarting, unreachable): a 503 page with Retry-After, saying what the buyer can do. */
+  const unavailablePage = (request: FastifyRequest, reply: FastifyReply, error: unknown, paragraphs: readonly string[]) => {
+    request.log.warn({ cause: databaseErrorName(error) }, 'database unavailable: answered 503');
+    reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    return sendPage(reply, 503, messagePage(context, { title: 'The store is briefly unavailable', tone: 'problem', paragraphs }));
+  };
+
   // A failure on our side is a page too; client errors (a body too large, an unknown policy) keep the store's JSON.
   app.setErrorHandler((error: FastifyError | StorefrontError, request, reply) => {
     if (error instanceof StorefrontError || (error.statusCode ?? 500) < 500) throw error;
+    if (isDatabaseUnavailable(error)) {
+      return unavailablePage(request, reply, error, ['This page cannot be shown right now. Try again in a moment.']);
+    }
     request.log.error({ err: error }, 'page failed');
     return sendPage(
       reply,
@@ -177,6 +188,13 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     try {
       outcome = form.action === 'approve' ? await checkouts.approve(db, token, form.formToken, form.digest) : await checkouts.decline(db, token, form.formToken);
     } catch (error) {
+      // The answer of the order's commit may be what was lost: whether it was placed is not known here.
+      if (isDatabaseUnavailable(error)) {
+        return unavailablePage(request, reply, error, [
+          'Your answer could not be confirmed, so we cannot say yet whether it was recorded.',
+          'Open this approval link again in a moment: it shows your order if it was placed, and the form again if not. One link never places two orders.',
+        ]);
+      }
       // Say only what is known: an order that was placed is shown; otherwise nothing was kept.
       const state = await checkouts.approvalState(db, token);
       if (state.kind === 'completed') return reply.redirect(orderPath(state.order.id), 303);

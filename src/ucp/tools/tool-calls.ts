@@ -1,18 +1,29 @@
 /**
  * Calling a tool, the same way for the SDK server and the fast path: find the tool, validate the arguments
  * against its UCP schema (-32602; a bad agent profile URL is -32001 invalid_profile_url, checked first), negotiate with the agent's profile when one is given (-32001 on
- * failure), check that the negotiated capabilities grant the tool, run it. An unexpected failure becomes
- * -32603 "Internal error" and is logged; nothing internal reaches the client.
+ * failure), check that the negotiated capabilities grant the tool, run it. A database that cannot be reached is
+ * -32000 "Service unavailable" with `data.retry_after` (UCP: 503); an unexpected failure becomes -32603 "Internal
+ * error" and is logged; nothing internal reaches the client.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { isDatabaseUnavailable } from '../../db/database.js';
+import { databaseErrorName, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../http/errors.js';
 import type { Store } from '../../store.js';
 import type { AgentProfiles } from '../agent/agent-profiles.js';
 import type { NegotiatedCapabilities } from '../agent/negotiation.js';
-import { internalError, invalidParams, JsonRpcError, unknownTool } from '../jsonrpc-errors.js';
+import { internalError, invalidParams, JsonRpcCode, JsonRpcError, unknownTool } from '../jsonrpc-errors.js';
 import { UCP_VERSION, type CapabilityName } from '../protocol.js';
 import { firstError, selfContained, validatorFor, withoutAnnotations, type JsonSchema } from '../schemas/schema-bundle.js';
 import { UcpProducts } from '../catalog/ucp-products.js';
 import { errorOutcome, type ToolDefinition, type ToolOutcome } from './tool.js';
+
+/** UCP's protocol error for an unavailable service (-32000, sent with HTTP 503), with when to try again. */
+const storeUnavailable = () =>
+  new JsonRpcError(JsonRpcCode.protocolError, 'Service unavailable', {
+    code: 'unavailable',
+    content: 'The store is temporarily unavailable; retry after the number of seconds in retry_after.',
+    retry_after: UNAVAILABLE_RETRY_AFTER_SECONDS,
+  });
 
 /** A tool as `tools/list` shows it. */
 export interface ListedTool {
@@ -79,6 +90,10 @@ export class ToolCalls {
       return await tool.run(input, { store: this.store, capabilities, products: this.products });
     } catch (error) {
       if (error instanceof JsonRpcError) throw error;
+      if (isDatabaseUnavailable(error)) {
+        this.log.warn({ tool: name, cause: databaseErrorName(error) }, 'database unavailable: tool call refused');
+        throw storeUnavailable();
+      }
       this.log.error({ err: error, tool: name }, 'tool call failed');
       throw internalError();
     }
