@@ -221,6 +221,8 @@ interface MixRun {
   byKind: Map<RequestKind, Tally>;
   /** Responses per instance, in the order of the origins. */
   byInstance: number[];
+  /** CPU time both instances used during the load (user and system), when the system tells. */
+  instanceCpuSeconds?: number;
   /** Connection errors and timeouts (no response). */
   errors: number;
   timeouts: number;
@@ -230,7 +232,12 @@ interface MixRun {
 }
 
 /** One bounded autocannon load per instance, started together, each with half of the connections. */
-async function runMix(origins: string[], shop: Shop, seconds: number, connections: number): Promise<MixRun> {
+async function runMix(instances: ServeProcess[], shop: Shop, seconds: number, connections: number): Promise<MixRun> {
+  const origins = instances.map((instance) => instance.origin);
+  const cpuUsed = () => {
+    const times = instances.map((instance) => instance.cpuSeconds());
+    return times.every((time) => time !== undefined) ? times.reduce((sum, time) => sum + time, 0) : undefined;
+  };
   const byKind = new Map(KINDS.map((kind) => [kind, newTally()]));
   const byInstance = origins.map(() => 0);
   let mcpErrors = 0;
@@ -257,6 +264,7 @@ async function runMix(origins: string[], shop: Shop, seconds: number, connection
       },
     },
   ];
+  const cpuBefore = cpuUsed();
   const started = performance.now();
   const results = await Promise.all(
     origins.map(
@@ -277,10 +285,14 @@ async function runMix(origins: string[], shop: Shop, seconds: number, connection
         }),
     ),
   );
+  const elapsed = (performance.now() - started) / 1000;
+  const cpuAfter = cpuUsed();
+  const instanceCpuSeconds = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined;
   return {
-    seconds: (performance.now() - started) / 1000,
+    seconds: elapsed,
     byKind,
     byInstance,
+    instanceCpuSeconds,
     errors: results.reduce((sum, result) => sum + result.errors, 0),
     timeouts: results.reduce((sum, result) => sum + result.timeouts, 0),
     mcpErrors,
@@ -365,12 +377,14 @@ export async function benchMixed(options: { seconds: number; connections: number
     const started = await Promise.allSettled([startServe(settings), startServe(settings)]);
     for (const outcome of started) if (outcome.status === 'fulfilled') instances.push(outcome.value);
     for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
-    const origins = instances.map((instance) => instance.origin);
-    const shop = await prepareShop(origins, benchCatalogHandles(options.products));
-    await runMix(origins, shop, WARMUP_SECONDS, options.connections);
-    const run = await runMix(origins, shop, options.seconds, options.connections);
+    const shop = await prepareShop(
+      instances.map((instance) => instance.origin),
+      benchCatalogHandles(options.products),
+    );
+    await runMix(instances, shop, WARMUP_SECONDS, options.connections);
+    const run = await runMix(instances, shop, options.seconds, options.connections);
     const logs = instances.map((instance) => instance.log);
-    return { instances: origins.length, connections: options.connections, logLevel, run, logs, products: options.products };
+    return { instances: instances.length, connections: options.connections, logLevel, run, logs, products: options.products };
   } finally {
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
@@ -419,6 +433,13 @@ export function printMixed(result: MixedResult): void {
       (run.firstMcpError ? ` (the first: ${run.firstMcpError})` : ''),
   );
   console.log(`  statuses: ${statusList(all.statuses)}`);
+  if (run.instanceCpuSeconds !== undefined) {
+    // CPU time, unlike throughput, hardly depends on what else the machine runs meanwhile.
+    console.log(
+      `  the instances used ${run.instanceCpuSeconds.toFixed(1)} CPU-seconds (${((100 * run.instanceCpuSeconds) / run.seconds).toFixed(0)}% of one core): ` +
+        `${((1000 * run.instanceCpuSeconds) / Math.max(1, all.responses)).toFixed(2)} ms of CPU per request, ${Math.round(all.responses / Math.max(0.01, run.instanceCpuSeconds))} requests per CPU-second (PostgreSQL's own not counted)`,
+    );
+  }
   console.log(
     `  request logs: ${result.logs.map((log) => `${log.lines} lines, ${(log.bytes / 1e6).toFixed(1)} MB, ${log.errorLines} at error level`).join('; ')}` +
       (result.logs.find((log) => log.firstError) ? `; first error: ${result.logs.find((log) => log.firstError)!.firstError}` : ''),

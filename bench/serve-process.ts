@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,7 +34,23 @@ export interface ServeProcess {
   port: number;
   origin: string;
   log: LogTally;
+  /** CPU time the process has used so far, user and system, in seconds (undefined where /proc is not). */
+  cpuSeconds(): number | undefined;
   stop(): Promise<void>;
+}
+
+/** Linux reports a process's times in /proc/PID/stat in ticks of USER_HZ, 100 a second. */
+const TICKS_PER_SECOND = 100;
+
+function processCpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (name) ", utime and stime are the 12th and 13th fields.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A port nobody listens on now, on loopback (the store is told it; a clash fails its start, loudly). */
@@ -102,7 +118,7 @@ export async function startServe(settings: Record<string, string>): Promise<Serv
   const log: LogTally = { lines: 0, bytes: 0, errorLines: 0 };
   drainLog(child, log);
   const origin = `http://127.0.0.1:${port}`;
-  const serving: ServeProcess = { port, origin, log, stop: () => stopChild(child) };
+  const serving: ServeProcess = { port, origin, log, cpuSeconds: () => processCpuSeconds(child.pid), stop: () => stopChild(child) };
   try {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
