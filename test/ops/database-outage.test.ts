@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -46,6 +47,8 @@ interface Answer {
   text: string;
   /** The request failed without an answer (a reset connection, or no answer within HANG_LIMIT_MS). */
   failure?: string;
+  /** Milliseconds from sending to the whole answer (reported, never asserted). */
+  ms: number;
 }
 
 /**
@@ -102,12 +105,14 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
   }
 
   async function request(path: string, init: RequestInit = {}): Promise<Omit<Answer, 'kind' | 'phase'>> {
+    const sent = performance.now();
     try {
       const response = await fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(HANG_LIMIT_MS) });
-      return { status: response.status, headers: response.headers, text: await response.text() };
+      return { status: response.status, headers: response.headers, text: await response.text(), ms: performance.now() - sent };
     } catch (error) {
       const cause = (error as Error).cause as Error | undefined;
-      return { status: 0, headers: new Headers(), text: '', failure: `${(error as Error).name}: ${(error as Error).message}${cause ? ` (${cause.message})` : ''}` };
+      const failure = `${(error as Error).name}: ${(error as Error).message}${cause ? ` (${cause.message})` : ''}`;
+      return { status: 0, headers: new Headers(), text: '', failure, ms: performance.now() - sent };
     }
   }
 
@@ -216,7 +221,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
    * Runs the load while `disrupt` takes the server away and brings it back, then until the store is ready again;
    * returns every answer, each checked to be a success or the store's 503.
    */
-  async function underLoad(phase: string, shoppers: Shopper[], disrupt: () => Promise<void>): Promise<Answer[]> {
+  async function underLoad(phase: string, shoppers: Shopper[], disrupt: () => Promise<void>, diagnostic: (message: string) => void): Promise<Answer[]> {
     const answers: Answer[] = [];
     let running = true;
     const client = async (index: number) => {
@@ -242,6 +247,9 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
       await Promise.all(clients);
     }
     for (const answer of answers) if (!succeeded(answer)) assertUnavailable(answer);
+    const refused = answers.filter((answer) => !succeeded(answer));
+    const slowest = answers.reduce((max, answer) => Math.max(max, answer.ms), 0);
+    diagnostic(`${phase}: ${answers.length} answers, ${refused.length} refused as unavailable, slowest ${slowest.toFixed(0)} ms`);
     return answers;
   }
 
@@ -305,9 +313,9 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
     await everyKindSucceeds('the start', await newShopper());
   });
 
-  it('a restart (pg_ctl restart -m fast) under load: successes or 503 with Retry-After, then every request succeeds again', async () => {
+  it('a restart (pg_ctl restart -m fast) under load: successes or 503 with Retry-After, then every request succeeds again', async (t) => {
     const shoppers = await Promise.all(Array.from({ length: CLIENTS }, newShopper));
-    const answers = await underLoad('restart', shoppers, () => server.restart());
+    const answers = await underLoad('restart', shoppers, () => server.restart(), (message) => t.diagnostic(message));
     assert.ok(answers.filter((a) => a.kind === 'product').every((a) => a.status === 200), 'product reads are served from memory throughout');
     await everyKindSucceeds('the restart', shoppers[0]!);
     await cartsAreWhole(shoppers);
@@ -315,13 +323,18 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
     assert.ok(poolErrors.length > 0, 'the pool heard its idle connections end (and did not crash)');
   });
 
-  it('a stop, two seconds without a server, and a start under load: the same, and every database request was refused meanwhile', async () => {
+  it('a stop, two seconds without a server, and a start under load: the same, and every database request was refused meanwhile', async (t) => {
     const shoppers = await Promise.all(Array.from({ length: CLIENTS }, newShopper));
-    const answers = await underLoad('stop and start', shoppers, async () => {
-      await server.stop('fast');
-      await sleep(2000);
-      await server.start();
-    });
+    const answers = await underLoad(
+      'stop and start',
+      shoppers,
+      async () => {
+        await server.stop('fast');
+        await sleep(2000);
+        await server.start();
+      },
+      (message) => t.diagnostic(message),
+    );
     const refused = unavailableKinds(answers);
     for (const kind of KINDS.filter((k) => k !== 'product')) assert.ok(refused.has(kind), `${kind} was refused as unavailable while the server was down`);
     assert.ok(answers.filter((a) => a.kind === 'product').every((a) => a.status === 200), 'product reads are served from memory throughout');
