@@ -1,6 +1,7 @@
 /** What the bench scripts share: a target server in its own process, and a bounded autocannon load. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 
@@ -9,7 +10,23 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 export interface Target {
   port: number;
+  /** CPU time the process has used so far, user and system, in seconds (undefined where /proc is not). */
+  cpuSeconds(): number | undefined;
   stop(): Promise<void>;
+}
+
+/** Linux reports a process's times in /proc/PID/stat in ticks of USER_HZ, 100 a second. */
+const TICKS_PER_SECOND = 100;
+
+export function processCpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (name) ", utime and stime are the 12th and 13th fields.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function startTarget(args: string[]): Promise<Target> {
@@ -23,6 +40,7 @@ export async function startTarget(args: string[]): Promise<Target> {
     if (match) {
       return {
         port: Number(match[1]),
+        cpuSeconds: () => processCpuSeconds(child.pid),
         async stop() {
           child.kill('SIGTERM');
           if (child.exitCode === null) await once(child, 'exit');

@@ -40,6 +40,8 @@ interface Row {
   ratio: number;
   goal: string;
   p99Ms: number;
+  /** Microseconds of CPU per answer, store / bare (load-independent where ratios of throughput drift). */
+  cpuUsPerRequest: string;
   note: string;
 }
 
@@ -66,6 +68,16 @@ async function compare(
   const { clientAddresses, log } = extra;
   const logLinesBefore = log?.lines ?? 0;
   let storeResponses = 0;
+  // CPU time each server used during the measured loads (not the warm-up), for the CPU per answer.
+  const cpu = { store: 0, bare: 0, known: true };
+  const measuredCpu = async (side: 'store' | 'bare', target: Target, run: () => Promise<Load>) => {
+    const before = target.cpuSeconds();
+    const result = await run();
+    const after = target.cpuSeconds();
+    if (before === undefined || after === undefined) cpu.known = false;
+    else cpu[side] += after - before;
+    return result;
+  };
   const storeLoad = async (seconds: number) => {
     const run = await load(url, { ...(Array.isArray(path) ? { paths } : {}), seconds, clientAddresses });
     storeResponses += run.responses;
@@ -80,8 +92,8 @@ async function compare(
     const storeRuns: Load[] = [];
     const bareRuns: Load[] = [];
     for (let round = 0; round < 2; round++) {
-      storeRuns.push(await storeLoad(SECONDS / 2));
-      bareRuns.push(await bareLoad(SECONDS / 2));
+      storeRuns.push(await measuredCpu('store', store, () => storeLoad(SECONDS / 2)));
+      bareRuns.push(await measuredCpu('bare', bare, () => bareLoad(SECONDS / 2)));
     }
     measured = combine(storeRuns);
     baseline = combine(bareRuns);
@@ -98,6 +110,9 @@ async function compare(
     ratio: Number(ratio.toFixed(2)),
     goal: goals,
     p99Ms: measured.p99Ms,
+    cpuUsPerRequest: cpu.known
+      ? `${Math.round((1e6 * cpu.store) / Math.max(1, measured.responses))} / ${Math.round((1e6 * cpu.bare) / Math.max(1, baseline.responses))}`
+      : 'n/a',
     note: [
       met ? 'met' : 'MISSED',
       clientAddresses ? `429: ${measured.statusCodes['429'] ?? 0}` : '',

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { demoCatalog } from '../src/catalog/demo-catalog.js';
 import type { CatalogDocument } from '../src/catalog/import/catalog-document.js';
 import { generateCatalog } from './generated-catalog.js';
+import { processCpuSeconds, type Target } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = 'src/main.ts';
@@ -30,28 +31,11 @@ export interface LogTally {
   firstError?: string;
 }
 
-export interface ServeProcess {
-  port: number;
+export interface ServeProcess extends Target {
   origin: string;
   log: LogTally;
-  /** CPU time the process has used so far, user and system, in seconds (undefined where /proc is not). */
-  cpuSeconds(): number | undefined;
-  stop(): Promise<void>;
 }
 
-/** Linux reports a process's times in /proc/PID/stat in ticks of USER_HZ, 100 a second. */
-const TICKS_PER_SECOND = 100;
-
-function processCpuSeconds(pid: number | undefined): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After "pid (name) ", utime and stime are the 12th and 13th fields.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A port nobody listens on now, on loopback (the store is told it; a clash fails its start, loudly). */
 async function freePort(): Promise<number> {
