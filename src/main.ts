@@ -21,6 +21,7 @@ import {
   type StockSet,
 } from './cli/merchant-commands.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { flushRequestLog } from './http/request-log.js';
 import { DatabaseInUseError, openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { StockListing } from './inventory/inventory-store.js';
@@ -86,9 +87,12 @@ async function serve(config: Config): Promise<void> {
       clearTimeout(deadline);
       await store.close();
       app.log.info('stopped');
+      // The log is written in the background: what it still holds goes out before the process ends.
+      await flushRequestLog(app.log);
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');
+      await flushRequestLog(app.log);
       process.exit(1);
     }
   };
