@@ -87,14 +87,14 @@ function benchmarkAddress(n: number): string {
  */
 function spreadOverAddresses(addresses: number, paths: string[]): (client: autocannon.Client) => void {
   const perConnection = Math.ceil(addresses / CONNECTIONS);
-  if (!(addresses >= 1 && perConnection * CONNECTIONS <= 2 ** 17)) throw new Error(`1 to ${2 ** 17} client addresses, not ${addresses}`);
+  if (!(addresses >= 1 && addresses <= 2 ** 17)) throw new Error(`1 to ${2 ** 17} client addresses, not ${addresses}`);
   let connection = 0;
   return (client) => {
     const first = connection++ * perConnection;
     const list = Array.from({ length: Math.max(perConnection, paths.length) }, (_, i) => ({
       method: 'GET' as const,
       path: paths[i % paths.length]!,
-      headers: { 'x-forwarded-for': benchmarkAddress(first + (i % perConnection)) },
+      headers: { 'x-forwarded-for': benchmarkAddress((first + (i % perConnection)) % addresses) },
     }));
     client.setRequests(list);
   };
