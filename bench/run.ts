@@ -4,7 +4,7 @@
  * listens on 127.0.0.1 and every load is bounded in time.
  *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50); BENCH_APPROVALS (default 500) per backend;
  *   BENCH_CLIENT_ADDRESSES (default 10000) clients the rate-limited product reads come from;
- *   BENCH_MIXED_SECONDS (default 30) for the mixed load against two instances.
+ *   BENCH_MIXED_SECONDS (default 30) for the mixed load against two instances, BENCH_MIXED_LOG_LEVEL (default info) its log level.
  * Sections after the read table: stock, cart, checkout, mcp, mixed (all by default; `none` for the table alone).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
