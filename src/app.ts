@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { approvalRoutes } from './storefront/approval-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
@@ -13,7 +13,7 @@ import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, notFoundDescription, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
 import { readinessCheck } from './http/readiness.js';
-import { REQUEST_ID_LOG_LABEL, requestIdGenerator } from './http/request-id.js';
+import { requestIdGenerator } from './http/request-id.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
 import { installRequestLog, loggerOptions } from './http/request-log.js';
@@ -80,7 +80,6 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     trustProxy: trustProxy.length > 0 ? trustProxy : false,
     requestIdHeader: false,
     genReqId: requestIdGenerator(trustProxy),
-    logController: new LogController({ requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     // Without limits a client sending a byte every few seconds holds its connection (and its memory) forever.
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: timeouts.keepAliveTimeout,
