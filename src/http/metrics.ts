@@ -11,7 +11,7 @@ import perfHooks from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify';
 import ipaddr from 'ipaddr.js';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { Database } from '../db/database.js';
 import type { Store } from '../store.js';
 import { ErrorMessage, sendError } from './errors.js';
@@ -89,41 +89,101 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
 
 type RequestLabels = { method: string; route: string; status_code: number };
 
-/** Requests and their latency by method, route pattern and status: a counter and a histogram. */
+/** One (method, route, status) series: answers counted, their seconds summed, and how many fell in each bucket. */
+interface RequestSeries {
+  labels: RequestLabels;
+  count: number;
+  sum: number;
+  /** Answers at most LATENCY_BUCKETS[i] seconds and over the bound before it (not cumulative; +Inf is `count`). */
+  buckets: number[];
+}
+
+/**
+ * Requests and their latency by method, route pattern and status: a counter and a histogram. Each answer adds to the
+ * tally of its series (a few additions, no allocation); prom-client reads the tallies when it is scraped. Calling
+ * prom-client's Counter.inc and Histogram.observe on every answer cost about 3 µs of CPU per request (each call
+ * hashes the labels into a string and allocates), against 0.1 µs for the tally, on the benchmarked product read.
+ */
 class RequestMetrics {
-  private readonly requests: Counter<keyof RequestLabels>;
-  private readonly duration: Histogram<keyof RequestLabels>;
+  private readonly series: RequestSeries[] = [];
 
   constructor(register: Registry) {
-    const labelNames = ['method', 'route', 'status_code'] as const;
-    this.requests = new Counter({ name: 'storefront_http_requests_total', help: 'Answered requests by method, route pattern and status.', labelNames, registers: [register] });
-    this.duration = new Histogram({
-      name: 'storefront_http_request_duration_seconds',
-      help: 'Time from receiving a request to the end of its answer, by method, route pattern and status.',
-      labelNames,
-      buckets: LATENCY_BUCKETS,
+    const series = this.series;
+    new Counter({
+      name: 'storefront_http_requests_total',
+      help: 'Answered requests by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status_code'],
       registers: [register],
+      collect() {
+        this.reset();
+        for (const one of series) this.inc(one.labels, one.count);
+      },
     });
+    register.registerMetric(latencyHistogram(series) as unknown as Metric);
   }
 
   /**
-   * A callback-style onResponse hook for one route pattern. Its label objects are made once per method and
-   * status and reused: the product read is benchmarked, and an object per request shows in its throughput.
+   * A callback-style onResponse hook for one route pattern: it finds its series by method and status in two small
+   * maps (made on the first answer of each) and adds to it.
    */
   hookFor(route: string): onResponseHookHandler {
-    const labelsByMethod = new Map<string, Map<number, RequestLabels>>();
+    const byMethod = new Map<string, Map<number, RequestSeries>>();
     return (request, reply, done) => {
       const method = request.method;
       const status = reply.statusCode;
-      let byStatus = labelsByMethod.get(method);
-      if (byStatus === undefined) labelsByMethod.set(method, (byStatus = new Map()));
-      let labels = byStatus.get(status);
-      if (labels === undefined) byStatus.set(status, (labels = { method, route, status_code: status }));
-      this.requests.inc(labels);
-      this.duration.observe(labels, reply.elapsedTime / 1000);
+      let byStatus = byMethod.get(method);
+      if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+      let series = byStatus.get(status);
+      if (series === undefined) {
+        series = { labels: { method, route, status_code: status }, count: 0, sum: 0, buckets: LATENCY_BUCKETS.map(() => 0) };
+        byStatus.set(status, series);
+        this.series.push(series);
+      }
+      const seconds = reply.elapsedTime / 1000;
+      series.count++;
+      series.sum += seconds;
+      for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
+        if (seconds <= LATENCY_BUCKETS[i]!) {
+          series.buckets[i]!++;
+          break;
+        }
+      }
       done();
     };
   }
+}
+
+/**
+ * The latency tallies as a prom-client metric: what its registry reads from a metric (name, help, type and get()
+ * giving the samples), so the exposition, escaping included, is prom-client's.
+ */
+function latencyHistogram(series: readonly RequestSeries[]) {
+  const name = 'storefront_http_request_duration_seconds';
+  const help = 'Time from receiving a request to the end of its answer, by method, route pattern and status.';
+  const samples = () =>
+    series.flatMap((one) => {
+      let cumulative = 0;
+      return [
+        ...LATENCY_BUCKETS.map((le, i) => ({ metricName: `${name}_bucket`, labels: { ...one.labels, le }, value: (cumulative += one.buckets[i]!) })),
+        { metricName: `${name}_bucket`, labels: { ...one.labels, le: '+Inf' }, value: one.count },
+        { metricName: `${name}_sum`, labels: one.labels, value: one.sum },
+        { metricName: `${name}_count`, labels: one.labels, value: one.count },
+      ];
+    });
+  return {
+    name,
+    help,
+    type: 'histogram' as const,
+    aggregator: 'sum' as const,
+    get: async () => ({ name, help, type: 'histogram' as const, aggregator: 'sum' as const, values: samples() }),
+    reset: () => {
+      for (const one of series) {
+        one.count = 0;
+        one.sum = 0;
+        one.buckets.fill(0);
+      }
+    },
+  };
 }
 
 /**

@@ -70,6 +70,28 @@ function valueOf(samples: Sample[], name: string, labels: Record<string, string>
   return found[0]?.value;
 }
 
+/** Every histogram series: buckets never fall as `le` grows, and the +Inf bucket equals its _count. */
+function assertHistogramsConsistent(text: string, samples: Sample[]): void {
+  const histograms = [...text.matchAll(new RegExp(`^# TYPE (${NAME}) histogram$`, 'gm'))].map((match) => match[1]!);
+  assert.ok(histograms.includes('storefront_http_request_duration_seconds'));
+  for (const family of histograms) {
+    const series = new Map<string, Sample[]>();
+    for (const sample of samples.filter((s) => s.name === `${family}_bucket`)) {
+      const { le: _le, ...rest } = sample.labels;
+      const key = JSON.stringify(Object.entries(rest).sort());
+      series.set(key, [...(series.get(key) ?? []), sample]);
+    }
+    for (const [key, buckets] of series) {
+      const bounds = buckets.map((b) => (b.labels.le === '+Inf' ? Infinity : Number(b.labels.le)));
+      assert.deepEqual(bounds, [...bounds].sort((x, y) => x - y), `${family} ${key}: buckets in order`);
+      assert.equal(bounds.at(-1), Infinity, `${family} ${key}: ends with +Inf`);
+      for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i]!.value >= buckets[i - 1]!.value, `${family} ${key}: cumulative`);
+      const labels = Object.fromEntries(JSON.parse(key) as [string, string][]);
+      assert.equal(valueOf(samples, `${family}_count`, labels), buckets.at(-1)!.value, `${family} ${key}: +Inf is the count`);
+    }
+  }
+}
+
 async function scrape(app: { inject: TestStore['app']['inject'] }, headers: Record<string, string> = {}) {
   const response = await app.inject({ method: 'GET', url: '/metrics', headers });
   assert.equal(response.statusCode, 200, response.body);
@@ -110,7 +132,11 @@ for (const backend of backends) {
       const response = await t.app.inject({ method: 'GET', url: '/metrics' });
       assert.equal(response.statusCode, 200);
       assert.equal(response.headers['cache-control'], 'no-store');
+      assert.equal((await t.app.inject({ method: 'GET', url: '/products/decaf-capsules.js' })).statusCode, 200);
       const samples = parseExposition(response.body);
+      assertHistogramsConsistent(response.body, samples);
+      const again = await t.app.inject({ method: 'GET', url: '/metrics' });
+      assertHistogramsConsistent(again.body, parseExposition(again.body));
       for (const name of ['nodejs_eventloop_lag_seconds', 'process_cpu_user_seconds_total', 'nodejs_heap_size_used_bytes', 'storefront_store_figures_up']) {
         assert.ok(valueOf(samples, name) !== undefined, `${name} is reported`);
       }
