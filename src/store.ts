@@ -4,7 +4,7 @@
  * holds the one they are given outside a transaction.
  */
 import type { Config } from './config.js';
-import { openDatabase, type Database, type Listening } from './db/database.js';
+import { openDatabase, quietDuringOutage, type Database, type Listening } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { Catalog, CATALOG_CHANNEL } from './catalog/catalog.js';
 import { demoCatalog } from './catalog/demo-catalog.js';
@@ -63,7 +63,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
   try {
     await migrate(db);
     if (options.seedDemo ?? true) await seedCatalogIfEmpty(db, demoCatalog);
-    const onError = options.onBackgroundError ?? reportOnStderr;
+    // An outage fails every poll alike: its first failure of each kind is reported, then one line a minute.
+    const onError = quietDuringOutage(options.onBackgroundError ?? reportOnStderr);
     const catalog = await Catalog.load(db, config.baseUrl);
     const inventory = await Inventory.load(db);
     catalog.watch(db, POLL_MS[db.kind].catalog, (error) => onError(CATALOG_REFRESH_FAILED, error));

@@ -6,7 +6,7 @@
  * `message` comes from the one catalogue both doors share (src/http/errors.ts): a status means the same class
  * here as on the storefront. Only the JSON-RPC codes are this door's own.
  */
-import { errorBody } from '../http/errors.js';
+import { errorBody, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/errors.js';
 
 export const JsonRpcCode = {
   parseError: -32700,
@@ -55,10 +55,22 @@ export const idempotencyInProgress = () =>
     code: 'idempotency_in_progress',
     content: 'A request with this idempotency-key is still being processed; retry it shortly with the same key.',
   });
+/** The store cannot serve the call now (its database is unavailable): HTTP 503, and when to try again. */
+export const storeUnavailable = () =>
+  new JsonRpcError(JsonRpcCode.protocolError, 'Service unavailable', {
+    code: 'unavailable',
+    content: 'The store is temporarily unavailable; retry after the number of seconds in retry_after.',
+    retry_after: UNAVAILABLE_RETRY_AFTER_SECONDS,
+  });
 export const discoveryFailed = (code: DiscoveryErrorCode, content: string) =>
   new JsonRpcError(JsonRpcCode.discoveryFailed, 'UCP discovery failed', { code, content });
 
-const IDEMPOTENCY_ERRORS = new Set(['idempotency_conflict', 'idempotency_in_progress']);
+/** The -32000 errors sent with a status of their own (UCP: 409 idempotency, 503 unavailable); the others travel with 200. */
+const PROTOCOL_ERROR_STATUS = new Map<string, number>([
+  ['idempotency_conflict', 409],
+  ['idempotency_in_progress', 409],
+  ['unavailable', 503],
+]);
 
 /** The HTTP status a JSON-RPC error response travels with. */
 export function httpStatusOf(error: { code: number; data?: unknown }): number {
@@ -69,7 +81,7 @@ export function httpStatusOf(error: { code: number; data?: unknown }): number {
     case JsonRpcCode.internalError:
       return 500;
     case JsonRpcCode.protocolError:
-      return IDEMPOTENCY_ERRORS.has((error.data as { code?: string } | undefined)?.code ?? '') ? 409 : 200;
+      return PROTOCOL_ERROR_STATUS.get((error.data as { code?: string } | undefined)?.code ?? '') ?? 200;
     case JsonRpcCode.discoveryFailed: {
       const code = (error.data as { code?: string } | undefined)?.code;
       return code && code in DiscoveryErrorStatus ? DiscoveryErrorStatus[code as DiscoveryErrorCode] : 400;

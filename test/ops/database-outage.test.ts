@@ -426,7 +426,6 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
 describe("the commerce endpoint's answer while the database is unavailable", () => {
   it(
     'is HTTP 503 with -32000 unavailable, as UCP sends "unavailable" (its HTTP status is the primary signal)',
-    { todo: 'httpStatusOf in src/ucp/jsonrpc-errors.ts does not map data.code "unavailable" to 503 yet (HTTP 200 today)' },
     () => {
       assert.equal(httpStatusOf({ code: JsonRpcCode.protocolError, data: { code: 'unavailable', retry_after: 5 } }), 503);
     },

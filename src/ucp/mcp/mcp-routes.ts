@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../http/errors.js';
 import { UCP_SESSION } from '../../http/openapi.js';
 import { JsonRpcCode, withStorefrontFields } from '../jsonrpc-errors.js';
 import { MCP_PATH } from '../protocol.js';
@@ -75,6 +76,7 @@ const ERROR_RESPONSES = {
   424: errorFor('Agent profile unreachable, -32001 profile_unreachable'),
   429: errorFor('Rate limit exceeded (Retry-After header), -32000 with data.retry_after'),
   500: errorFor('Internal error, -32603'),
+  503: errorFor('The store is temporarily unavailable (Retry-After header), -32000 unavailable with data.retry_after'),
 };
 
 const DESCRIPTION =
@@ -83,7 +85,7 @@ const DESCRIPTION =
   '`meta["ucp-agent"].profile` (the agent platform profile URL, optional: anonymous callers get the catalog and cart tools). ' +
   'Business outcomes are results with `structuredContent.ucp.status`; protocol problems are JSON-RPC errors ' +
   '(-32700 parse, -32600 invalid request, -32601 unknown method, -32602 invalid params or unknown tool, -32001 agent ' +
-  'profile/version negotiation with HTTP 400/422/424, -32000 with HTTP 403/405/406/409/413/415/429, -32603 internal). ' +
+  'profile/version negotiation with HTTP 400/422/424, -32000 with HTTP 403/405/406/409/413/415/429/503, -32603 internal). ' +
   'Clients may send `Accept: application/json` alone and skip initialize.';
 
 function acceptsJson(accept: string | undefined): boolean {
@@ -95,6 +97,9 @@ function acceptsJson(accept: string | undefined): boolean {
 }
 
 const FORWARDED_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id'] as const;
+
+/** A 503 (the store's database is unavailable) says when to try again in Retry-After too, as `data.retry_after` does. */
+const retryAfterOn503 = (reply: FastifyReply, status: number) => (status === 503 ? reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS)) : reply);
 
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(;|$)/i.test(value);
 
@@ -120,6 +125,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       return reply.code(response.status).type(response.headers.get('content-type') ?? JSON_TYPE).send(text);
     }
     const answer = correctedSdkAnswer(response.status, body);
+    retryAfterOn503(reply, answer.status);
     return reply.code(answer.status).type(JSON_TYPE).send(JSON.stringify(withStorefrontFields(answer.status, answer.body)));
   }
 
@@ -158,6 +164,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       const call = exactToolsCall(request.body, request.headers['mcp-protocol-version'] as string | undefined);
       if (!call) return answerWithSdk(request, reply);
       const answer = await answerToolsCall(toolCalls, call);
+      retryAfterOn503(reply, answer.status);
       return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
     },
   );

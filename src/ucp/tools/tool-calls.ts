@@ -7,23 +7,15 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/database.js';
-import { databaseErrorName, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../http/errors.js';
+import { databaseErrorName } from '../../http/errors.js';
 import type { Store } from '../../store.js';
 import type { AgentProfiles } from '../agent/agent-profiles.js';
 import type { NegotiatedCapabilities } from '../agent/negotiation.js';
-import { internalError, invalidParams, JsonRpcCode, JsonRpcError, unknownTool } from '../jsonrpc-errors.js';
+import { internalError, invalidParams, JsonRpcError, storeUnavailable, unknownTool } from '../jsonrpc-errors.js';
 import { UCP_VERSION, type CapabilityName } from '../protocol.js';
 import { firstError, selfContained, validatorFor, withoutAnnotations, type JsonSchema } from '../schemas/schema-bundle.js';
 import { UcpProducts } from '../catalog/ucp-products.js';
 import { errorOutcome, type ToolDefinition, type ToolOutcome } from './tool.js';
-
-/** UCP's protocol error for an unavailable service (-32000, sent with HTTP 503), with when to try again. */
-const storeUnavailable = () =>
-  new JsonRpcError(JsonRpcCode.protocolError, 'Service unavailable', {
-    code: 'unavailable',
-    content: 'The store is temporarily unavailable; retry after the number of seconds in retry_after.',
-    retry_after: UNAVAILABLE_RETRY_AFTER_SECONDS,
-  });
 
 /** A tool as `tools/list` shows it. */
 export interface ListedTool {
