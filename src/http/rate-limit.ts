@@ -137,7 +137,9 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
     hook: 'onRequest',
     ...(redis ? { redis, nameSpace: `${config.redisKeyPrefix}rate-limit:` } : {}),
   });
-  const classKey = (name: RouteClass) => (request: FastifyRequest) => `${name}:${rateLimit.normalizeIP(request.ip)}`;
+  // An IPv6 client is its /64 (normalizeIP); an IPv4 address is taken as it is, without the IPv6 parse.
+  const clientKey = (ip: string) => (ip.includes(':') ? rateLimit.normalizeIP(ip) : ip);
+  const classKey = (name: RouteClass) => (request: FastifyRequest) => `${name}:${clientKey(request.ip)}`;
   const limiters = Object.fromEntries(
     (Object.keys(BUDGETS) as RouteClass[]).map((name) => [
       name,
@@ -158,16 +160,22 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
   });
 
   // Every request, routed or not: the first hook after the response headers' (src/app.ts), before any body is read.
-  app.addHook('onRequest', async (request, reply) => {
-    const name = request.routeOptions.config?.rateLimitClass ?? 'other';
-    try {
-      await limiters[name](request, reply);
-    } catch (error) {
-      if (error instanceof RateLimited) throw error;
-      metrics.rateLimitStoreFailed();
-      failures.report(error);
-    }
-  });
+  const limiterOf = (request: FastifyRequest) => limiters[request.routeOptions.config?.rateLimitClass ?? 'other'];
+  app.addHook(
+    'onRequest',
+    redis
+      ? async (request, reply) => {
+          try {
+            await limiterOf(request)(request, reply);
+          } catch (error) {
+            if (error instanceof RateLimited) throw error;
+            metrics.rateLimitStoreFailed();
+            failures.report(error);
+          }
+        }
+      : // Counters in memory never fail: the plugin's handler is the hook.
+        (request, reply) => limiterOf(request)(request, reply),
+  );
 
   const starts = app.createRateLimit({ ...BUDGETS['cart-start'], keyGenerator: classKey('cart-start') });
   const checkStarts = async (request: FastifyRequest, increment: boolean) => {
