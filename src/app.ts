@@ -169,6 +169,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   await app.register(approvalRoutes, { store });
   await app.register(ucpRoutes, { store });
   metaRoutes(app, readinessCheck(store.db, loadMigrations()));
+  metrics.routes(app);
 
   app.get('/assets/demo/:file', { schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };

@@ -23,6 +23,8 @@ export interface Metrics {
   rateLimited(routeClass: string): void;
   /** The shared rate-limit store (Redis) failed; the request was served anyway (fail open). */
   rateLimitStoreFailed(): void;
+  /** Adds GET /metrics: called with the other routes, after the hooks that must hear of every route (405s). */
+  routes(app: FastifyInstance): void;
 }
 
 /** The route label of a request no route matched: one value, so clients cannot multiply label values. */
@@ -69,13 +71,6 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     done();
   });
 
-  const refusal = metricsAccess((store.config as { metricsToken?: string }).metricsToken);
-  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    const refused = refusal(request);
-    if (refused !== undefined) return sendError(reply, 403, ErrorMessage.forbidden, refused);
-    const text = await register.metrics();
-    return reply.type(register.contentType).header('cache-control', 'no-store').send(text);
-  });
   app.addHook('onClose', (_instance, done) => {
     stopProcessMetrics();
     done();
@@ -84,6 +79,15 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
   return {
     rateLimited: (routeClass) => rateLimited.inc({ route_class: routeClass }),
     rateLimitStoreFailed: () => rateLimitStoreFailures.inc(),
+    routes(routeApp) {
+      const refusal = metricsAccess((store.config as { metricsToken?: string }).metricsToken);
+      routeApp.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+        const refused = refusal(request);
+        if (refused !== undefined) return sendError(reply, 403, ErrorMessage.forbidden, refused);
+        const text = await register.metrics();
+        return reply.type(register.contentType).header('cache-control', 'no-store').send(text);
+      });
+    },
   };
 }
 

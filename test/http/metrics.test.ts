@@ -144,6 +144,13 @@ for (const backend of backends) {
       assert.equal(valueOf(samples, 'storefront_rate_limit_store_failures_total'), 0);
     });
 
+    it('another method on /metrics is 405 with Allow, like every route', async () => {
+      const response = await t.app.inject({ method: 'POST', url: '/metrics' });
+      assert.equal(response.statusCode, 405);
+      assert.equal(response.headers.allow, 'GET, HEAD');
+      assert.equal(response.json().status, 405);
+    });
+
     it('a product read and a 404 each count once under their route pattern and status, with their latency', async () => {
       const product = { method: 'GET', route: '/products/:handle.js', status_code: '200' };
       const missing = { method: 'GET', route: UNMATCHED_ROUTE, status_code: '404' };
@@ -200,6 +207,7 @@ for (const backend of backends) {
     it('rateLimited() and rateLimitStoreFailed() are counted, the former by route class', async () => {
       const app = Fastify();
       const metrics = installMetrics(app, t.store);
+      metrics.routes(app);
       await app.ready();
       try {
         metrics.rateLimited('catalog');
@@ -218,7 +226,7 @@ for (const backend of backends) {
     it("reads the pool's figures from the database when it has a pool (a stand-in database here)", async () => {
       const app = Fastify();
       const db = Object.assign(Object.create(t.store.db) as Store['db'], { poolStats: () => ({ total: 7, idle: 5, waiting: 2 }) });
-      installMetrics(app, { ...t.store, db });
+      installMetrics(app, { ...t.store, db }).routes(app);
       await app.ready();
       try {
         const samples = await scrape(app);
