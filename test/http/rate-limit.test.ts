@@ -92,6 +92,12 @@ for (const backend of backends) {
       }
       // Another address is not affected.
       assert.equal((await test.app.inject({ url: PRODUCT, remoteAddress: '192.0.2.2' })).statusCode, 200);
+      // Each refusal is counted in the metrics by its class.
+      const metrics = (await test.app.inject({ url: '/metrics', remoteAddress: '127.0.0.1' })).body;
+      for (const [name] of requests) {
+        const counted = new RegExp(`^storefront_rate_limited_requests_total\\{route_class="${name}"\\} (\\d+)`, 'm').exec(metrics)?.[1];
+        assert.ok(Number(counted) >= 1, `${name} refusals in the metrics`);
+      }
     });
 
     it('routes fall in the classes the budget table names', () => {

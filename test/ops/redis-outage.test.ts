@@ -132,6 +132,10 @@ for (const backend of backends) {
       const limited = await fetch(`${base}/nowhere`, { headers: client });
       assert.equal(limited.status, 429);
       assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      // Reported in the metrics: the requests served without Redis, and the refusal.
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      assert.ok(Number(/^storefront_rate_limit_store_failures_total (\d+)/m.exec(metrics)?.[1]) > 0, 'store failures counted');
+      assert.ok(Number(/^storefront_rate_limited_requests_total\{route_class="other"\} (\d+)/m.exec(metrics)?.[1]) >= 1, '429 counted');
       const inspect = new Redis(redis.url);
       try {
         assert.ok((await inspect.keys('*203.0.113.99')).length > 0, 'the counter is in the restarted Redis');
