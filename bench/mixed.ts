@@ -349,7 +349,10 @@ export interface MixedResult {
   connections: number;
   logLevel: string;
   run: MixRun;
+  /** Each instance's log, counted until it stopped. */
   logs: LogTally[];
+  /** Each instance's lines at error level when the load ended (the rest were written while it stopped). */
+  errorLinesAtLoadEnd: number[];
   products: number;
 }
 
@@ -384,7 +387,8 @@ export async function benchMixed(options: { seconds: number; connections: number
     await runMix(instances, shop, WARMUP_SECONDS, options.connections);
     const run = await runMix(instances, shop, options.seconds, options.connections);
     const logs = instances.map((instance) => instance.log);
-    return { instances: instances.length, connections: options.connections, logLevel, run, logs, products: options.products };
+    const errorLinesAtLoadEnd = logs.map((log) => log.errorLines);
+    return { instances: instances.length, connections: options.connections, logLevel, run, logs, errorLinesAtLoadEnd, products: options.products };
   } finally {
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
@@ -441,7 +445,9 @@ export function printMixed(result: MixedResult): void {
     );
   }
   console.log(
-    `  request logs: ${result.logs.map((log) => `${log.lines} lines, ${(log.bytes / 1e6).toFixed(1)} MB, ${log.errorLines} at error level`).join('; ')}` +
+    `  logs: ${result.logs
+      .map((log, i) => `${log.lines} lines, ${(log.bytes / 1e6).toFixed(1)} MB, ${log.errorLines} at error level (${result.errorLinesAtLoadEnd[i]} before the instance was stopped)`)
+      .join('; ')}` +
       (result.logs.find((log) => log.firstError) ? `; first error: ${result.logs.find((log) => log.firstError)!.firstError}` : ''),
   );
 }
