@@ -113,8 +113,13 @@ export async function dropTestDatabases(): Promise<void> {
   }
 }
 
+/**
+ * A test store's configuration. Rate limits are off unless a test turns them on (`rateLimit: true`): the tests of
+ * other behaviour send more requests from one address in a minute than a shopper would, and the limits have tests
+ * of their own (test/http/rate-limit.test.ts, test/ucp/rate-limit.test.ts, the scale-out and Redis outage tests).
+ */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ BASE_URL: 'http://store.test', DATA_DIR: 'unused' }), ...overrides };
+  return { ...loadConfig({ BASE_URL: 'http://store.test', DATA_DIR: 'unused' }), rateLimit: false, ...overrides };
 }
 
 export interface TestStore {
