@@ -47,7 +47,7 @@ The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL
 import, stock and orders work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
 with the embedded database the command is run by the running store itself, through its control socket.
 Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
-RATE_LIMIT, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES.
+RATE_LIMIT, REDIS_URL, REDIS_KEY_PREFIX, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES.
 SIGTERM or SIGINT stops serve gracefully: requests under way get ${DRAIN_SECONDS} seconds to finish; a second signal stops at once.`;
 
 class UsageError extends Error {}
