@@ -21,6 +21,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** REDIS_KEY_PREFIX: what every key this store writes to Redis starts with (several stores may share one Redis). */
   redisKeyPrefix: string;
+  /** METRICS_TOKEN: the bearer token that reads GET /metrics from anywhere; unset, only loopback may. */
+  metricsToken: string | undefined;
   /**
    * Hosts (host or host:port) the commerce endpoint accepts in Host/Origin besides BASE_URL's and the loopback
    * names on the listening port (MCP_ALLOWED_HOSTS, comma-separated).
@@ -177,6 +179,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const redisUrl = env.REDIS_URL || undefined;
   if (redisUrl !== undefined) redisUrlOrThrow(redisUrl);
   const redisKeyPrefix = env.REDIS_KEY_PREFIX || 'storefront:';
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN', 'expected 16 to 256 visible ASCII characters, no spaces');
+  }
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisKeyPrefix)) {
     throw new ConfigError('REDIS_KEY_PREFIX', `expected 1 to 64 of A-Z a-z 0-9 : _ . -, got "${redisKeyPrefix.slice(0, 80)}"`);
   }
@@ -216,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit,
     redisUrl,
     redisKeyPrefix,
+    metricsToken,
     mcpAllowedHosts,
     trustProxy,
     allowInsecureProfiles,

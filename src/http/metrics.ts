@@ -80,7 +80,7 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     rateLimited: (routeClass) => rateLimited.inc({ route_class: routeClass }),
     rateLimitStoreFailed: () => rateLimitStoreFailures.inc(),
     routes(routeApp) {
-      const refusal = metricsAccess((store.config as { metricsToken?: string }).metricsToken);
+      const refusal = metricsAccess(store.config.metricsToken);
       routeApp.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
         const refused = refusal(request);
         if (refused !== undefined) return sendError(reply, 403, ErrorMessage.forbidden, refused);

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import type { LineInput } from '../../src/checkout/checkout-service.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { collectProcessMetrics, installMetrics, STORE_FIGURES_DEADLINE_MS, UNMATCHED_ROUTE } from '../../src/http/metrics.js';
 import type { Store } from '../../src/store.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
@@ -107,6 +107,16 @@ function variantId(store: Store, sku: string): number {
   if (!found) throw new Error(`no variant ${sku}`);
   return found.id;
 }
+
+describe('METRICS_TOKEN', () => {
+  it('is 16 to 256 visible characters; anything else stops the process naming the variable', () => {
+    assert.equal(loadConfig({}).metricsToken, undefined);
+    assert.equal(loadConfig({ METRICS_TOKEN: 'a'.repeat(16) }).metricsToken, 'a'.repeat(16));
+    for (const bad of ['short', 'has a space in it 1234', 'x'.repeat(257)]) {
+      assert.throws(() => loadConfig({ METRICS_TOKEN: bad }), (error: unknown) => error instanceof ConfigError && error.variable === 'METRICS_TOKEN');
+    }
+  });
+});
 
 describe('process figures', () => {
   it("prom-client's event-loop monitor and GC observer are caught, so that closing an app stops them", () => {
@@ -303,7 +313,7 @@ for (const backend of backends) {
     const trustProxy = loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy;
     before(async () => {
       loopbackOnly = await startTestStore(backend, { config: { trustProxy } });
-      withToken = await startTestStore(backend, { config: { trustProxy, metricsToken: TOKEN } as Partial<Config> });
+      withToken = await startTestStore(backend, { config: { trustProxy, metricsToken: TOKEN } });
     });
     after(async () => {
       await loopbackOnly.close();
