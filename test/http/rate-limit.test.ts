@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { MAX_CART_TEXT_BYTES } from '../../src/cart/cart.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { BUDGETS, routeClass, type RouteClass } from '../../src/http/rate-limit.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 
@@ -56,6 +57,24 @@ async function sendAnswered(app: FastifyInstance, request: InjectOptions, count:
     assert.ok(response.statusCode !== 429 && response.statusCode < 500, `${what}, request ${i + 1}: ${response.statusCode}`);
   }
 }
+
+describe('REDIS_URL and REDIS_KEY_PREFIX', () => {
+  it('take redis:// and rediss:// URLs and a plain prefix; anything else stops the start naming the variable, never echoing a password', () => {
+    assert.equal(loadConfig({ REDIS_URL: 'rediss://user:pw@cache.internal:6380/2' }).redisUrl, 'rediss://user:pw@cache.internal:6380/2');
+    assert.equal(loadConfig({}).redisUrl, undefined);
+    assert.equal(loadConfig({}).redisKeyPrefix, 'storefront:');
+    for (const [env, variable] of [
+      [{ REDIS_URL: 'http://user:secret@cache:6379' }, 'REDIS_URL'],
+      [{ REDIS_URL: 'cache:6379' }, 'REDIS_URL'],
+      [{ REDIS_KEY_PREFIX: 'has space' }, 'REDIS_KEY_PREFIX'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => error instanceof ConfigError && error.variable === variable && !error.message.includes('secret'),
+      );
+    }
+  });
+});
 
 for (const backend of backends) {
   describe(`${backend.name}: rate limits on every endpoint`, () => {
