@@ -30,6 +30,8 @@ import { openStore } from './store.js';
 
 /** How long requests under way may take to finish once serve is asked to stop. */
 const DRAIN_SECONDS = 10;
+/** After the drain, how long closing the store and writing out the log may take before the process exits anyway. */
+const STOP_GRACE_SECONDS = 5;
 
 const USAGE = `usage: storefront <command> [arguments]
 
@@ -81,6 +83,11 @@ async function serve(config: Config): Promise<void> {
       app.log.warn('requests still under way after the drain: closing their connections');
       app.server.closeAllConnections();
     }, DRAIN_SECONDS * 1000);
+    // Whatever hangs past the drain (the database's close, a log that cannot be written), the process still ends.
+    setTimeout(() => {
+      process.stderr.write(`storefront: shutdown did not finish within ${DRAIN_SECONDS + STOP_GRACE_SECONDS} s; exiting\n`);
+      process.exit(1);
+    }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
     try {
       await control?.close();
       await app.close();

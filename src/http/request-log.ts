@@ -18,6 +18,8 @@ import { REQUEST_ID_LOG_LABEL } from './request-id.js';
 
 /** What may wait to be written to stdout: at ~300 bytes a line, about 50,000 lines. */
 export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+/** How long a shutdown waits for the log to be written out. */
+const FLUSH_WAIT_MS = 2000;
 /** Dropped lines are reported on stderr at most this often. */
 const DROP_REPORT_INTERVAL_MS = 60_000;
 /** Paths are cut to this length in the log (a URL may be up to 16 KiB of anything). */
@@ -102,5 +104,12 @@ export function installRequestLog(_app: FastifyInstance): void {}
 export function flushRequestLog(log: FastifyBaseLogger): Promise<void> {
   const { flush } = log as Partial<Pick<pino.Logger, 'flush'>>;
   if (typeof flush !== 'function') return Promise.resolve(); // the logger is off
-  return new Promise((resolve) => flush.call(log, () => resolve()));
+  // A stdout nobody reads any more would leave the flush waiting for ever: it gets FLUSH_WAIT_MS.
+  return new Promise((resolve) => {
+    const giveUp = setTimeout(resolve, FLUSH_WAIT_MS);
+    flush.call(log, () => {
+      clearTimeout(giveUp);
+      resolve();
+    });
+  });
 }
