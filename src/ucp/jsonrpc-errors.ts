@@ -62,13 +62,17 @@ export const storeUnavailable = () =>
     content: 'The store is temporarily unavailable; retry after the number of seconds in retry_after.',
     retry_after: UNAVAILABLE_RETRY_AFTER_SECONDS,
   });
+/** Over a rate budget of the client address: HTTP 429 (with Retry-After), and when to try again. */
+export const rateLimitExceeded = (retryAfterSeconds: number, content = 'Too many requests; retry after the number of seconds in retry_after.') =>
+  new JsonRpcError(JsonRpcCode.protocolError, 'Rate limit exceeded', { code: 'rate_limit_exceeded', content, retry_after: retryAfterSeconds });
 export const discoveryFailed = (code: DiscoveryErrorCode, content: string) =>
   new JsonRpcError(JsonRpcCode.discoveryFailed, 'UCP discovery failed', { code, content });
 
-/** The -32000 errors sent with a status of their own (UCP: 409 idempotency, 503 unavailable); the others travel with 200. */
+/** The -32000 errors sent with a status of their own (UCP: 409 idempotency, 429 rate limit, 503 unavailable); the others travel with 200. */
 const PROTOCOL_ERROR_STATUS = new Map<string, number>([
   ['idempotency_conflict', 409],
   ['idempotency_in_progress', 409],
+  ['rate_limit_exceeded', 429],
   ['unavailable', 503],
 ]);
 

@@ -7,6 +7,7 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { errorResponseBody, httpStatusOf, internalError, JsonRpcError, type JsonRpcId } from '../jsonrpc-errors.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
+import type { ToolCaller } from '../tools/tool.js';
 
 export interface FastCall {
   id: string | number;
@@ -42,10 +43,10 @@ export interface FastAnswer {
   body: string;
 }
 
-export async function answerToolsCall(tools: ToolCalls, call: FastCall): Promise<FastAnswer> {
+export async function answerToolsCall(tools: ToolCalls, call: FastCall, caller: ToolCaller): Promise<FastAnswer> {
   const id = JSON.stringify(call.id);
   try {
-    const outcome = await tools.call(call.name, call.arguments);
+    const outcome = await tools.call(call.name, call.arguments, caller);
     return {
       status: 200,
       body:

@@ -9,9 +9,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../http/errors.js';
 import { UCP_SESSION } from '../../http/openapi.js';
-import { JsonRpcCode, withStorefrontFields } from '../jsonrpc-errors.js';
+import { RateLimited } from '../../http/rate-limit.js';
+import { JsonRpcCode, rateLimitExceeded, withStorefrontFields } from '../jsonrpc-errors.js';
 import { MCP_PATH } from '../protocol.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
+import type { ToolCaller } from '../tools/tool.js';
 import { answerToolsCall, exactToolsCall } from './fast-path.js';
 import { JSON_TYPE, requestId, sendRpcError } from './rpc-reply.js';
 import { correctedSdkAnswer, type SdkServers } from './sdk-servers.js';
@@ -103,8 +105,26 @@ const retryAfterOn503 = (reply: FastifyReply, status: number) => (status === 503
 
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(;|$)/i.test(value);
 
+const NO_STARTS_LEFT =
+  'This client address has started as many carts and checkouts this hour as it may (the storefront\'s count too); retry ' +
+  'after the number of seconds in retry_after, or go on with a cart it has.';
+
 export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls; sdk: SdkServers; baseUrl: string }): void {
   const { toolCalls, sdk } = options;
+
+  /** The client a request's tool calls serve: its address's cart-start budget, the one the storefront's cart routes use. */
+  const callerOf = (request: FastifyRequest, reply: FastifyReply): ToolCaller => ({
+    async admitCartStart() {
+      try {
+        // No cart token: always a start, so whether a token names a live cart is never asked.
+        await app.cartStarts.admit(request, reply, false, async () => false);
+      } catch (error) {
+        if (!(error instanceof RateLimited)) throw error;
+        reply.headers(error.headers);
+        throw rateLimitExceeded(error.retryAfterSeconds, NO_STARTS_LEFT);
+      }
+    },
+  });
 
   async function answerWithSdk(request: FastifyRequest, reply: FastifyReply) {
     // Only what the SDK's transport reads; it wants both types in Accept and answers JSON here anyway.
@@ -113,7 +133,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       const value = request.headers[name];
       if (typeof value === 'string') headers.set(name, value);
     }
-    const response = await sdk.handle(new Request(`${options.baseUrl}${MCP_PATH}`, { method: 'POST', headers }), request.body);
+    const response = await sdk.handle(new Request(`${options.baseUrl}${MCP_PATH}`, { method: 'POST', headers }), request.body, callerOf(request, reply));
     const text = await response.text();
     const allow = response.headers.get('allow');
     if (allow) reply.header('allow', allow);
@@ -163,7 +183,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       }
       const call = exactToolsCall(request.body, request.headers['mcp-protocol-version'] as string | undefined);
       if (!call) return answerWithSdk(request, reply);
-      const answer = await answerToolsCall(toolCalls, call);
+      const answer = await answerToolsCall(toolCalls, call, callerOf(request, reply));
       retryAfterOn503(reply, answer.status);
       return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
     },

@@ -14,10 +14,10 @@ import {
   ListToolsRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { httpStatusOf, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
+import { httpStatusOf, internalError, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
 import { ucpJsonSchemaValidator } from '../schemas/schema-bundle.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
-import type { ToolOutcome } from '../tools/tool.js';
+import type { ToolCaller, ToolOutcome } from '../tools/tool.js';
 
 /** MCP revisions `initialize` agrees to; a client asking for another gets the latest (MCP lifecycle). */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -40,27 +40,35 @@ export function callToolResult(outcome: ToolOutcome): CallToolResult {
   return { content: [{ type: 'text', text: outcome.json }], structuredContent: JSON.parse(outcome.json), isError: outcome.isError };
 }
 
+/** A pooled server, and the client of the request it serves now (a server serves one request at a time). */
+interface PooledServer {
+  server: Server;
+  caller?: ToolCaller;
+}
+
 export class SdkServers {
-  private readonly idle: Server[] = [];
+  private readonly idle: PooledServer[] = [];
   /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (schema-bundle.ts), not a new Ajv. */
   readonly jsonSchemaValidator = ucpJsonSchemaValidator;
 
   constructor(private readonly tools: ToolCalls) {}
 
-  /** Answers one HTTP request (already parsed) through the SDK's transport. */
-  async handle(request: Request, parsedBody: unknown): Promise<Response> {
-    const server = this.idle.pop() ?? this.create();
+  /** Answers one HTTP request (already parsed) through the SDK's transport; `caller`: the client it serves. */
+  async handle(request: Request, parsedBody: unknown, caller: ToolCaller): Promise<Response> {
+    const pooled = this.idle.pop() ?? this.create();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    pooled.caller = caller;
     try {
-      await server.connect(transport);
+      await pooled.server.connect(transport);
       return await transport.handleRequest(request, { parsedBody });
     } finally {
       await transport.close();
-      if (this.idle.length < MAX_IDLE_SERVERS) this.idle.push(server);
+      pooled.caller = undefined;
+      if (this.idle.length < MAX_IDLE_SERVERS) this.idle.push(pooled);
     }
   }
 
-  private create(): Server {
+  private create(): PooledServer {
     const server = new Server(SERVER_INFO, {
       capabilities: SERVER_CAPABILITIES,
       instructions: INSTRUCTIONS,
@@ -75,11 +83,14 @@ export class SdkServers {
         instructions: INSTRUCTIONS,
       };
     });
+    const pooled: PooledServer = { server };
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.listed }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) =>
-      callToolResult(await this.tools.call(request.params.name, request.params.arguments)),
-    );
-    return server;
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      // With JSON responses, handleRequest answers only once every call of the request has run: the caller is set.
+      if (!pooled.caller) throw internalError();
+      return callToolResult(await this.tools.call(request.params.name, request.params.arguments, pooled.caller));
+    });
+    return pooled;
   }
 }
 

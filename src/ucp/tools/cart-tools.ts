@@ -94,6 +94,8 @@ export const createCartTool = defineTool<{ cart: { line_items: RequestLine[] } }
     if (unknown) return unknown;
     const items: ItemToAdd[] = lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity }));
     const { carts, db } = context.store;
+    // A new cart every time: counted against the client's cart-start budget (shared with /cart), before it is stored.
+    await context.admitCartStart();
     return refusing(undefined, context, async () => cartOutcome(await carts.addItems(db, undefined, items), context));
   },
 });

@@ -132,6 +132,8 @@ export const createCheckoutTool = defineTool<CreateArgs>({
       if (cartId === undefined && input.lines.length === 0) {
         throw new InputProblem('A checkout needs line items, or the cart_id of a cart to check out.', '$.line_items');
       }
+      // A checkout from line items is stored from nothing, as a new cart is: it counts against the cart-start budget.
+      if (cartId === undefined) await context.admitCartStart();
       return checkoutOutcome(await checkouts.create(db, { ...input, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context);
     });
   },

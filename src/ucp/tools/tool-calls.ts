@@ -15,7 +15,7 @@ import { internalError, invalidParams, JsonRpcError, storeUnavailable, unknownTo
 import { UCP_VERSION, type CapabilityName } from '../protocol.js';
 import { firstError, selfContained, validatorFor, withoutAnnotations, type JsonSchema } from '../schemas/schema-bundle.js';
 import { UcpProducts } from '../catalog/ucp-products.js';
-import { errorOutcome, type ToolDefinition, type ToolOutcome } from './tool.js';
+import { errorOutcome, type ToolCaller, type ToolDefinition, type ToolOutcome } from './tool.js';
 
 /** A tool as `tools/list` shows it. */
 export interface ListedTool {
@@ -57,7 +57,8 @@ export class ToolCalls {
     return [...new Set([...this.byName.values()].map((tool) => tool.capability))];
   }
 
-  async call(name: string, args: unknown): Promise<ToolOutcome> {
+  /** `caller`: the client the call serves (its rate budgets), from the request. */
+  async call(name: string, args: unknown, caller: ToolCaller): Promise<ToolOutcome> {
     const tool = this.byName.get(name);
     if (!tool) throw unknownTool(name);
     const input = args ?? {};
@@ -79,7 +80,7 @@ export class ToolCalls {
           },
         ]);
       }
-      return await tool.run(input, { store: this.store, capabilities, products: this.products });
+      return await tool.run(input, { store: this.store, capabilities, products: this.products, admitCartStart: caller.admitCartStart });
     } catch (error) {
       if (error instanceof JsonRpcError) throw error;
       if (isDatabaseUnavailable(error)) {

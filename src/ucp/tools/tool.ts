@@ -12,7 +12,17 @@ import { UCP_VERSION } from '../protocol.js';
 import { bundledRef, type JsonSchema } from '../schemas/schema-bundle.js';
 import type { UcpProducts } from '../catalog/ucp-products.js';
 
-export interface ToolContext {
+/** What a call knows of the client it serves, built per request by the door. */
+export interface ToolCaller {
+  /**
+   * Counts a new stored cart (or a checkout made from nothing) against the client address's cart-start budget, the
+   * storefront's too; throws the JSON-RPC rate-limit error (HTTP 429) when none is left this hour. Call it before
+   * storing anything.
+   */
+  admitCartStart(): Promise<void>;
+}
+
+export interface ToolContext extends ToolCaller {
   store: Store;
   /** Capabilities this caller may use: the negotiated intersection, or everything for an anonymous caller. */
   capabilities: NegotiatedCapabilities;
