@@ -7,7 +7,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { RateLimited } from '../http/rate-limit.js';
 import type { Store } from '../store.js';
 import { AgentProfiles } from './agent/agent-profiles.js';
-import { JsonRpcCode } from './jsonrpc-errors.js';
+import { JsonRpcCode, rateLimitExceeded } from './jsonrpc-errors.js';
 import { allowedHosts, isAllowedHost, isAllowedOrigin } from './mcp/allowed-hosts.js';
 import { mcpRoutes } from './mcp/mcp-routes.js';
 import { requestId, sendRpcError } from './mcp/rpc-reply.js';
@@ -43,7 +43,8 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
       if (!onMcp) throw error; // the profile: the storefront Error, from the app's handler
       // Counted before the body is read, so the call's id is not known: null, as for any HTTP-level refusal.
       reply.headers(error.headers);
-      return sendRpcError(reply, 429, null, JsonRpcCode.protocolError, 'Rate limit exceeded', { retry_after: error.retryAfterSeconds });
+      const { code, message, data } = rateLimitExceeded(error.retryAfterSeconds);
+      return sendRpcError(reply, 429, null, code, message, data);
     }
     if (!onMcp) throw error;
     const status = error.statusCode ?? 500;

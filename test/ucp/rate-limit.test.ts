@@ -58,6 +58,7 @@ function assertStartRefused(response: LightMyRequestResponse, id: number): void 
   assert.equal(body.id, id);
   assert.equal(body.error.code, -32000);
   assert.equal(body.error.message, 'Rate limit exceeded');
+  assert.equal(body.error.data.code, 'rate_limit_exceeded');
   assert.equal(body.error.data.retry_after, retryAfter);
   assert.equal(body.result, undefined);
 }
@@ -86,6 +87,8 @@ for (const backend of backends) {
       assert.equal(body.jsonrpc, '2.0');
       assert.equal(body.id, null);
       assert.equal(body.error.code, -32000);
+      assert.equal(body.error.message, 'Rate limit exceeded');
+      assert.equal(body.error.data.code, 'rate_limit_exceeded');
       assert.equal(body.error.data.retry_after, retryAfter);
     });
 
