@@ -16,6 +16,7 @@ import type { Store } from '../store.js';
 import { MCP_PATH, PROFILE_PATH } from '../ucp/protocol.js';
 import { ErrorMessage, StorefrontError } from './errors.js';
 import type { Metrics } from './metrics.js';
+import { clientAddress } from './request-id.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -139,7 +140,7 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
   });
   // An IPv6 client is its /64 (normalizeIP); an IPv4 address is taken as it is, without the IPv6 parse.
   const clientKey = (ip: string) => (ip.includes(':') ? rateLimit.normalizeIP(ip) : ip);
-  const classKey = (name: RouteClass) => (request: FastifyRequest) => `${name}:${clientKey(request.ip)}`;
+  const classKey = (name: RouteClass) => (request: FastifyRequest) => `${name}:${clientKey(clientAddress(request))}`;
   const limiters = Object.fromEntries(
     (Object.keys(BUDGETS) as RouteClass[]).map((name) => [
       name,

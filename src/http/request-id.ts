@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -39,4 +40,16 @@ export function requestIdGenerator(trustedProxies: readonly string[]): (request:
     const offered = request.headers[REQUEST_ID_HEADER];
     return typeof offered === 'string' && REQUEST_ID.test(offered) && trusted(request.socket?.remoteAddress) ? offered : randomUUID();
   };
+}
+
+const CLIENT_ADDRESS = Symbol('clientAddress');
+
+/**
+ * The client's address (`request.ip`: X-Forwarded-For believed only from TRUST_PROXY peers), worked out once per
+ * request: Fastify parses the forwarded chain again on every read of `request.ip`, and the rate limit and the
+ * request log both need it.
+ */
+export function clientAddress(request: FastifyRequest): string {
+  const memo = request as FastifyRequest & { [CLIENT_ADDRESS]?: string };
+  return (memo[CLIENT_ADDRESS] ??= request.ip);
 }
