@@ -4,6 +4,8 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
 
@@ -63,6 +65,14 @@ const parseInt8 = (value: string) => Number(value);
 
 export class DatabaseInUseError extends Error {}
 
+/** The database was closed (the store is stopping): nothing more runs on it. */
+export class DatabaseClosedError extends Error {
+  constructor() {
+    super('the database is closed: the store is stopping');
+    this.name = 'DatabaseClosedError';
+  }
+}
+
 /** Socket errors: the server (or the way to it) is not there. */
 const UNREACHABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /**
@@ -86,6 +96,7 @@ const UNAVAILABLE_MESSAGES = [
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let seen = 0; error instanceof Error && seen < 5; seen++) {
+    if (error instanceof DatabaseClosedError) return true;
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && (UNREACHABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
     const { message } = error;
@@ -160,6 +171,63 @@ export function quietDuringOutage(report: BackgroundReport, options: { intervalM
   };
 }
 
+/** How long closing waits for the database work under way (a request's statements, a refresh) before it closes anyway. */
+export const CLOSE_WAIT_MS = 2000;
+/** Work has settled once none has run for this long: a request's next statement follows its last within far less. */
+const SETTLED_AFTER_MS = 20;
+
+/**
+ * The work under way on a database, so that closing waits for it: a request still running when the server has
+ * stopped (its client gone, so nothing held the server open) finishes its statements instead of finding the
+ * database closed between two of them. Work may start while closing waits; once closed, it is refused.
+ */
+class WorkUnderWay {
+  private running = 0;
+  private lastActive = 0;
+  private closed = false;
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new DatabaseClosedError();
+    this.running++;
+    this.lastActive = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.running--;
+      this.lastActive = performance.now();
+    }
+  }
+
+  /** Waits until no work has run for SETTLED_AFTER_MS, or `maxMs` at most; work is refused from then on. */
+  async close(maxMs: number): Promise<void> {
+    const giveUpAt = performance.now() + maxMs;
+    for (let now = performance.now(); now < giveUpAt; now = performance.now()) {
+      if (this.running === 0 && now - this.lastActive >= SETTLED_AFTER_MS) break;
+      await sleep(Math.min(SETTLED_AFTER_MS, giveUpAt - now));
+    }
+    this.closed = true;
+  }
+}
+
+/**
+ * Either engine's database, closing gracefully: close() waits for the work under way (CLOSE_WAIT_MS at most), and
+ * anything asked of it afterwards fails with DatabaseClosedError, where an ended pg pool says "Cannot use a pool
+ * after calling end on the pool" and a closed PGlite throws a TypeError from inside its module. Closing twice is
+ * closing once.
+ */
+function closingGracefully(db: Database): Database {
+  const work = new WorkUnderWay();
+  let closing: Promise<void> | undefined;
+  return {
+    ...db,
+    query: <T extends Row>(sql: string, params?: readonly unknown[]) => work.run(() => db.query<T>(sql, params)),
+    transaction: (fn) => work.run(() => db.transaction(fn)),
+    exec: (sql) => work.run(() => db.exec(sql)),
+    listen: (channels, onNotify, options) => work.run(() => db.listen(channels, onNotify, options)),
+    close: () => (closing ??= work.close(CLOSE_WAIT_MS).then(() => db.close())),
+  };
+}
+
 const reportOnStderr: BackgroundReport = (what, error) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? String(error)}`);
 
 export interface PgliteOptions {
@@ -182,7 +250,7 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
   }
   const run = async <T extends Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
     (await target.query<T>(sql, params as unknown[] | undefined)).rows;
-  return {
+  return closingGracefully({
     kind: 'pglite',
     query: (sql, params) => run(db, sql, params),
     transaction: (fn) =>
@@ -211,7 +279,7 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
       await db.close();
       unlock();
     },
-  };
+  });
 }
 
 export interface PostgresOptions {
@@ -256,7 +324,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     await pool.end().catch(() => {});
     throw error;
   }
-  return {
+  return closingGracefully({
     kind: 'postgres',
     query: (sql, params) => run(pool, sql, params),
     async transaction(fn) {
@@ -300,7 +368,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     listen: (channels, onNotify, listenOptions) => listenOnPostgres(url, connectionTimeoutMs, channels, onNotify, listenOptions),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
-  };
+  });
 }
 
 /** One client of its own (a pooled one would be handed to other queries), made again with backoff when lost. */
