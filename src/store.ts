@@ -4,7 +4,7 @@
  * holds the one they are given outside a transaction.
  */
 import type { Config } from './config.js';
-import { openDatabase, quietDuringOutage, type Database, type Listening } from './db/database.js';
+import { DatabaseClosedError, openDatabase, quietDuringOutage, type Database, type Listening } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { Catalog, CATALOG_CHANNEL } from './catalog/catalog.js';
 import { demoCatalog } from './catalog/demo-catalog.js';
@@ -64,7 +64,9 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     await migrate(db);
     if (options.seedDemo ?? true) await seedCatalogIfEmpty(db, demoCatalog);
     // An outage fails every poll alike: its first failure of each kind is reported, then one line a minute.
-    const onError = quietDuringOutage(options.onBackgroundError ?? reportOnStderr);
+    const report = quietDuringOutage(options.onBackgroundError ?? reportOnStderr);
+    // Work that began before the store closed and finds the database closed has nothing to report.
+    const onError = (what: string, error: unknown) => (error instanceof DatabaseClosedError ? undefined : report(what, error));
     const catalog = await Catalog.load(db, config.baseUrl);
     const inventory = await Inventory.load(db);
     catalog.watch(db, POLL_MS[db.kind].catalog, (error) => onError(CATALOG_REFRESH_FAILED, error));
@@ -84,6 +86,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
     purgeTimer.unref();
     timers.push(purgeTimer);
+    let closing: Promise<void> | undefined;
     return {
       config,
       db,
@@ -95,13 +98,16 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       idempotency,
       checkouts,
       payments,
-      async close() {
-        await listening?.close();
-        for (const timer of timers) clearInterval(timer);
-        catalog.close();
-        inventory.close();
-        await db.close();
-      },
+      // Background work starts nothing more, then the database waits for the work under way (a request whose
+      // client has gone, a refresh already reading) before it closes. Closing twice is closing once.
+      close: () =>
+        (closing ??= (async () => {
+          for (const timer of timers) clearInterval(timer);
+          catalog.close();
+          inventory.close();
+          await listening?.close();
+          await db.close();
+        })()),
     };
   } catch (error) {
     for (const timer of timers) clearInterval(timer);

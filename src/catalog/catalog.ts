@@ -95,6 +95,7 @@ export class Catalog {
   private queued: Promise<CatalogSnapshot> | undefined;
   private running: Promise<CatalogSnapshot> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private closed = false;
   private readonly listeners: SnapshotListener[] = [];
 
   private constructor(private readonly baseUrl: string, first: CatalogSnapshot) {
@@ -136,6 +137,8 @@ export class Catalog {
   }
 
   private async reloadIfStale(db: Database): Promise<CatalogSnapshot> {
+    // A refresh asked for before the store closed (a notification, a poll) reads nothing once it has.
+    if (this.closed) return this.current;
     const version = await catalogVersion(db);
     if (version !== this.current.version) {
       this.current = new CatalogSnapshot(await loadCatalog(db), this.baseUrl);
@@ -150,7 +153,9 @@ export class Catalog {
     this.timer.unref();
   }
 
+  /** Stops the polling; refreshes still queued then read nothing. */
   close(): void {
+    this.closed = true;
     if (this.timer) clearInterval(this.timer);
   }
 }

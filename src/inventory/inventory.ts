@@ -40,6 +40,7 @@ export class Inventory implements StockLevels {
   private reads: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   private constructor(
     private readonly levels: Map<number, number>,
@@ -85,6 +86,8 @@ export class Inventory implements StockLevels {
    * straggler could leave stale. An embedded database runs one transaction at a time, so it has no such gap.
    */
   private async readChanges(db: Queryable, full = false): Promise<void> {
+    // A read asked for before the store closed (a notification, a poll) reads nothing once it has.
+    if (this.closed) return;
     const since = full ? 0 : Math.max(0, this.seq - REREAD_WINDOW);
     const { levels, seq } = await readStockChangedSince(db, since);
     this.seq = Math.max(this.seq, seq);
@@ -112,7 +115,9 @@ export class Inventory implements StockLevels {
     this.timer.unref();
   }
 
+  /** Stops the polling; reads still queued then read nothing. */
   close(): void {
+    this.closed = true;
     if (this.timer) clearInterval(this.timer);
   }
 

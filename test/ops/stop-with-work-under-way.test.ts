@@ -1,9 +1,9 @@
 /**
  * Stopping while database work is under way. A client that gives up (a load generator stopping, a balancer's
  * timeout) closes its connection, so the server closes at once while the request's handler still runs: closing the
- * store then waits for the statements under way (within a bound) before it closes the database. A statement after
- * the close fails with DatabaseClosedError, which counts as the database being unavailable (a 503 and a warning, not
- * a crash).
+ * store then waits for the statements under way (within a bound) before it closes the database, and background
+ * work (polls, notification refreshes) starts nothing once closing began. A statement after the close fails with
+ * DatabaseClosedError, which counts as the database being unavailable (a 503 and a warning, not a crash).
  *
  * In-process on both backends, and as a real `storefront serve` process on PostgreSQL, SIGTERMed while a cart
  * change waits for a lock (what the mixed bench saw as "Cannot use a pool after calling end on the pool").
@@ -15,8 +15,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { DatabaseClosedError, isDatabaseUnavailable, LISTEN_APPLICATION_NAME } from '../../src/db/database.js';
+import { openStore } from '../../src/store.js';
 import { freePort } from '../helpers/browser.js';
-import { backends, dropTestDatabases, POSTGRES_URL, startTestStore } from '../helpers/store.js';
+import { backends, dropTestDatabases, POSTGRES_URL, startTestStore, testConfig } from '../helpers/store.js';
 
 after(dropTestDatabases);
 
@@ -96,6 +97,20 @@ for (const backend of backends) {
       } finally {
         await t.close();
       }
+    });
+
+    it('refreshes asked for as the store closes read nothing and report nothing', async () => {
+      const reported: string[] = [];
+      const { db } = await backend.open({ migrated: true });
+      const store = await openStore(testConfig(), { db, onBackgroundError: (what, error) => reported.push(`${what}: ${String(error)}`) });
+      // One refresh of each running and one queued, as a burst of notifications leaves them, and then the close.
+      const asked = [store.inventory.refresh(db), store.inventory.refresh(db), store.catalog.refresh(db), store.catalog.refresh(db)];
+      await store.close();
+      asked.push(store.inventory.refresh(db), store.catalog.refresh(db));
+      for (const outcome of await Promise.allSettled(asked)) {
+        if (outcome.status === 'rejected') reported.push(String(outcome.reason));
+      }
+      assert.deepEqual(reported, []);
     });
 
     const oneAtATime = backend.name === 'pglite' && 'PGlite runs one statement at a time: its own close waits for the statement';
