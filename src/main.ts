@@ -30,7 +30,10 @@ import { openStore } from './store.js';
 
 /** How long requests under way may take to finish once serve is asked to stop. */
 const DRAIN_SECONDS = 10;
-/** After the drain, how long closing the store and writing out the log may take before the process exits anyway. */
+/**
+ * After the drain, how long closing the store (it waits up to CLOSE_WAIT_MS for the database work of requests whose
+ * clients left) and writing out the log may take before the process exits anyway.
+ */
 const STOP_GRACE_SECONDS = 5;
 
 const USAGE = `usage: storefront <command> [arguments]
@@ -70,8 +73,8 @@ async function serve(config: Config): Promise<void> {
         }),
       );
   let closing = false;
-  // Stop accepting connections, let the requests under way finish (closing what is left after DRAIN_SECONDS),
-  // then stop the background work and close the control socket and the database. A second signal exits at once.
+  // Stop accepting connections on both sockets, let the requests under way finish (closing what is left after
+  // DRAIN_SECONDS), then stop the background work and close the database. A second signal exits at once.
   const shutdown = async (signal: string) => {
     if (closing) {
       app.log.warn({ signal }, 'second signal: exiting without waiting');
@@ -82,6 +85,7 @@ async function serve(config: Config): Promise<void> {
     const deadline = setTimeout(() => {
       app.log.warn('requests still under way after the drain: closing their connections');
       app.server.closeAllConnections();
+      control?.closeAllConnections();
     }, DRAIN_SECONDS * 1000);
     // Whatever hangs past the drain (the database's close, a log that cannot be written), the process still ends.
     setTimeout(() => {
@@ -89,8 +93,9 @@ async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
     try {
-      await control?.close();
-      await app.close();
+      // Both at once: waiting first for a slow merchant command on the control socket would keep the app taking
+      // requests past the drain's deadline, and nothing would then bound the app's close.
+      await Promise.all([control?.close(), app.close()]);
       clearTimeout(deadline);
       await store.close();
       app.log.info('stopped');

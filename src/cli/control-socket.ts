@@ -37,7 +37,7 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
 }
 
 /** Serves the commands on the socket until closed; a socket left by a store that died is replaced. */
-export async function serveControlSocket(socketPath: string, commands: MerchantCommands): Promise<{ close(): Promise<void> }> {
+export async function serveControlSocket(socketPath: string, commands: MerchantCommands): Promise<{ close(): Promise<void>; closeAllConnections(): void }> {
   if (existsSync(socketPath)) rmSync(socketPath, { force: true }); // the data directory's lock says no live store holds it
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -77,6 +77,8 @@ export async function serveControlSocket(socketPath: string, commands: MerchantC
           resolve();
         });
       }),
+    // close() waits for the commands under way; this ends them (the store's drain is over).
+    closeAllConnections: () => server.closeAllConnections(),
   };
 }
 

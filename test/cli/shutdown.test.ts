@@ -1,7 +1,8 @@
 /**
  * `storefront serve` stops gracefully on SIGTERM or SIGINT, as a real process: it stops accepting connections at
- * once, lets a request under way finish (answered 200, its connection then closed), closes the database and exits 0
- * well within the 10 s drain; a second signal exits at once. Every log line of a request carries its request id.
+ * once (a merchant command under way on the control socket included), lets a request under way finish (answered
+ * 200, its connection then closed), closes the database and exits 0 well within the 10 s drain; a second signal
+ * exits at once. Every log line of a request carries its request id.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
+import { controlSocketPath } from '../../src/cli/control-socket.js';
 import { freePort } from '../helpers/browser.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sf-shutdown-'));
@@ -104,6 +106,29 @@ describe('storefront serve stops gracefully', () => {
         'the request finished during the drain is logged before the process exits',
       );
       assert.ok(lines.some((line) => line.msg === 'stopped'));
+    } finally {
+      server.process.kill('SIGKILL');
+    }
+  });
+
+  it('a merchant command half-sent on the control socket does not keep the app taking requests', async () => {
+    const server = await startServer('half-sent-command');
+    try {
+      // A command whose body has not come yet (a large import uploading, a merchant's CLI suspended): its connection is busy.
+      const command = net.connect(controlSocketPath(path.join(scratch, 'half-sent-command')));
+      await new Promise<void>((resolve, reject) => command.once('connect', resolve).once('error', reject));
+      command.on('error', () => {});
+      command.write('POST /stock HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n');
+      await sleep(200);
+      const signalled = Date.now();
+      server.process.kill('SIGTERM');
+      await sleep(500);
+      assert.equal(await connects(server.port), false, 'the app stops taking connections at once, while the command is still under way');
+      assert.equal(server.process.exitCode, null, 'the process waits for the command');
+      command.destroy(); // the merchant gives up
+      const exit = await server.exited;
+      assert.equal(exit.code, 0, server.output());
+      assert.ok(exit.at - signalled < 10_000, `exited ${exit.at - signalled} ms after SIGTERM`);
     } finally {
       server.process.kill('SIGKILL');
     }
