@@ -114,20 +114,10 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     lifecycle.draining = true;
     done();
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    if (lifecycle.draining) {
-      reply.header('retry-after', '5');
-      sendError(reply, 503, ErrorMessage.unavailable, 'The store is shutting down; retry shortly.');
-      return;
-    }
-    // HTTP/1.1 requires Host (RFC 9112, 3.2); HTTP/1.0 requests may go without.
-    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return done();
-    sendError(reply, 400, ErrorMessage.badRequest, 'An HTTP/1.1 request needs a Host header.');
-  });
-  installResponseHeaders(app, { baseUrl, lifecycle });
+  const answerPreflight = installResponseHeaders(app, { baseUrl, lifecycle });
   installRequestLog(app);
   const metrics = installMetrics(app, store);
-  await installRateLimits(app, store, metrics);
+  const limit = await installRateLimits(app, store, metrics);
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
   const genReqId = requestIdGenerator(trustProxy);
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
@@ -141,7 +131,36 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
       })
       .end(body);
   });
-  installMethodNotAllowed(app);
+  const answerMethodNotAllowed = installMethodNotAllowed(app);
+  // Answers a request may get on arrival, before its body is read: while the server drains, 503; an HTTP/1.1
+  // request without Host, 400; a CORS preflight, 204 or 403.
+  const answerOnArrival = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    if (lifecycle.draining) {
+      reply.header('retry-after', '5');
+      sendError(reply, 503, ErrorMessage.unavailable, 'The store is shutting down; retry shortly.');
+      return true;
+    }
+    // HTTP/1.1 requires Host (RFC 9112, 3.2); HTTP/1.0 requests may go without.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      sendError(reply, 400, ErrorMessage.badRequest, 'An HTTP/1.1 request needs a Host header.');
+      return true;
+    }
+    return answerPreflight(request, reply);
+  };
+  // One hook on arrival for every request, routed or not (each hook a request passes costs it, and a product read
+  // is benchmarked): the answers above, then the rate limit (src/http/rate-limit.ts), then the 405.
+  if (limit) {
+    app.addHook('onRequest', async (request, reply) => {
+      if (answerOnArrival(request, reply)) return reply;
+      await limit(request, reply);
+      if (answerMethodNotAllowed(request, reply)) return reply;
+    });
+  } else {
+    app.addHook('onRequest', (request, reply, done) => {
+      if (answerOnArrival(request, reply) || answerMethodNotAllowed(request, reply)) return; // answered
+      done();
+    });
+  }
   // Query-string numbers in decimal digits only (Ajv's coercion would read `0x5` or `1e1` as a number). Attached
   // only to routes with a querystring schema, so a product read pays nothing for it.
   app.addHook('onRoute', (route) => {
@@ -214,8 +233,11 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, baseUrl
   );
 }
 
-/** A path that exists under another method answers 405 with Allow, not 404. */
-function installMethodNotAllowed(app: FastifyInstance): void {
+/**
+ * A path that exists under another method answers 405 with Allow, not 404. Returns the check, which the arrival hook
+ * runs: true when it has answered.
+ */
+function installMethodNotAllowed(app: FastifyInstance): (request: FastifyRequest, reply: FastifyReply) => boolean {
   const routes = FindMyWay();
   const methods = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
@@ -230,17 +252,15 @@ function installMethodNotAllowed(app: FastifyInstance): void {
       }
     }
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    if (request.is404 === false) return done();
+  return (request, reply) => {
+    if (request.is404 === false) return false;
     const path = request.url.split('?')[0] ?? '/';
     const found = routes.find('GET', path);
     const allowed = found ? methods.get((found.store as { url: string }).url) : undefined;
-    if (allowed && !allowed.has(request.method)) {
-      const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
-      reply.header('allow', allow);
-      sendError(reply, 405, ErrorMessage.methodNotAllowed, `${request.method} is not allowed here; use ${allow}.`);
-      return; // the reply is sent: the request goes no further
-    }
-    done();
-  });
+    if (!allowed || allowed.has(request.method)) return false;
+    const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
+    reply.header('allow', allow);
+    sendError(reply, 405, ErrorMessage.methodNotAllowed, `${request.method} is not allowed here; use ${allow}.`);
+    return true;
+  };
 }

@@ -1,8 +1,9 @@
 /**
  * Request-rate limits on every endpoint (issue [operations], item 1), with @fastify/rate-limit: per client address
  * (request.ip, which believes X-Forwarded-For only from TRUST_PROXY peers; an IPv6 client is its /64), one counter
- * per route class, counted in the first onRequest hook after the response headers', so a request is counted before
- * its body is read, its Host is checked or a 404/405 is chosen. An answer over budget is 429 with Retry-After
+ * per route class, counted in the app's one arrival hook (src/app.ts) after the shutdown, missing-Host and CORS
+ * preflight answers, so a request is counted before its body is read, the commerce endpoint checks its Host, or a
+ * 405 is chosen. An answer over budget is 429 with Retry-After
  * (whole seconds, at least 1) and the storefront Error; the commerce endpoint's own error handler turns it into its
  * JSON-RPC error (src/ucp/routes.ts). Counters live in this process, or with REDIS_URL in Redis, shared by every
  * instance; if Redis fails, requests are served unlimited (logged at most every LOG_EVERY_MS, and counted in the
@@ -123,11 +124,18 @@ declare module 'fastify' {
   }
 }
 
-export async function installRateLimits(app: FastifyInstance, store: Store, metrics: Metrics): Promise<void> {
+/** Counts a request against its route class's budget; rejects with RateLimited when the budget is spent. */
+export type RequestLimit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * Sets up the budgets and returns the per-request count, which the app's one arrival hook (src/app.ts) runs for
+ * every request, routed or not, before any body is read; undefined with RATE_LIMIT=off.
+ */
+export async function installRateLimits(app: FastifyInstance, store: Store, metrics: Metrics): Promise<RequestLimit | undefined> {
   const { config } = store;
   if (!config.rateLimit) {
     app.decorate('cartStarts', UNLIMITED_STARTS);
-    return;
+    return undefined;
   }
   const failures = failureLog(app);
   const redis = config.redisUrl ? await openRedis(config, failures.report) : undefined;
@@ -160,23 +168,19 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
     route.config = { ...route.config, rateLimitClass: routeClass(method, route.url) };
   });
 
-  // Every request, routed or not: the first hook after the response headers' (src/app.ts), before any body is read.
   const limiterOf = (request: FastifyRequest) => limiters[request.routeOptions.config?.rateLimitClass ?? 'other'];
-  app.addHook(
-    'onRequest',
-    redis
-      ? async (request, reply) => {
-          try {
-            await limiterOf(request)(request, reply);
-          } catch (error) {
-            if (error instanceof RateLimited) throw error;
-            metrics.rateLimitStoreFailed();
-            failures.report(error);
-          }
+  const limit: RequestLimit = redis
+    ? async (request, reply) => {
+        try {
+          await limiterOf(request)(request, reply);
+        } catch (error) {
+          if (error instanceof RateLimited) throw error;
+          metrics.rateLimitStoreFailed();
+          failures.report(error);
         }
-      : // Counters in memory never fail: the plugin's handler is the hook.
-        (request, reply) => limiterOf(request)(request, reply),
-  );
+      }
+    : // Counters in memory never fail: the plugin's handler is the count.
+      (request, reply) => limiterOf(request)(request, reply);
 
   const starts = app.createRateLimit({ ...BUDGETS['cart-start'], keyGenerator: classKey('cart-start') });
   const checkStarts = async (request: FastifyRequest, increment: boolean) => {
@@ -206,6 +210,7 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
       void checkStarts(request, true);
     },
   } satisfies CartStarts);
+  return limit;
 }
 
 /** Logs a failing counter store at most every LOG_EVERY_MS, with how many failures the line stands for. */

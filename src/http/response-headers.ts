@@ -73,13 +73,17 @@ export function sendCatalogRead(
   return reply.type(type).send(typeof body === 'function' ? body() : body);
 }
 
-export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycle }: ResponseHeaderOptions): void {
+/**
+ * Installs the headers every answer carries (an onSend hook) and returns the CORS preflight answer, which the app's
+ * one arrival hook (src/app.ts) calls before routing picks a 405 or 404: true when it has answered the request.
+ */
+export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycle }: ResponseHeaderOptions): (request: FastifyRequest, reply: FastifyReply) => boolean {
   const https = baseUrl.startsWith('https:');
   const ownOrigin = new URL(baseUrl).origin;
 
-  // A preflight (OPTIONS with Access-Control-Request-Method) is answered here, before routing picks a 405 or 404.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return done();
+  // A preflight is an OPTIONS with Access-Control-Request-Method.
+  const answerPreflight = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return false;
     if (isPublicReadPath(request.url)) {
       reply
         .code(204)
@@ -87,14 +91,15 @@ export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycl
         .header('access-control-allow-headers', 'Accept, Accept-Language, Content-Type, X-Request-Id')
         .header('access-control-max-age', '600')
         .send();
-      return;
+      return true;
     }
     // The commerce endpoint keeps its own Origin and Host rules (src/ucp/routes.ts); a same-origin preflight is
     // an ordinary OPTIONS.
     const origin = request.headers.origin;
-    if (origin === undefined || origin === ownOrigin || request.url.startsWith('/api/ucp/mcp')) return done();
+    if (origin === undefined || origin === ownOrigin || request.url.startsWith('/api/ucp/mcp')) return false;
     sendError(reply, 403, ErrorMessage.forbidden, 'Cross-origin requests are not allowed here: only the storefront reads are.');
-  });
+    return true;
+  };
 
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
@@ -113,6 +118,7 @@ export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycl
     if (lifecycle.draining) reply.header('connection', 'close');
     done(null, payload);
   });
+  return answerPreflight;
 }
 
 /** The same headers for the answers Node's HTTP layer sends before Fastify sees a request (malformed HTTP). */
