@@ -5,10 +5,10 @@
  * writes it, from the listener Fastify already has on each answer, so logging adds no hook to a request.
  *
  * Lines go to stdout through pino's asynchronous destination: a line is appended to a buffer and written by a
- * background write, so under load many lines share one write and a slow reader of stdout (a full pipe to
- * journald or docker) never blocks the event loop. The buffer is bounded (LOG_BUFFER_MAX_BYTES): past it lines
- * are dropped and counted on stderr rather than growing memory without end. `flushRequestLog` empties it on
- * shutdown, and pino flushes it synchronously on process exit, so a normal stop loses no line.
+ * background write in batches (LOG_BATCH_BYTES, or at least every LOG_FLUSH_INTERVAL_MS), so many lines share
+ * one write and a slow reader of stdout (a full pipe to journald or docker) never blocks the event loop. The
+ * buffer is bounded (LOG_BUFFER_MAX_BYTES): past it lines are dropped and counted on stderr rather than growing
+ * memory without end. `flushRequestLog` empties it on shutdown, and pino flushes it synchronously on process exit, so a normal stop loses no line.
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { LogController } from 'fastify';
@@ -18,6 +18,15 @@ import { REQUEST_ID_LOG_LABEL, clientAddress } from './request-id.js';
 
 /** What may wait to be written to stdout: at ~300 bytes a line, about 50,000 lines. */
 export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * Lines are written to stdout in batches of at least this many bytes (about a dozen request lines), or when
+ * LOG_FLUSH_INTERVAL_MS has passed. Without a minimum, each write under way was followed by another of the few
+ * lines gathered meanwhile, each a hand-off to a worker thread: a product read with logging at info cost 72 µs of
+ * CPU that way and 64 µs with this batch (57 µs without logging; bench A/B, 4 rounds each).
+ */
+const LOG_BATCH_BYTES = 4096;
+/** A quiet store's lines wait at most this long in the buffer. */
+const LOG_FLUSH_INTERVAL_MS = 1000;
 /** How long a shutdown waits for the log to be written out. */
 const FLUSH_WAIT_MS = 2000;
 /** Dropped lines are reported on stderr at most this often. */
@@ -78,9 +87,13 @@ function completionLine(request: FastifyRequest, status: number, elapsedMs: numb
 
 /** stdout, written in the background, bounded; drops are counted on stderr. */
 function stdoutDestination(): pino.DestinationStream {
-  // No minimum batch: under load lines gather while a write is under way and go out together anyway, and a
-  // minimum (tried: 4 KiB) made sonic-boom measure its growing buffer again for every line, for no gain measured.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 0, maxLength: LOG_BUFFER_MAX_BYTES });
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: LOG_BATCH_BYTES,
+    periodicFlush: LOG_FLUSH_INTERVAL_MS,
+    maxLength: LOG_BUFFER_MAX_BYTES,
+  });
   let dropped = 0;
   let reportedAt = 0;
   destination.on('drop', () => {
