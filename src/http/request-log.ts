@@ -8,7 +8,8 @@
  * background write in batches (LOG_BATCH_BYTES, or at least every LOG_FLUSH_INTERVAL_MS), so many lines share
  * one write and a slow reader of stdout (a full pipe to journald or docker) never blocks the event loop. The
  * buffer is bounded (LOG_BUFFER_MAX_BYTES): past it lines are dropped and counted on stderr rather than growing
- * memory without end. `flushRequestLog` empties it on shutdown, and pino flushes it synchronously on process exit, so a normal stop loses no line.
+ * memory without end. `flushRequestLog` empties it on shutdown, and pino flushes it synchronously on process
+ * exit, so a normal stop loses no line.
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { LogController } from 'fastify';
