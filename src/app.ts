@@ -16,7 +16,7 @@ import { readinessCheck } from './http/readiness.js';
 import { requestIdGenerator } from './http/request-id.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
-import { installRequestLog, loggerOptions } from './http/request-log.js';
+import { loggerOptions } from './http/request-log.js';
 import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
 import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
@@ -115,7 +115,6 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     done();
   });
   const answerPreflight = installResponseHeaders(app, { baseUrl, lifecycle });
-  installRequestLog(app);
   const metrics = installMetrics(app, store);
   const limit = await installRateLimits(app, store, metrics);
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.

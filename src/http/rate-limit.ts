@@ -3,11 +3,10 @@
  * (request.ip, which believes X-Forwarded-For only from TRUST_PROXY peers; an IPv6 client is its /64), one counter
  * per route class, counted in the app's one arrival hook (src/app.ts) after the shutdown, missing-Host and CORS
  * preflight answers, so a request is counted before its body is read, the commerce endpoint checks its Host, or a
- * 405 is chosen. An answer over budget is 429 with Retry-After
- * (whole seconds, at least 1) and the storefront Error; the commerce endpoint's own error handler turns it into its
- * JSON-RPC error (src/ucp/routes.ts). Counters live in this process, or with REDIS_URL in Redis, shared by every
- * instance; if Redis fails, requests are served unlimited (logged at most every LOG_EVERY_MS, and counted in the
- * metrics). RATE_LIMIT=off installs nothing.
+ * 405 is chosen. An answer over budget is 429 with Retry-After (whole seconds, at least 1) and the storefront
+ * Error; the commerce endpoint's own error handler turns it into its JSON-RPC error (src/ucp/routes.ts). Counters
+ * live in this process, or with REDIS_URL in Redis, shared by every instance; if Redis fails, requests are served
+ * unlimited (logged at most every LOG_EVERY_MS, and counted in the metrics). RATE_LIMIT=off counts nothing.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

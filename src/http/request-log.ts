@@ -11,7 +11,7 @@
  * memory without end. `flushRequestLog` empties it on shutdown, and pino flushes it synchronously on process
  * exit, so a normal stop loses no line.
  */
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { LogController } from 'fastify';
 import pino from 'pino';
 import type { Config } from '../config.js';
@@ -112,9 +112,6 @@ export function loggerOptions(enabled: boolean | undefined, config: Config): Pic
   if (!enabled) return { logger: false, logController: new RequestLogController(false) };
   return { logger: { level: config.logLevel, stream: stdoutDestination() }, logController: new RequestLogController() };
 }
-
-/** Nothing to install: the log controller (loggerOptions) writes the lines. Kept until buildApp stops calling it. */
-export function installRequestLog(_app: FastifyInstance): void {}
 
 /** Writes out what the log holds (on shutdown, before the process exits). */
 export function flushRequestLog(log: FastifyBaseLogger): Promise<void> {
