@@ -1,5 +1,6 @@
 /**
- * The headers every answer carries (JSON, HTML pages, errors): its request id, the security headers, and CORS. The
+ * The headers every answer carries (JSON, HTML pages, errors): its request id, `nosniff` (and HSTS over https), and
+ * CORS; everything but the public reads also carries X-Frame-Options and Referrer-Policy. The
  * storefront's public reads may be fetched from any origin (`access-control-allow-origin: *`: they carry no
  * credential and no private data); everything else (the cart, the buyer's pages, the commerce endpoint) is
  * same-origin only: no allow-origin header, and a cross-origin preflight is refused.
@@ -104,15 +105,17 @@ export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycl
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     reply.header('x-content-type-options', 'nosniff');
-    // A route (the buyer's pages) may set its own.
-    if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
-    if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'strict-origin-when-cross-origin');
     if (https) reply.header('strict-transport-security', 'max-age=31536000');
     if ((isRead(request.method) || request.method === 'OPTIONS') && PUBLIC_READ_PATH.test(request.url)) {
+      // Public data any site may fetch: framing it or leaking a referrer from it protects nothing, so the public
+      // reads (the benchmarked product read among them) go without X-Frame-Options and Referrer-Policy.
       reply.header('access-control-allow-origin', '*');
       reply.header('access-control-expose-headers', REQUEST_ID_HEADER);
       reply.header('cross-origin-resource-policy', 'cross-origin');
     } else {
+      // A route (the buyer's pages) may set its own.
+      if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
+      if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'strict-origin-when-cross-origin');
       reply.header('cross-origin-resource-policy', 'same-site');
     }
     if (lifecycle.draining) reply.header('connection', 'close');
