@@ -13,7 +13,7 @@ import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, notFoundDescription, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
 import { readinessCheck } from './http/readiness.js';
-import { requestIdGenerator } from './http/request-id.js';
+import { peerMatcher, requestIdGenerator } from './http/request-id.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
 import { loggerOptions } from './http/request-log.js';
@@ -26,6 +26,12 @@ import { ucpRoutes } from './ucp/routes.js';
 
 const BODY_LIMIT = 256 * 1024;
 const DEMO_ASSETS = new URL('./catalog/demo-assets/', import.meta.url);
+
+/** Fastify's trustProxy as a function: whether a hop (0 = the socket's peer) is a proxy whose X-Forwarded-For is believed. */
+function trustedPeer(cidrs: readonly string[]): (address: string, hop: number) => boolean {
+  const trusted = peerMatcher(cidrs);
+  return (address) => trusted(address);
+}
 
 /** How long a connection may take at each step (milliseconds); a request over its time is answered 408 and closed. */
 export interface ServerTimeouts {
@@ -77,7 +83,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     // The onRequest hook below answers 503 in the store's JSON, with the request id, while the server drains.
     return503OnClosing: false,
     // request.ip (rate limits, logs) and a client's X-Request-Id are believed only from these proxies.
-    trustProxy: trustProxy.length > 0 ? trustProxy : false,
+    trustProxy: trustProxy.length > 0 ? trustedPeer(trustProxy) : false,
     requestIdHeader: false,
     genReqId: requestIdGenerator(trustProxy),
     // Without limits a client sending a byte every few seconds holds its connection (and its memory) forever.
@@ -148,18 +154,17 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   };
   // One hook on arrival for every request, routed or not (each hook a request passes costs it, and a product read
   // is benchmarked): the answers above, then the rate limit (src/http/rate-limit.ts), then the 405.
-  if (limit) {
-    app.addHook('onRequest', async (request, reply) => {
-      if (answerOnArrival(request, reply)) return reply;
-      await limit(request, reply);
-      if (answerMethodNotAllowed(request, reply)) return reply;
-    });
-  } else {
-    app.addHook('onRequest', (request, reply, done) => {
-      if (answerOnArrival(request, reply) || answerMethodNotAllowed(request, reply)) return; // answered
-      done();
-    });
-  }
+  // Callback-style: with the counters in memory the limit answers at once, and the request goes on without a promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (answerOnArrival(request, reply)) return; // answered
+    const goOn = (refused: Error | undefined) => {
+      if (refused) done(refused); // the error handler answers the 429
+      else if (!answerMethodNotAllowed(request, reply)) done();
+    };
+    const refused = limit?.(request, reply);
+    if (refused instanceof Promise) refused.then(goOn, done);
+    else goOn(refused);
+  });
   // Query-string numbers in decimal digits only (Ajv's coercion would read `0x5` or `1e1` as a number). Attached
   // only to routes with a querystring schema, so a product read pays nothing for it.
   app.addHook('onRoute', (route) => {

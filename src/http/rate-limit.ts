@@ -1,15 +1,16 @@
 /**
- * Request-rate limits on every endpoint (issue [operations], item 1), with @fastify/rate-limit: per client address
+ * Request-rate limits on every endpoint (issue [operations], item 1): fixed-window counters per client address
  * (request.ip, which believes X-Forwarded-For only from TRUST_PROXY peers; an IPv6 client is its /64), one counter
  * per route class, counted in the app's one arrival hook (src/app.ts) after the shutdown, missing-Host and CORS
  * preflight answers, so a request is counted before its body is read, the commerce endpoint checks its Host, or a
- * 405 is chosen. An answer over budget is 429 with Retry-After (whole seconds, at least 1) and the storefront
- * Error; the commerce endpoint's own error handler turns it into its JSON-RPC error (src/ucp/routes.ts). Counters
- * live in this process, or with REDIS_URL in Redis, shared by every instance; if Redis fails, requests are served
- * unlimited (logged at most every LOG_EVERY_MS, and counted in the metrics). RATE_LIMIT=off counts nothing.
+ * 405 is chosen. An answer over budget is 429 with Retry-After (whole seconds, at least 1), the x-ratelimit-*
+ * headers (an answer within budget has none) and the storefront Error; the commerce endpoint's own error handler
+ * turns it into its JSON-RPC error (src/ucp/routes.ts). Counters live in this process, or with REDIS_URL in Redis,
+ * shared by every instance; if Redis fails, requests are served unlimited (logged at most every LOG_EVERY_MS, and
+ * counted in the metrics). RATE_LIMIT=off counts nothing.
  */
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Store } from '../store.js';
@@ -70,8 +71,10 @@ export function routeClass(method: string, url: string): RouteClass {
   return 'other';
 }
 
-/** Entries per class kept by the in-memory counters (least recently seen addresses go first). */
-const LOCAL_COUNTERS_PER_CLASS = 20_000;
+/** Counters kept in memory at most (about 100 bytes each); past it the oldest go first. */
+const MAX_LOCAL_COUNTERS = 200_000;
+/** How often expired counters are swept out of memory. */
+const SWEEP_EVERY_MS = MINUTE;
 /** A Redis command answered later than this is a failure, and the request is served without a limit. */
 const REDIS_COMMAND_TIMEOUT_MS = 200;
 /** Reconnection backoff: 50 ms doubling up to this. */
@@ -123,8 +126,116 @@ declare module 'fastify' {
   }
 }
 
-/** Counts a request against its route class's budget; rejects with RateLimited when the budget is spent. */
-export type RequestLimit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/**
+ * Counts a request against its route class's budget: undefined when it is within budget, else the RateLimited to
+ * answer (its x-ratelimit-* headers already on the reply). In memory the answer is immediate; with Redis it is a
+ * promise, which never rejects (a failing Redis serves the request).
+ */
+export type RequestLimit = (request: FastifyRequest, reply: FastifyReply) => RateLimited | undefined | Promise<RateLimited | undefined>;
+
+/** A counter after a request: how many it has counted in its window, and the milliseconds until the window ends. */
+export interface Counted {
+  current: number;
+  ttl: number;
+}
+
+/**
+ * Fixed-window counters, one per key: the first count starts a window of `windowMs`, and the counter starts again
+ * from zero once it has passed. `increment` false reads without counting.
+ */
+export interface Counters {
+  count(key: string, windowMs: number, increment: boolean): Counted | Promise<Counted>;
+}
+
+/**
+ * Counters in this process's memory: a Map, swept of expired counters every SWEEP_EVERY_MS and bounded by
+ * MAX_LOCAL_COUNTERS (the oldest first: a Map iterates in insertion order). Counting is synchronous, so a product
+ * read within budget pays a Map lookup and no promise; @fastify/rate-limit, which this replaced, cost about 8 µs
+ * of CPU per request (its handler awaits three times and keeps an LRU list).
+ */
+export class LocalCounters implements Counters {
+  private readonly counters = new Map<string, { current: number; endsAt: number }>();
+  private readonly sweeper = setInterval(() => this.sweep(this.clock()), SWEEP_EVERY_MS).unref();
+
+  /** `maxCounters` and `clock` are for tests. */
+  constructor(
+    private readonly maxCounters = MAX_LOCAL_COUNTERS,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** How many counters are kept (for tests). */
+  get size(): number {
+    return this.counters.size;
+  }
+
+  count(key: string, windowMs: number, increment: boolean): Counted {
+    const now = this.clock();
+    let counter = this.counters.get(key);
+    if (counter === undefined || counter.endsAt <= now) {
+      if (!increment) return { current: 0, ttl: 0 };
+      if (counter === undefined && this.counters.size >= this.maxCounters) this.makeRoom(now);
+      counter = { current: 0, endsAt: now + windowMs };
+      this.counters.set(key, counter);
+    }
+    if (increment) counter.current++;
+    return { current: counter.current, ttl: counter.endsAt - now };
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private sweep(now: number): void {
+    for (const [key, counter] of this.counters) if (counter.endsAt <= now) this.counters.delete(key);
+  }
+
+  private makeRoom(now: number): void {
+    this.sweep(now);
+    let excess = this.counters.size - Math.floor(this.maxCounters * 0.9);
+    for (const key of this.counters.keys()) {
+      if (excess-- <= 0) break;
+      this.counters.delete(key);
+    }
+  }
+}
+
+/**
+ * One counter in Redis, counted and read atomically: INCRBY (by 0 to read, without creating the key) and the
+ * window set with PEXPIRE when the count starts. Answers { current, ttl in ms }.
+ */
+const COUNT_SCRIPT = `
+if ARGV[2] == '0' and redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+local current = redis.call('INCRBY', KEYS[1], ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {current, ttl}
+`;
+
+/** Counters in Redis, shared by every instance (keys under `prefix`). A command that fails rejects. */
+export class RedisCounters implements Counters {
+  constructor(
+    private readonly redis: Redis & { storefrontCount?: (key: string, windowMs: number, by: number) => Promise<[number, number]> },
+    private readonly prefix: string,
+  ) {
+    redis.defineCommand('storefrontCount', { numberOfKeys: 1, lua: COUNT_SCRIPT });
+  }
+
+  async count(key: string, windowMs: number, increment: boolean): Promise<Counted> {
+    const [current, ttl] = await this.redis.storefrontCount!(`${this.prefix}${key}`, windowMs, increment ? 1 : 0);
+    return { current, ttl };
+  }
+}
+
+/** An IPv6 client is its /64 (a host there has many addresses); an IPv4 client is its address. */
+export function clientKey(address: string): string {
+  if (!address.includes(':') || !ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
+}
 
 /**
  * Sets up the budgets and returns the per-request count, which the app's one arrival hook (src/app.ts) runs for
@@ -138,75 +249,61 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
   }
   const failures = failureLog(app);
   const redis = config.redisUrl ? await openRedis(config, failures.report) : undefined;
-  if (redis) app.addHook('onClose', async () => redis.disconnect());
-
-  await app.register(rateLimit, {
-    global: false,
-    hook: 'onRequest',
-    ...(redis ? { redis, nameSpace: `${config.redisKeyPrefix}rate-limit:` } : {}),
-  });
-  // An IPv6 client is its /64 (normalizeIP); an IPv4 address is taken as it is, without the IPv6 parse.
-  const clientKey = (ip: string) => (ip.includes(':') ? rateLimit.normalizeIP(ip) : ip);
-  const classKey = (name: RouteClass) => (request: FastifyRequest) => `${name}:${clientKey(clientAddress(request))}`;
-  const limiters = Object.fromEntries(
-    (Object.keys(BUDGETS) as RouteClass[]).map((name) => [
-      name,
-      app.rateLimit({
-        ...BUDGETS[name],
-        cache: LOCAL_COUNTERS_PER_CLASS,
-        // In Redis every class shares one key space (the plugin's child counters there have one prefix).
-        keyGenerator: classKey(name),
-        onExceeded: () => metrics.rateLimited(name),
-        errorResponseBuilder: (_request, context) => new RateLimited(retryAfterSeconds(context.ttl)),
-      }),
-    ]),
-  ) as Record<RouteClass, (request: FastifyRequest, reply: FastifyReply) => Promise<void>>;
+  let counters: Counters;
+  if (redis) {
+    counters = new RedisCounters(redis, `${config.redisKeyPrefix}rate-limit:`);
+    app.addHook('onClose', async () => redis.disconnect());
+  } else {
+    const local = new LocalCounters();
+    counters = local;
+    app.addHook('onClose', async () => local.close());
+  }
 
   app.addHook('onRoute', (route) => {
     const method = Array.isArray(route.method) ? route.method[0]! : route.method;
     route.config = { ...route.config, rateLimitClass: routeClass(method, route.url) };
   });
 
-  const limiterOf = (request: FastifyRequest) => limiters[request.routeOptions.config?.rateLimitClass ?? 'other'];
-  const limit: RequestLimit = redis
-    ? async (request, reply) => {
-        try {
-          await limiterOf(request)(request, reply);
-        } catch (error) {
-          if (error instanceof RateLimited) throw error;
-          metrics.rateLimitStoreFailed();
-          failures.report(error);
-        }
-      }
-    : // Counters in memory never fail: the plugin's handler is the count.
-      (request, reply) => limiterOf(request)(request, reply);
-
-  const starts = app.createRateLimit({ ...BUDGETS['cart-start'], keyGenerator: classKey('cart-start') });
-  const checkStarts = async (request: FastifyRequest, increment: boolean) => {
-    try {
-      return await starts(request, { increment });
-    } catch (error) {
-      metrics.rateLimitStoreFailed();
-      failures.report(error);
-      return undefined;
-    }
-  };
-  /** The refusal, with the rate-limit headers of the cart-start budget (not of the route's, which had room). */
-  const refuse = (reply: FastifyReply, ttl: number) => {
-    metrics.rateLimited('cart-start');
+  /** The answer over budget: the x-ratelimit-* headers (only a 429 carries them) and the error to send. */
+  const refusal = (name: RouteClass, reply: FastifyReply, ttl: number): RateLimited => {
+    metrics.rateLimited(name);
     const seconds = retryAfterSeconds(ttl);
-    reply.header('x-ratelimit-limit', BUDGETS['cart-start'].max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', seconds);
+    reply.header('x-ratelimit-limit', BUDGETS[name].max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', seconds);
     return new RateLimited(seconds);
   };
+  const failedOpen = (error: unknown): undefined => {
+    metrics.rateLimitStoreFailed();
+    failures.report(error);
+    return undefined;
+  };
+  const verdict = (name: RouteClass, reply: FastifyReply, counted: Counted) => (counted.current > BUDGETS[name].max ? refusal(name, reply, counted.ttl) : undefined);
+
+  const limit: RequestLimit = (request, reply) => {
+    const name = request.routeOptions.config?.rateLimitClass ?? 'other';
+    const counted = counters.count(`${name}:${clientKey(clientAddress(request))}`, BUDGETS[name].timeWindow, true);
+    if (!(counted instanceof Promise)) return verdict(name, reply, counted);
+    return counted.then((result) => verdict(name, reply, result), failedOpen);
+  };
+
+  const startKey = (request: FastifyRequest) => `cart-start:${clientKey(clientAddress(request))}`;
+  const countStarts = async (request: FastifyRequest, increment: boolean): Promise<Counted | undefined> => {
+    try {
+      return await counters.count(startKey(request), BUDGETS['cart-start'].timeWindow, increment);
+    } catch (error) {
+      return failedOpen(error);
+    }
+  };
+  const startsMax = BUDGETS['cart-start'].max;
   app.decorate('cartStarts', {
     async admit(request, reply, hasToken, namesLiveCart) {
-      const counted = await checkStarts(request, !hasToken);
-      if (!counted || counted.isAllowed) return;
-      if (!hasToken && counted.isExceeded) throw refuse(reply, counted.ttl);
-      if (hasToken && counted.remaining === 0 && !(await namesLiveCart())) throw refuse(reply, counted.ttl);
+      const counted = await countStarts(request, !hasToken);
+      if (!counted) return;
+      // A new cart over the budget is refused; a cookie's cart is served while it names a live cart.
+      if (!hasToken && counted.current > startsMax) throw refusal('cart-start', reply, counted.ttl);
+      if (hasToken && counted.current >= startsMax && !(await namesLiveCart())) throw refusal('cart-start', reply, counted.ttl);
     },
     record(request) {
-      void checkStarts(request, true);
+      void countStarts(request, true);
     },
   } satisfies CartStarts);
   return limit;

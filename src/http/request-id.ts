@@ -15,8 +15,29 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
-/** Whether an address (a socket's remoteAddress) lies in one of the CIDRs (config.trustProxy). */
+/** Addresses whose answer a matcher keeps: the proxies in front of a store are few, so this is rarely reached. */
+const REMEMBERED_ADDRESSES = 1024;
+
+/**
+ * Whether an address (a socket's remoteAddress, or a hop of X-Forwarded-For) lies in one of the CIDRs
+ * (config.trustProxy). It is asked on every request (the client address, the request id), mostly about the same
+ * few proxy addresses: each answer is remembered, so an address is parsed once rather than per request.
+ */
 export function peerMatcher(cidrs: readonly string[]): (address: string | undefined) => boolean {
+  const matches = rangeMatcher(cidrs);
+  const known = new Map<string, boolean>();
+  return (address) => {
+    if (address === undefined) return false;
+    let answer = known.get(address);
+    if (answer === undefined) {
+      if (known.size >= REMEMBERED_ADDRESSES) known.clear();
+      known.set(address, (answer = matches(address)));
+    }
+    return answer;
+  };
+}
+
+function rangeMatcher(cidrs: readonly string[]): (address: string) => boolean {
   const ranges: Range[] = cidrs.map((cidr) => {
     const [address, prefix] = ipaddr.parseCIDR(cidr);
     // An IPv4-mapped range (::ffff:10.0.0.0/104) matches the IPv4 form the socket's address is read as.
@@ -26,7 +47,7 @@ export function peerMatcher(cidrs: readonly string[]): (address: string | undefi
     return [address, prefix];
   });
   return (address) => {
-    if (address === undefined || !ipaddr.isValid(address)) return false;
+    if (!ipaddr.isValid(address)) return false;
     const peer = ipaddr.process(address);
     return ranges.some((range) => range[0].kind() === peer.kind() && peer.match(range));
   };

@@ -256,16 +256,15 @@ describe('two instances with REDIS_URL share their rate limits', () => {
   const statusOf = async (instance: Instance) => {
     const response = await fetch(`${instance.url}/nowhere`);
     await response.arrayBuffer();
-    return { status: response.status, remaining: response.headers.get('x-ratelimit-remaining') };
+    return { status: response.status };
   };
 
   it('one budget across both instances: requests alternating between them are refused after the budget in all', async () => {
     const [a, b] = instances as [Instance, Instance];
     const budget = BUDGETS.other.max;
     for (let i = 0; i < budget; i++) {
-      const { status, remaining } = await statusOf(i % 2 === 0 ? a : b);
-      assert.equal(status, 404, `request ${i + 1}`);
-      assert.equal(remaining, String(budget - i - 1), 'the count goes on from the other instance');
+      // Each instance sees half the budget: with counters of their own, neither would refuse the next two.
+      assert.equal((await statusOf(i % 2 === 0 ? a : b)).status, 404, `request ${i + 1}`);
     }
     assert.equal((await statusOf(a)).status, 429);
     assert.equal((await statusOf(b)).status, 429);
