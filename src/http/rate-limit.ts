@@ -173,7 +173,8 @@ export class LocalCounters implements Counters {
     let counter = this.counters.get(key);
     if (counter === undefined || counter.endsAt <= now) {
       if (!increment) return { current: 0, ttl: 0 };
-      if (counter === undefined && this.counters.size >= this.maxCounters) this.makeRoom(now);
+      if (counter !== undefined) this.counters.delete(key); // a new window goes to the end of the insertion order
+      else if (this.counters.size >= this.maxCounters) this.makeRoom(now);
       counter = { current: 0, endsAt: now + windowMs };
       this.counters.set(key, counter);
     }
