@@ -27,12 +27,6 @@ import { ucpRoutes } from './ucp/routes.js';
 const BODY_LIMIT = 256 * 1024;
 const DEMO_ASSETS = new URL('./catalog/demo-assets/', import.meta.url);
 
-/** Fastify's trustProxy as a function: whether a hop (0 = the socket's peer) is a proxy whose X-Forwarded-For is believed. */
-function trustedPeer(cidrs: readonly string[]): (address: string, hop: number) => boolean {
-  const trusted = peerMatcher(cidrs);
-  return (address) => trusted(address);
-}
-
 /** How long a connection may take at each step (milliseconds); a request over its time is answered 408 and closed. */
 export interface ServerTimeouts {
   /** The whole request, headers and body, must have arrived within this. */
@@ -77,15 +71,17 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   const { baseUrl, trustProxy } = store.config;
   // Set once the server begins to close: new requests are answered 503, answers close their connection.
   const lifecycle = { draining: false };
+  const genReqId = requestIdGenerator(trustProxy);
   const app = Fastify({
     ...loggerOptions(options.logger, store.config),
     bodyLimit: BODY_LIMIT,
     // The onRequest hook below answers 503 in the store's JSON, with the request id, while the server drains.
     return503OnClosing: false,
     // request.ip (rate limits, logs) and a client's X-Request-Id are believed only from these proxies.
-    trustProxy: trustProxy.length > 0 ? trustedPeer(trustProxy) : false,
+    // As a function: whether a hop is a trusted proxy, remembered per address rather than parsed per request.
+    trustProxy: trustProxy.length > 0 ? peerMatcher(trustProxy) : false,
     requestIdHeader: false,
-    genReqId: requestIdGenerator(trustProxy),
+    genReqId,
     // Without limits a client sending a byte every few seconds holds its connection (and its memory) forever.
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: timeouts.keepAliveTimeout,
@@ -124,7 +120,6 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   const metrics = installMetrics(app, store);
   const limit = await installRateLimits(app, store, metrics);
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
-  const genReqId = requestIdGenerator(trustProxy);
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const body = JSON.stringify(errorBody(417, 'The Expect header cannot be met: only Expect: 100-continue is supported.'));
     response

@@ -146,12 +146,18 @@ export class StdoutLog {
 
   private writeOut(): void {
     if (this.writing || this.size === 0) return;
-    const chunk = Buffer.from(this.lines.join(''));
     const lineCount = this.lines.length;
-    this.lines = [];
-    this.size = 0;
+    const chunk = Buffer.from(this.take());
     this.writing = true;
     this.send(chunk, lineCount);
+  }
+
+  /** What the list holds, as one text; the list is empty after. */
+  private take(): string {
+    const text = this.lines.join('');
+    this.lines = [];
+    this.size = 0;
+    return text;
   }
 
   private send(chunk: Buffer, lineCount: number): void {
@@ -180,11 +186,8 @@ export class StdoutLog {
   /** On exit: what is kept, written synchronously (a write still under way may land after it). */
   private writeOutNow(): void {
     if (this.size === 0) return;
-    const chunk = this.lines.join('');
-    this.lines = [];
-    this.size = 0;
     try {
-      writeSync(this.fd, chunk);
+      writeSync(this.fd, this.take());
     } catch {
       // stdout is gone or full at exit: nothing more can be done.
     }
