@@ -1,6 +1,6 @@
 /**
- * The store as `npm start` runs it: `storefront serve` (src/main.ts, through tsx rather than the build in dist/),
- * in a process of its own, configured by its environment alone. Its log (JSON lines on stdout) goes into a pipe
+ * The store as `npm start` runs it: `storefront serve` from the build (`npm run build`, once per bench run, then
+ * dist/main.js), in a process of its own, configured by its environment alone. Its log (JSON lines on stdout) goes into a pipe
  * this process drains and counts, as a process manager's journal would; stderr is shown.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -16,7 +16,7 @@ import { generateCatalog } from './generated-catalog.js';
 import { processCpuSeconds, type Target } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = 'src/main.ts';
+const MAIN = 'dist/main.js';
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 15_000;
 /** What the store is given from this process's environment: nothing of the store's own configuration. */
@@ -36,6 +36,19 @@ export interface ServeProcess extends Target {
   log: LogTally;
 }
 
+
+let built: Promise<void> | undefined;
+
+/** `npm run build`, as `npm start` runs it first; once per process (the bench's commands all use the build). */
+function buildOnce(): Promise<void> {
+  built ??= new Promise<void>((resolve, reject) => {
+    const child = spawn('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-5000)));
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm run build failed (${code}): ${output}`))));
+  });
+  return built;
+}
 
 /** A port nobody listens on now, on loopback (the store is told it; a clash fails its start, loudly). */
 async function freePort(): Promise<number> {
@@ -100,8 +113,9 @@ async function stopChild(child: ChildProcess): Promise<void> {
  * here) and resolves once GET /readyz answers 200.
  */
 export async function startServe(settings: Record<string, string>): Promise<ServeProcess> {
+  await buildOnce();
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve'], {
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
     cwd: ROOT,
     env: environment({ ...settings, PORT: String(port), HOST: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -130,7 +144,8 @@ export async function startServe(settings: Record<string, string>): Promise<Serv
 
 /** Runs a storefront command (`import FILE`, `migrate`) to its end; rejects with its stderr when it fails. */
 export async function runStorefront(args: string[], settings: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: environment(settings), stdio: ['ignore', 'pipe', 'pipe'] });
+  await buildOnce();
+  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: environment(settings), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-10_000)));
   child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-10_000)));

@@ -1,25 +1,26 @@
 /** Builds the Fastify app from its parts: error handling, the interface description, then each door's routes. */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { approvalRoutes } from './storefront/approval-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
-import { catalogRoutes } from './storefront/catalog-routes.js';
+import { PRODUCT_ROUTE, catalogRoutes } from './storefront/catalog-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, notFoundDescription, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
 import { readinessCheck } from './http/readiness.js';
-import { peerMatcher, requestIdGenerator } from './http/request-id.js';
+import { peerMatcher, rawClientAddress, requestIdGenerator } from './http/request-id.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
 import { loggerOptions } from './http/request-log.js';
 import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
 import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
+import { productReadOnArrival, type RequestHandler } from './storefront/product-read-on-arrival.js';
 import { searchRoutes } from './storefront/search-routes.js';
 import type { Store } from './store.js';
 import { ucpRoutes } from './ucp/routes.js';
@@ -72,14 +73,26 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   // Set once the server begins to close: new requests are answered 503, answers close their connection.
   const lifecycle = { draining: false };
   const genReqId = requestIdGenerator(trustProxy);
+  const trustedProxy = trustProxy.length > 0 ? peerMatcher(trustProxy) : undefined;
+  // The server's request listener: Fastify's handler, behind the product read answered on arrival once the routes
+  // are in place (below).
+  const listener: { onArrival?: RequestHandler } = {};
   const app = Fastify({
     ...loggerOptions(options.logger, store.config),
+    serverFactory: (fastifyHandler, { http }) => {
+      const server = createServer(http ?? {}, (request, response) => (listener.onArrival ?? fastifyHandler)(request, response));
+      // What Fastify sets on a server it makes itself.
+      server.keepAliveTimeout = timeouts.keepAliveTimeout;
+      server.requestTimeout = timeouts.requestTimeout;
+      server.setTimeout(timeouts.idleTimeout);
+      return server;
+    },
     bodyLimit: BODY_LIMIT,
     // The onRequest hook below answers 503 in the store's JSON, with the request id, while the server drains.
     return503OnClosing: false,
     // request.ip (rate limits, logs) and a client's X-Request-Id are believed only from these proxies.
     // As a function: whether a hop is a trusted proxy, remembered per address rather than parsed per request.
-    trustProxy: trustProxy.length > 0 ? peerMatcher(trustProxy) : false,
+    trustProxy: trustedProxy ?? false,
     requestIdHeader: false,
     genReqId,
     // Without limits a client sending a byte every few seconds holds its connection (and its memory) forever.
@@ -118,7 +131,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   });
   const answerPreflight = installResponseHeaders(app, { baseUrl, lifecycle });
   const metrics = installMetrics(app, store);
-  const limit = await installRateLimits(app, store, metrics);
+  const limits = await installRateLimits(app, store, metrics);
+  const limit = limits?.limit;
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const body = JSON.stringify(errorBody(417, 'The Expect header cannot be met: only Expect: 100-continue is supported.'));
@@ -181,6 +195,20 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
 
   const bodies = new ProductBodies(store.catalog, store.inventory);
   catalogRoutes(app, store.catalog, bodies);
+  const readOnArrival = productReadOnArrival(
+    {
+      catalog: store.catalog,
+      bodies,
+      baseUrl,
+      lifecycle,
+      requestId: genReqId,
+      clientAddress: rawClientAddress(trustedProxy),
+      limits,
+      tally: metrics.answers(PRODUCT_ROUTE),
+      log: options.logger ? app.log : undefined,
+    },
+    app.routing,
+  );
   // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide.
   await app.register(searchRoutes, { store, bodies });
   await app.register(cartRoutes, { store });
@@ -202,6 +230,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
 
   options.extend?.(app);
   await app.ready();
+  listener.onArrival = readOnArrival;
   return app;
 }
 

@@ -23,6 +23,11 @@ export interface Metrics {
   rateLimited(routeClass: string): void;
   /** The shared rate-limit store (Redis) failed; the request was served anyway (fail open). */
   rateLimitStoreFailed(): void;
+  /**
+   * The tally of one route pattern's answers, for answers sent without Fastify's hooks (the product read answered
+   * on arrival): the same series the route's own answers count in.
+   */
+  answers(route: string): AnswerTally;
   /** Adds GET /metrics: called with the other routes, after the hooks that must hear of every route (405s). */
   routes(app: FastifyInstance): void;
 }
@@ -79,6 +84,7 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
   return {
     rateLimited: (routeClass) => rateLimited.inc({ route_class: routeClass }),
     rateLimitStoreFailed: () => rateLimitStoreFailures.inc(),
+    answers: (route) => requests.tallyFor(route),
     routes(routeApp) {
       const refusal = metricsAccess(store.config.metricsToken);
       routeApp.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
@@ -90,6 +96,9 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     },
   };
 }
+
+/** Counts one answer of a route: its method, status, and seconds from arrival until it was sent. */
+export type AnswerTally = (method: string, status: number, seconds: number) => void;
 
 type RequestLabels = { method: string; route: string; status_code: number };
 
@@ -110,6 +119,7 @@ interface RequestSeries {
  */
 class RequestMetrics {
   private readonly series: RequestSeries[] = [];
+  private readonly tallies = new Map<string, AnswerTally>();
 
   constructor(register: Registry) {
     const series = this.series;
@@ -127,14 +137,14 @@ class RequestMetrics {
   }
 
   /**
-   * A callback-style onResponse hook for one route pattern: it finds its series by method and status in two small
-   * maps (made on the first answer of each) and adds to it.
+   * The tally of one route pattern (one per pattern, however often asked): it finds its series by method and status
+   * in two small maps (made on the first answer of each) and adds to it.
    */
-  hookFor(route: string): onResponseHookHandler {
+  tallyFor(route: string): AnswerTally {
+    let tally = this.tallies.get(route);
+    if (tally !== undefined) return tally;
     const byMethod = new Map<string, Map<number, RequestSeries>>();
-    return (request, reply, done) => {
-      const method = request.method;
-      const status = reply.statusCode;
+    tally = (method, status, seconds) => {
       let byStatus = byMethod.get(method);
       if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
       let series = byStatus.get(status);
@@ -143,7 +153,6 @@ class RequestMetrics {
         byStatus.set(status, series);
         this.series.push(series);
       }
-      const seconds = reply.elapsedTime / 1000;
       series.count++;
       series.sum += seconds;
       for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
@@ -152,6 +161,16 @@ class RequestMetrics {
           break;
         }
       }
+    };
+    this.tallies.set(route, tally);
+    return tally;
+  }
+
+  /** A callback-style onResponse hook for one route pattern, adding to its tally. */
+  hookFor(route: string): onResponseHookHandler {
+    const tally = this.tallyFor(route);
+    return (request, reply, done) => {
+      tally(request.method, reply.statusCode, reply.elapsedTime / 1000);
       done();
     };
   }

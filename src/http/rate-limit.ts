@@ -3,12 +3,14 @@
  * (request.ip, which believes X-Forwarded-For only from TRUST_PROXY peers; an IPv6 client is its /64), one counter
  * per route class, counted in the app's one arrival hook (src/app.ts) after the shutdown, missing-Host and CORS
  * preflight answers, so a request is counted before its body is read, the commerce endpoint checks its Host, or a
- * 405 is chosen. An answer over budget is 429 with Retry-After (whole seconds, at least 1), the x-ratelimit-*
+ * 405 is chosen; a product read answered on arrival (src/storefront/product-read-on-arrival.ts) is counted there,
+ * once, with the same counters. An answer over budget is 429 with Retry-After (whole seconds, at least 1), the x-ratelimit-*
  * headers (an answer within budget has none) and the storefront Error; the commerce endpoint's own error handler
  * turns it into its JSON-RPC error (src/ucp/routes.ts). Counters live in this process, or with REDIS_URL in Redis,
  * shared by every instance; if Redis fails, requests are served unlimited (logged at most every LOG_EVERY_MS, and
  * counted in the metrics). RATE_LIMIT=off counts nothing.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { Redis } from 'ioredis';
@@ -133,6 +135,25 @@ declare module 'fastify' {
  */
 export type RequestLimit = (request: FastifyRequest, reply: FastifyReply) => RateLimited | undefined | Promise<RateLimited | undefined>;
 
+/**
+ * The limits as the app applies them: `limit` in its arrival hook, and `countOnArrival` for the reads answered
+ * before routing (src/storefront/product-read-on-arrival.ts).
+ */
+export interface RateLimits {
+  limit: RequestLimit;
+  /**
+   * Counts a request that has not reached Fastify, of class `name` from `address` (the address Fastify's
+   * request.ip would give): true when it is within budget. Over budget the count stays on the request, and the
+   * arrival hook answers its 429 from it without counting it again. A promise with Redis, which never rejects.
+   */
+  countOnArrival(raw: IncomingMessage, name: RouteClass, address: string): boolean | Promise<boolean>;
+  /** A request counted within budget on arrival goes on to Fastify after all: the arrival hook does not count it again. */
+  passOn(raw: IncomingMessage, name: RouteClass): void;
+}
+
+const COUNTED_ON_ARRIVAL = Symbol('countedOnArrival');
+type CountedRequest = IncomingMessage & { [COUNTED_ON_ARRIVAL]?: { name: RouteClass; counted: Counted | undefined } };
+
 /** A counter after a request: how many it has counted in its window, and the milliseconds until the window ends. */
 export interface Counted {
   current: number;
@@ -239,10 +260,11 @@ export function clientKey(address: string): string {
 }
 
 /**
- * Sets up the budgets and returns the per-request count, which the app's one arrival hook (src/app.ts) runs for
- * every request, routed or not, before any body is read; undefined with RATE_LIMIT=off.
+ * Sets up the budgets and returns the limits: the per-request count the app's one arrival hook (src/app.ts) runs for
+ * every request, routed or not, before any body is read, and the count for reads answered on arrival; undefined with
+ * RATE_LIMIT=off.
  */
-export async function installRateLimits(app: FastifyInstance, store: Store, metrics: Metrics): Promise<RequestLimit | undefined> {
+export async function installRateLimits(app: FastifyInstance, store: Store, metrics: Metrics): Promise<RateLimits | undefined> {
   const { config } = store;
   if (!config.rateLimit) {
     app.decorate('cartStarts', UNLIMITED_STARTS);
@@ -279,11 +301,34 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
   };
   const verdict = (name: RouteClass, reply: FastifyReply, counted: Counted) => (counted.current > BUDGETS[name].max ? refusal(name, reply, counted.ttl) : undefined);
 
+  /** Counts one request; undefined when the counter store failed (the request is served). */
+  const count = (name: RouteClass, address: string): Counted | undefined | Promise<Counted | undefined> => {
+    const counted = counters.count(`${name}:${clientKey(address)}`, BUDGETS[name].timeWindow, true);
+    return counted instanceof Promise ? counted.catch(failedOpen) : counted;
+  };
+
   const limit: RequestLimit = (request, reply) => {
+    const early = (request.raw as CountedRequest)[COUNTED_ON_ARRIVAL];
+    if (early !== undefined) return early.counted && verdict(early.name, reply, early.counted);
     const name = request.routeOptions.config?.rateLimitClass ?? 'other';
-    const counted = counters.count(`${name}:${clientKey(clientAddress(request))}`, BUDGETS[name].timeWindow, true);
-    if (!(counted instanceof Promise)) return verdict(name, reply, counted);
-    return counted.then((result) => verdict(name, reply, result), failedOpen);
+    const counted = count(name, clientAddress(request));
+    if (!(counted instanceof Promise)) return counted && verdict(name, reply, counted);
+    return counted.then((result) => result && verdict(name, reply, result));
+  };
+
+  // A request counted on arrival is not counted again: the arrival hook takes its verdict from the mark. Only a
+  // request that goes on to Fastify is marked (a property added to Node's request objects is not free).
+  const mark = (raw: IncomingMessage, name: RouteClass, counted: Counted | undefined) => {
+    (raw as CountedRequest)[COUNTED_ON_ARRIVAL] = { name, counted };
+  };
+  const within = (raw: IncomingMessage, name: RouteClass, counted: Counted | undefined): boolean => {
+    if (counted === undefined || counted.current <= BUDGETS[name].max) return true;
+    mark(raw, name, counted);
+    return false;
+  };
+  const countOnArrival = (raw: IncomingMessage, name: RouteClass, address: string): boolean | Promise<boolean> => {
+    const counted = count(name, address);
+    return counted instanceof Promise ? counted.then((result) => within(raw, name, result)) : within(raw, name, counted);
   };
 
   const startKey = (request: FastifyRequest) => `cart-start:${clientKey(clientAddress(request))}`;
@@ -307,7 +352,7 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
       void countStarts(request, true);
     },
   } satisfies CartStarts);
-  return limit;
+  return { limit, countOnArrival, passOn: (raw, name) => mark(raw, name, undefined) };
 }
 
 /** Logs a failing counter store at most every LOG_EVERY_MS, with how many failures the line stands for. */

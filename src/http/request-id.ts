@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 
@@ -73,4 +74,13 @@ const CLIENT_ADDRESS = Symbol('clientAddress');
 export function clientAddress(request: FastifyRequest): string {
   const memo = request as FastifyRequest & { [CLIENT_ADDRESS]?: string };
   return (memo[CLIENT_ADDRESS] ??= request.ip);
+}
+
+/**
+ * The client address of a request before Fastify has made it a request object: what its request.ip would be, with
+ * `trusted` the matcher app.ts gives Fastify as trustProxy (none: the connection's address).
+ */
+export function rawClientAddress(trusted: ((address: string | undefined) => boolean) | undefined): (raw: IncomingMessage) => string {
+  if (trusted === undefined) return (raw) => raw.socket.remoteAddress ?? '';
+  return (raw) => proxyAddr(raw, trusted);
 }

@@ -25,11 +25,11 @@ import { REQUEST_ID_LOG_LABEL, clientAddress } from './request-id.js';
 /** What may wait to be written to stdout: at ~300 bytes a line, about 50,000 lines. */
 export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
 /**
- * Lines are written to stdout in batches of at least this many bytes (about sixteen request lines), or when
+ * Lines are written to stdout in batches of at least this many bytes (about a hundred request lines), or when
  * LOG_FLUSH_INTERVAL_MS has passed. Without a minimum, each write under way was followed by another of the few
  * lines gathered meanwhile, each a hand-off to a worker thread.
  */
-const LOG_BATCH_BYTES = 4096;
+const LOG_BATCH_BYTES = 32_768;
 /** A quiet store's lines wait at most this long in the buffer. */
 const LOG_FLUSH_INTERVAL_MS = 1000;
 /** How long a write refused because stdout is full (EAGAIN) waits before it is tried again. */
@@ -58,12 +58,12 @@ export class RequestLogController extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.disableRequestLogging === true) return;
     const status = reply.statusCode;
-    const line = completionLine(request, status, reply.elapsedTime);
+    const route = request.routeOptions.url;
+    const line = completionLine(request.id, request.method, request.url, route, status, reply.elapsedTime, clientAddress(request));
     // The line carries its request id itself: through the root logger, no child logger is made for it.
     const log = reply.log instanceof RequestLogger ? reply.log.root : reply.log;
     if (error) log.error({ ...line, err: error }, 'request failed while answering');
-    else if (status >= 500) log.error(line, 'request completed');
-    else log.info(line, 'request completed');
+    else logCompleted(log, line);
   }
 
   // Fastify's default error handler runs only where the app's own does not (src/http/errors.ts logs there); the
@@ -79,19 +79,62 @@ export class RequestLogController extends LogController {
   override routeNotFound(): void {}
 }
 
-function completionLine(request: FastifyRequest, status: number, elapsedMs: number) {
-  const route = request.routeOptions.url;
-  const url = request.url;
+/** A request's completion line: `route` is the pattern that answered it (none when no route matched). */
+export function completionLine(requestId: string, method: string, url: string, route: string | undefined, status: number, elapsedMs: number, address: string) {
   const query = url.indexOf('?');
   const path = route !== undefined && SECRET_IN_PATH.test(route) ? route : (query < 0 ? url : url.slice(0, query)).slice(0, MAX_LOGGED_PATH);
   return {
-    [REQUEST_ID_LOG_LABEL]: request.id,
-    method: request.method,
+    [REQUEST_ID_LOG_LABEL]: requestId,
+    method,
     path,
     route: route ?? null,
     status,
     response_ms: Math.round(elapsedMs * 100) / 100,
-    remote_address: clientAddress(request),
+    remote_address: address,
+  };
+}
+
+type CompletionLine = ReturnType<typeof completionLine>;
+const COMPLETED = 'request completed';
+
+/**
+ * Writes a completion line as the root logger would (at error for a 5xx, else at info): the same bytes pino writes
+ * for `root.info(line, 'request completed')`, its level, time, pid and hostname taken from pino itself, but put
+ * together in one template instead of pino's walk over the object's keys. It is the one line every request writes:
+ * through pino it cost about 2.5 µs of CPU per request on the benchmarked product read.
+ * test/http/request-log-line.test.ts compares its lines with pino's.
+ */
+export function logCompleted(root: FastifyBaseLogger, line: CompletionLine): void {
+  const level = line.status >= 500 ? 'error' : 'info';
+  let write = lineWriters.get(root);
+  if (write === undefined) lineWriters.set(root, (write = lineWriter(root)));
+  write(level, line);
+}
+
+type LineWriter = (level: 'info' | 'error', line: CompletionLine) => void;
+const lineWriters = new WeakMap<FastifyBaseLogger, LineWriter>();
+
+function lineWriter(root: FastifyBaseLogger): LineWriter {
+  const logger = root as FastifyBaseLogger & Record<symbol, unknown> & Partial<Pick<pino.Logger, 'isLevelEnabled'>>;
+  const { streamSym, chindingsSym, timeSym, lsCacheSym, messageKeySym } = pino.symbols;
+  const stream = logger[streamSym] as { write?: (text: string) => unknown } | undefined;
+  const levelPrefix = logger[lsCacheSym] as Record<number, string> | undefined;
+  // Not a plain pino logger writing to a stream: through the logger itself.
+  const plain =
+    typeof stream?.write === 'function' && levelPrefix !== undefined && typeof logger[timeSym] === 'function' && logger[messageKeySym] === 'msg' && typeof logger.isLevelEnabled === 'function';
+  if (!plain) {
+    return (level, line) => root[level](line, COMPLETED);
+  }
+  const bindings = String(logger[chindingsSym] ?? '');
+  const time = logger[timeSym] as () => string;
+  const prefix = { info: levelPrefix[pino.levels.values.info!]!, error: levelPrefix[pino.levels.values.error!]! };
+  return (level, line) => {
+    if (!logger.isLevelEnabled!(level)) return;
+    stream!.write!(
+      `${prefix[level]}${time()}${bindings},"${REQUEST_ID_LOG_LABEL}":${JSON.stringify(line[REQUEST_ID_LOG_LABEL])},"method":${JSON.stringify(line.method)},` +
+        `"path":${JSON.stringify(line.path)},"route":${JSON.stringify(line.route)},"status":${line.status},"response_ms":${line.response_ms},` +
+        `"remote_address":${JSON.stringify(line.remote_address)},"msg":"${COMPLETED}"}\n`,
+    );
   };
 }
 

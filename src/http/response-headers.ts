@@ -41,7 +41,7 @@ export interface ResponseHeaderOptions {
  * front of many shoppers, asks again at most twice a minute and mostly gets a 304.
  */
 export const CATALOG_CACHE_CONTROL = 'public, max-age=30';
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Whether an If-None-Match field matches the current entity tag (RFC 9110, 13.1.2): `*` (a current
@@ -79,7 +79,6 @@ export function sendCatalogRead(
  * one arrival hook (src/app.ts) calls before routing picks a 405 or 404: true when it has answered the request.
  */
 export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycle }: ResponseHeaderOptions): (request: FastifyRequest, reply: FastifyReply) => boolean {
-  const https = baseUrl.startsWith('https:');
   const ownOrigin = new URL(baseUrl).origin;
 
   // A preflight is an OPTIONS with Access-Control-Request-Method.
@@ -102,16 +101,12 @@ export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycl
     return true;
   };
 
+  const { everyAnswer, publicRead } = answerHeaders(baseUrl);
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    reply.header('x-content-type-options', 'nosniff');
-    if (https) reply.header('strict-transport-security', 'max-age=31536000');
+    for (const [name, value] of everyAnswer) reply.header(name, value);
     if ((isRead(request.method) || request.method === 'OPTIONS') && PUBLIC_READ_PATH.test(request.url)) {
-      // Public data any site may fetch: framing it or leaking a referrer from it protects nothing, so the public
-      // reads (the benchmarked product read among them) go without X-Frame-Options and Referrer-Policy.
-      reply.header('access-control-allow-origin', '*');
-      reply.header('access-control-expose-headers', REQUEST_ID_HEADER);
-      reply.header('cross-origin-resource-policy', 'cross-origin');
+      for (const [name, value] of publicRead) reply.header(name, value);
     } else {
       // A route (the buyer's pages) may set its own.
       if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
@@ -124,14 +119,32 @@ export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycl
   return answerPreflight;
 }
 
+type Header = readonly [name: string, value: string];
+
+/**
+ * The constant headers of answers, beside the request id: those of every answer, and those a public read adds
+ * (the onSend hook above, and the product read answered on arrival, src/storefront/product-read-on-arrival.ts).
+ */
+export function answerHeaders(baseUrl: string): { everyAnswer: readonly Header[]; publicRead: readonly Header[] } {
+  return {
+    everyAnswer: [['x-content-type-options', 'nosniff'], ...(baseUrl.startsWith('https:') ? [['strict-transport-security', 'max-age=31536000'] as const] : [])],
+    // Public data any site may fetch: framing it or leaking a referrer from it protects nothing, so the public
+    // reads (the benchmarked product read among them) go without X-Frame-Options and Referrer-Policy.
+    publicRead: [
+      ['access-control-allow-origin', '*'],
+      ['access-control-expose-headers', REQUEST_ID_HEADER],
+      ['cross-origin-resource-policy', 'cross-origin'],
+    ],
+  };
+}
+
 /** The same headers for the answers Node's HTTP layer sends before Fastify sees a request (malformed HTTP). */
 export function rawAnswerHeaders(requestId: string, baseUrl: string): Record<string, string> {
   return {
     [REQUEST_ID_HEADER]: requestId,
-    'x-content-type-options': 'nosniff',
+    ...Object.fromEntries(answerHeaders(baseUrl).everyAnswer),
     'x-frame-options': 'DENY',
     'referrer-policy': 'strict-origin-when-cross-origin',
     'cross-origin-resource-policy': 'same-site',
-    ...(baseUrl.startsWith('https:') ? { 'strict-transport-security': 'max-age=31536000' } : {}),
   };
 }

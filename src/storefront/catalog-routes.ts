@@ -8,7 +8,9 @@ import { sendCatalogRead } from '../http/response-headers.js';
 import { ALL_COLLECTION, type Catalog, type CatalogSnapshot } from '../catalog/catalog.js';
 import { entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 
-const HANDLE = /^[a-z0-9-]+$/;
+export const HANDLE = /^[a-z0-9-]+$/;
+/** The product read's route (also answered on arrival: product-read-on-arrival.ts). */
+export const PRODUCT_ROUTE = '/products/:handle.js';
 /** Products per page when `limit` is not given (the spec's default). */
 const DEFAULT_LIMIT = 30;
 const XML_TYPE = 'application/xml; charset=utf-8';
@@ -23,7 +25,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
   // Handlers read their input typed from the route schemas.
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
-    '/products/:handle.js',
+    PRODUCT_ROUTE,
     {
       schema: {
         operationId: 'getProductByHandle',

@@ -1,0 +1,51 @@
+/**
+ * The completion line written without pino's per-line machinery (src/http/request-log.ts, logCompleted) is the line
+ * pino itself writes for the same fields: the same bytes but the time, for a 200 at info and a 5xx at error, paths
+ * and addresses with quotes, backslashes, control and non-ASCII characters, and a request without a route; and a
+ * level the logger is set above is not written.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pino from 'pino';
+import { completionLine, logCompleted } from '../../src/http/request-log.js';
+
+function capture(level: string) {
+  const lines: string[] = [];
+  const logger = pino({ level }, { write: (text: string) => lines.push(text) });
+  return { logger, lines };
+}
+
+const withoutTime = (text: string) => text.replace(/"time":\d+/, '"time":0');
+
+describe('completion line', () => {
+  const cases = [
+    completionLine('4b5c-id', 'GET', '/products/decaf-capsules.js', '/products/:handle.js', 200, 0.4567, '198.51.100.7'),
+    completionLine('x.1:2', 'GET', '/products/"quoted"\\slash\u0001é☕.js?q=secret', undefined, 404, 12, '"><\u2028'),
+    completionLine('id', 'POST', '/cart/add.js', '/cart/add.js', 503, 3.14159, '::1'),
+    completionLine('id', 'GET', '/cart/c/SECRET-TOKEN', '/cart/c/:token', 302, 1, '10.0.0.1'),
+  ];
+  it('is the line pino writes for the same fields', () => {
+    for (const line of cases) {
+      const ours = capture('info');
+      const theirs = capture('info');
+      logCompleted(ours.logger, line);
+      if (line.status >= 500) theirs.logger.error(line, 'request completed');
+      else theirs.logger.info(line, 'request completed');
+      assert.equal(ours.lines.length, 1);
+      assert.equal(withoutTime(ours.lines[0]!), withoutTime(theirs.lines[0]!));
+      const parsed = JSON.parse(ours.lines[0]!);
+      assert.equal(parsed.level, line.status >= 500 ? 50 : 30);
+      assert.ok(Math.abs(parsed.time - Date.now()) < 60_000);
+      assert.ok(!ours.lines[0]!.includes('secret') && !ours.lines[0]!.includes('SECRET'), 'no query and no token');
+    }
+  });
+
+  it('honours the level: at warn only the 5xx line is written', () => {
+    const { logger, lines } = capture('warn');
+    for (const line of cases) logCompleted(logger, line);
+    assert.deepEqual(
+      lines.map((text) => JSON.parse(text).status),
+      [503],
+    );
+  });
+});
