@@ -127,6 +127,9 @@ describe('two instances on one PostgreSQL database', () => {
     const seen = await timeUntil(async () => (await productJson(b, HANDLE)).title === product.title, PROPAGATION_LIMIT_MS, 'new title on B');
     t.diagnostic(`import seen by the other instance after ${seen.toFixed(1)} ms`);
     assert.ok(b.store.catalog.snapshot.version > versionBefore);
+    // A hears its own import by the same notification; later tests price checkouts on A, so wait for it too
+    // (a checkout priced on A's old snapshot is re-priced on the new one, and its approval voided as changed).
+    await timeUntil(async () => (await productJson(a, HANDLE)).title === product.title, PROPAGATION_LIMIT_MS, 'new title on A');
   });
 
   it('an approval page rendered by one instance is approved through the other', async () => {
