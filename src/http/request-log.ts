@@ -131,11 +131,35 @@ function lineWriter(root: FastifyBaseLogger): LineWriter {
   return (level, line) => {
     if (!logger.isLevelEnabled!(level)) return;
     stream!.write!(
-      `${prefix[level]}${time()}${bindings},"${REQUEST_ID_LOG_LABEL}":${JSON.stringify(line[REQUEST_ID_LOG_LABEL])},"method":${JSON.stringify(line.method)},` +
-        `"path":${JSON.stringify(line.path)},"route":${JSON.stringify(line.route)},"status":${line.status},"response_ms":${line.response_ms},` +
-        `"remote_address":${JSON.stringify(line.remote_address)},"msg":"${COMPLETED}"}\n`,
+      `${prefix[level]}${time()}${bindings},"${REQUEST_ID_LOG_LABEL}":${jsonString(line[REQUEST_ID_LOG_LABEL])},"method":${jsonString(line.method)},` +
+        `"path":${jsonString(line.path)},"route":${line.route === null ? 'null' : jsonString(line.route)},"status":${line.status},` +
+        `"response_ms":${hundredths(line.response_ms)},"remote_address":${jsonString(line.remote_address)},"msg":"${COMPLETED}"}\n`,
     );
   };
+}
+
+/** What JSON.stringify writes other than as itself: a quote, a backslash, a control character, a lone surrogate. */
+const ESCAPED_IN_JSON = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * A string as JSON.stringify writes it. Most are plain (an id, a method, a path, an address), and for those a test
+ * and a template cost about a third of JSON.stringify's call.
+ */
+function jsonString(text: string): string {
+  return ESCAPED_IN_JSON.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/**
+ * A number of milliseconds rounded to hundredths (completionLine's response_ms) as JSON writes it (12, 12.5,
+ * 12.05), from integers: V8's shortest form of a fraction cost about 0.4 µs a line, an integer's about 0.05.
+ */
+function hundredths(ms: number): string {
+  const cents = Math.round(ms * 100);
+  if (!(cents >= 0 && cents < 1e15)) return JSON.stringify(ms);
+  const whole = Math.floor(cents / 100);
+  const part = cents - whole * 100;
+  if (part === 0) return String(whole);
+  return part % 10 === 0 ? `${whole}.${part / 10}` : `${whole}.${part < 10 ? '0' : ''}${part}`;
 }
 
 /**

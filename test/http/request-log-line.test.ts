@@ -23,6 +23,11 @@ describe('completion line', () => {
     completionLine('x.1:2', 'GET', '/products/"quoted"\\slash\u0001é☕.js?q=secret', undefined, 404, 12, '"><\u2028'),
     completionLine('id', 'POST', '/cart/add.js', '/cart/add.js', 503, 3.14159, '::1'),
     completionLine('id', 'GET', '/cart/c/SECRET-TOKEN', '/cart/c/:token', 302, 1, '10.0.0.1'),
+    completionLine('id', 'GET', '/search/suggest.json', '/search/suggest.json', 200, 0, '2001:db8::1'),
+    // Node reads a request line's bytes as latin1: every character below U+0100.
+    completionLine('id', 'GET', '/p/\u00ff\u007f\u0080\u00a0.js', undefined, 404, 0.005, '10.0.0.2\t'),
+    // response_ms in its forms: whole, one decimal, a leading zero in the hundredths, rounded up to a whole.
+    ...[0.1, 0.05, 2.5, 10.049, 99.999, 1234.56, 86_400_000.07, 0.004].map((ms) => completionLine('id', 'GET', '/', null as unknown as undefined, 200, ms, '::1')),
   ];
   it('is the line pino writes for the same fields', () => {
     for (const line of cases) {
@@ -37,6 +42,17 @@ describe('completion line', () => {
       assert.equal(parsed.level, line.status >= 500 ? 50 : 30);
       assert.ok(Math.abs(parsed.time - Date.now()) < 60_000);
       assert.ok(!ours.lines[0]!.includes('secret') && !ours.lines[0]!.includes('SECRET'), 'no query and no token');
+    }
+  });
+
+  it('writes every elapsed time as pino does', () => {
+    for (let i = 0; i < 5000; i++) {
+      const line = completionLine('id', 'GET', '/', '/', 200, Math.random() * 10 ** (i % 7), '::1');
+      const ours = capture('info');
+      const theirs = capture('info');
+      logCompleted(ours.logger, line);
+      theirs.logger.info(line, 'request completed');
+      assert.equal(withoutTime(ours.lines[0]!), withoutTime(theirs.lines[0]!));
     }
   });
 
