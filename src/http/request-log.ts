@@ -8,9 +8,9 @@
  * (an error, a warning): the completion line carries the id itself and goes through the root logger, so most
  * requests never pay for a pino child logger.
  *
- * Lines go to stdout through StdoutLog: appended to a list in memory and written by a background write in
+ * Lines go to stdout through StdoutLog: encoded into a buffer in memory and written by a background write in
  * batches (LOG_BATCH_BYTES, or at least every LOG_FLUSH_INTERVAL_MS), so many lines share one write and a slow
- * reader of stdout (a full pipe to journald or docker) never blocks the event loop. The list is bounded
+ * reader of stdout (a full pipe to journald or docker) never blocks the event loop. What it keeps is bounded
  * (LOG_BUFFER_MAX_BYTES): past it lines are dropped and counted on stderr rather than growing memory without end.
  * `flushRequestLog` empties it on shutdown, and it is written synchronously on process exit, so a normal stop
  * loses no line.
@@ -30,6 +30,8 @@ export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
  * lines gathered meanwhile, each a hand-off to a worker thread.
  */
 const LOG_BATCH_BYTES = 32_768;
+/** Lines are encoded into slabs of this size; a batch written is a part of one (or, where a slab ran out, of two). */
+const LOG_SLAB_BYTES = 256 * 1024;
 /** A quiet store's lines wait at most this long in the buffer. */
 const LOG_FLUSH_INTERVAL_MS = 1000;
 /** How long a write refused because stdout is full (EAGAIN) waits before it is tried again. */
@@ -163,43 +165,60 @@ function hundredths(ms: number): string {
 }
 
 /**
- * The process's stdout as the log's destination: lines are kept in a list and written out by one background write
+ * The process's stdout as the log's destination: lines are encoded into a buffer and written out by one background write
  * at a time, a batch of at least LOG_BATCH_BYTES (or whatever is there after LOG_FLUSH_INTERVAL_MS). Written by
  * hand rather than with pino.destination (sonic-boom): that one measures the UTF-8 length of its whole pending
  * buffer again for every line it appends, and with logging at info a product read cost 80 µs of CPU through it
  * against 70 µs through this (57.5 µs without request lines; serve processes side by side, 10 rounds).
  */
 export class StdoutLog {
-  private lines: string[] = [];
-  /** What the list holds, in UTF-16 code units (bytes, for the ASCII the lines mostly are). */
+  /** The slab the next lines are encoded into, from `start` (what is not yet taken) to `used`. */
+  private slab: Buffer;
+  private start = 0;
+  private used = 0;
+  private linesInSlab = 0;
+  /** Parts of earlier slabs not yet taken, with their line counts. */
+  private sealed: Buffer[] = [];
+  private sealedLines = 0;
+  /** Bytes kept (sealed and in the slab). */
   private size = 0;
   private writing = false;
   private waiting: Array<() => void> = [];
   private dropped = 0;
   private reportedAt = 0;
 
-  /** `fd` and `maxBytes` are for tests (stdout, LOG_BUFFER_MAX_BYTES). */
+  /** `fd`, `maxBytes` and `slabBytes` are for tests (stdout, LOG_BUFFER_MAX_BYTES, LOG_SLAB_BYTES). */
   constructor(
     private readonly fd = 1,
     private readonly maxBytes = LOG_BUFFER_MAX_BYTES,
+    private readonly slabBytes = LOG_SLAB_BYTES,
   ) {
+    this.slab = Buffer.allocUnsafeSlow(slabBytes);
     setInterval(() => this.writeOut(), LOG_FLUSH_INTERVAL_MS).unref();
     process.once('exit', () => this.writeOutNow());
   }
 
-  /** pino's stream interface: one line (with its newline). */
+  /**
+   * pino's stream interface: one line (with its newline), encoded as UTF-8 into the slab at once. Encoding the line
+   * while it is fresh, rather than keeping the string and joining a batch of them later, took about 3 µs of CPU
+   * off each logged request: by then the string's pieces had left the processor's caches.
+   */
   write(line: string): boolean {
     if (this.size + line.length > this.maxBytes) {
       this.drop(1);
       return false;
     }
-    this.lines.push(line);
-    this.size += line.length;
+    // A UTF-16 unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, is 4).
+    if (line.length * 3 > this.slab.length - this.used) this.nextSlab(line.length * 3);
+    const bytes = this.slab.write(line, this.used);
+    this.used += bytes;
+    this.size += bytes;
+    this.linesInSlab++;
     if (this.size >= LOG_BATCH_BYTES) this.writeOut();
     return true;
   }
 
-  /** Lines dropped so far (the list was full). */
+  /** Lines dropped so far (the bound was reached). */
   get droppedLines(): number {
     return this.dropped;
   }
@@ -211,20 +230,38 @@ export class StdoutLog {
     this.settle();
   }
 
+  /** The slab's lines not yet taken go with the sealed parts; the next lines go to the rest of the slab. */
+  private seal(): void {
+    if (this.used === this.start) return;
+    this.sealed.push(this.slab.subarray(this.start, this.used));
+    this.sealedLines += this.linesInSlab;
+    this.start = this.used;
+    this.linesInSlab = 0;
+  }
+
+  /** A new slab for a line of up to `bytes` (the old one is freed once its parts have been written). */
+  private nextSlab(bytes: number): void {
+    this.seal();
+    this.slab = Buffer.allocUnsafeSlow(Math.max(this.slabBytes, bytes));
+    this.start = this.used = 0;
+  }
+
   private writeOut(): void {
     if (this.writing || this.size === 0) return;
-    const lineCount = this.lines.length;
-    const chunk = Buffer.from(this.take());
+    const { chunk, lineCount } = this.take();
     this.writing = true;
     this.send(chunk, lineCount);
   }
 
-  /** What the list holds, as one text; the list is empty after. */
-  private take(): string {
-    const text = this.lines.join('');
-    this.lines = [];
+  /** What is kept, as one buffer; nothing is kept after. */
+  private take(): { chunk: Buffer; lineCount: number } {
+    this.seal();
+    const chunk = this.sealed.length === 1 ? this.sealed[0]! : Buffer.concat(this.sealed);
+    const lineCount = this.sealedLines;
+    this.sealed = [];
+    this.sealedLines = 0;
     this.size = 0;
-    return text;
+    return { chunk, lineCount };
   }
 
   private send(chunk: Buffer, lineCount: number): void {
@@ -254,7 +291,7 @@ export class StdoutLog {
   private writeOutNow(): void {
     if (this.size === 0) return;
     try {
-      writeSync(this.fd, this.take());
+      writeSync(this.fd, this.take().chunk);
     } catch {
       // stdout is gone or full at exit: nothing more can be done.
     }

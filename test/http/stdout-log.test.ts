@@ -45,6 +45,29 @@ describe('StdoutLog', () => {
     }
   });
 
+  for (const slabBytes of [undefined, 97]) it(`writes lines of any size and any characters as UTF-8, in order, across its buffers (${slabBytes ?? 'default'} bytes each)`, async () => {
+    const file = path.join(dir, `sizes-${slabBytes}.log`);
+    const fd = openSync(file, 'w');
+    try {
+      const log = new StdoutLog(fd, undefined, slabBytes);
+      // Lines of many lengths, ASCII and not (up to 4 bytes a character), and now and then one longer than a buffer.
+      const texts = (n: number) => (n % 500 === 499 ? 'x'.repeat(300_000) : n % 2 ? 'é☕\u2028😀"\\'.repeat(n % 13) : 'x'.repeat(n % 61));
+      const written: string[] = [];
+      for (let n = 0; n < 2000; n++) {
+        const text = `${JSON.stringify({ n, text: texts(n) })}\n`;
+        written.push(text);
+        assert.equal(log.write(text), true);
+        if (n % 100 === 0) await sleep(1);
+      }
+      await flushed(log);
+      const read = readFileSync(file);
+      assert.equal(read.length, Buffer.byteLength(written.join('')));
+      assert.equal(read.toString('utf8'), written.join(''));
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   it('a reader that stops reading blocks nothing: past the bound lines are dropped and counted; once it reads again every kept line arrives', async () => {
     // cat copies the pipe to its stdout; nobody reads that, so both pipes fill and our writes meet EAGAIN.
     const cat = spawn('cat', [], { stdio: ['pipe', 'pipe', 'inherit'] });
