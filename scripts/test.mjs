@@ -1,6 +1,6 @@
-// `npm test`: makes sure PostgreSQL answers (starting the local server when it does not), then runs every
-// test file under test/ with Node's own test runner and tsx (or only the files whose path contains one of
-// the arguments: `node scripts/test.mjs cart/ ucp/profile`).
+// `npm test`: starts or installs what the tests need and is missing (scripts/start-services.sh: PostgreSQL, Redis,
+// Chromium), then runs every test file under test/ with Node's own test runner and tsx (or only the files whose
+// path contains one of the arguments: `node scripts/test.mjs cart/ ucp/profile`).
 //
 // Test stores on PGlite start from a copy of a migrated template database (see test/helpers/store.ts). For a
 // run of several files it is made here, once, from the migrations as they are now, handed to the test
@@ -27,13 +27,12 @@ async function postgresAnswers() {
   }
 }
 
+// What the tests need and a fresh machine may lack (PostgreSQL or Redis not running, Chromium for the browser tests
+// not installed) is started or installed first; the script does nothing for what is already there.
+spawnSync('bash', ['scripts/start-services.sh'], { stdio: 'inherit' });
 if (!(await postgresAnswers())) {
-  console.log('PostgreSQL does not answer; starting the local services');
-  spawnSync('bash', ['scripts/start-services.sh'], { stdio: 'inherit' });
-  if (!(await postgresAnswers())) {
-    console.error(`PostgreSQL at ${url} does not answer; the tests run on both backends and need it (set TEST_DATABASE_URL).`);
-    process.exit(1);
-  }
+  console.error(`PostgreSQL at ${url} does not answer; the tests run on both backends and need it (set TEST_DATABASE_URL).`);
+  process.exit(1);
 }
 
 const files = readdirSync('test', { recursive: true, encoding: 'utf8' })
