@@ -5,7 +5,7 @@
  * asynchronously: a store under test lives in the same process, and a blocked event loop would hang it.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -13,8 +13,21 @@ import { freePort } from './browser.js';
 
 const run = promisify(execFile);
 
-/** The server binaries the helper needs; PostgreSQL's Debian packages put them on PATH through /usr/local/bin or similar. */
-const BINARIES = ['initdb', 'pg_ctl'] as const;
+/**
+ * Where the server binaries are: on PATH, or where Debian's postgresql package installs them
+ * (/usr/lib/postgresql/VERSION/bin, the newest version), which is not on PATH by default.
+ */
+function serverBinary(name: 'initdb' | 'pg_ctl'): string | undefined {
+  try {
+    return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+  } catch {
+    const debian = '/usr/lib/postgresql';
+    const versions = existsSync(debian) ? readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a)) : [];
+    return versions.map((v) => path.join(debian, v, 'bin', name)).find((file) => existsSync(file));
+  }
+}
+const INITDB = serverBinary('initdb');
+const PG_CTL = serverBinary('pg_ctl');
 /** Start and stop wait at most this long (pg_ctl -t). */
 const PG_CTL_WAIT_SECONDS = 30;
 
@@ -33,13 +46,7 @@ export interface OwnPostgres {
 
 /** Why the helper cannot run here (a binary missing), or undefined when it can. */
 export function ownPostgresUnavailable(): string | undefined {
-  for (const binary of BINARIES) {
-    try {
-      execFileSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' });
-    } catch {
-      return `${binary} is not on PATH (install PostgreSQL's server package to run this test)`;
-    }
-  }
+  if (INITDB === undefined || PG_CTL === undefined) return `initdb or pg_ctl not found on PATH or in /usr/lib/postgresql (install PostgreSQL's server package to run this test)`;
   return undefined;
 }
 
@@ -66,7 +73,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const logFile = path.join(dir, 'server.log');
   const port = await freePort();
   const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-  const pgCtl = (...args: string[]) => asServerUser('pg_ctl', ['-D', dataDir, '-t', String(PG_CTL_WAIT_SECONDS), ...args]);
+  const pgCtl = (...args: string[]) => asServerUser(PG_CTL!, ['-D', dataDir, '-t', String(PG_CTL_WAIT_SECONDS), ...args]);
   let running = false;
   let removed = false;
 
@@ -75,7 +82,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     if (!running) return;
     const args = ['-D', dataDir, '-m', 'immediate', 'stop'];
     try {
-      execFileSync(asRoot() ? 'runuser' : 'pg_ctl', asRoot() ? ['-u', 'postgres', '--', 'pg_ctl', ...args] : args, { stdio: 'ignore' });
+      execFileSync(asRoot() ? 'runuser' : PG_CTL!, asRoot() ? ['-u', 'postgres', '--', PG_CTL!, ...args] : args, { stdio: 'ignore' });
     } catch {
       // already stopped
     }
@@ -107,7 +114,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     },
   };
   try {
-    await asServerUser('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
+    await asServerUser(INITDB!, ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
     await server.start();
   } catch (error) {
     await server.remove();
