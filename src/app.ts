@@ -16,7 +16,7 @@ import { readinessCheck } from './http/readiness.js';
 import { peerMatcher, rawClientAddress, requestIdGenerator } from './http/request-id.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
-import { loggerOptions } from './http/request-log.js';
+import { loggerOptions, type LogDestination } from './http/request-log.js';
 import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
 import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
@@ -59,7 +59,8 @@ export const DEFAULT_TIMEOUTS: ServerTimeouts = {
 };
 
 export interface AppOptions {
-  logger?: boolean;
+  /** Logs at LOG_LEVEL: true to stdout, or to the destination given (tests); off when absent. */
+  logger?: boolean | LogDestination;
   /** Adds routes before the app is sealed (tests use it to reach the error handler with a crashing route). */
   extend?: (app: FastifyInstance) => void;
   /** Overrides of DEFAULT_TIMEOUTS (tests shorten them). */

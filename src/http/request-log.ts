@@ -361,11 +361,19 @@ export class RequestLogger implements FastifyBaseLogger {
 
 type LogLine = (...line: unknown[]) => void;
 
+/** Where log lines go instead of stdout (tests read them): each call is one JSON line with its newline. */
+export interface LogDestination {
+  write(line: string): unknown;
+}
+
 /** The logger options of the Fastify instance: pino at LOG_LEVEL on stdout, and this module's request lines. */
-export function loggerOptions(enabled: boolean | undefined, config: Config): Pick<FastifyServerOptions, 'logger' | 'logController' | 'childLoggerFactory'> {
-  if (!enabled) return { logger: false, logController: new RequestLogController(false) };
+export function loggerOptions(
+  destination: boolean | LogDestination | undefined,
+  config: Config,
+): Pick<FastifyServerOptions, 'logger' | 'logController' | 'childLoggerFactory'> {
+  if (!destination) return { logger: false, logController: new RequestLogController(false) };
   return {
-    logger: { level: config.logLevel, stream: (stdoutLog ??= new StdoutLog()) },
+    logger: { level: config.logLevel, stream: destination === true ? (stdoutLog ??= new StdoutLog()) : destination },
     logController: new RequestLogController(),
     childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger, bindings, options),
   };

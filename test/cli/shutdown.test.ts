@@ -1,8 +1,8 @@
 /**
  * `storefront serve` stops gracefully on SIGTERM or SIGINT, as a real process: it stops accepting connections at
  * once (a merchant command under way on the control socket included), lets a request under way finish (answered
- * 200, its connection then closed), closes the database and exits 0 well within the 10 s drain; a second signal
- * exits at once. Every log line of a request carries its request id.
+ * 200, its connection then closed), closes the database and exits 0 well within the 10 s drain; a request still
+ * under way when the drain ends has its connection closed; a second signal exits at once. Every log line of a request carries its request id.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -129,6 +129,27 @@ describe('storefront serve stops gracefully', () => {
       const exit = await server.exited;
       assert.equal(exit.code, 0, server.output());
       assert.ok(exit.at - signalled < 10_000, `exited ${exit.at - signalled} ms after SIGTERM`);
+    } finally {
+      server.process.kill('SIGKILL');
+    }
+  });
+
+  it('a request still under way when the 10 s drain ends has its connection closed; the process then exits 0', async () => {
+    const server = await startServer('drain-deadline');
+    try {
+      const inFlight = await slowRequest(server.port); // its body never comes
+      await sleep(200);
+      const signalled = Date.now();
+      server.process.kill('SIGTERM');
+      const answer = await inFlight.answer;
+      const closedAfter = Date.now() - signalled;
+      assert.equal(answer, '', 'the request is not answered: its connection is closed');
+      assert.ok(closedAfter >= 9_500, `the connection was kept for the drain (closed ${closedAfter} ms after SIGTERM)`);
+      const exit = await server.exited;
+      assert.equal(exit.code, 0, server.output());
+      const lines = server.output().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.ok(lines.some((line) => line.level === 40 && line.msg === 'requests still under way after the drain: closing their connections'));
+      assert.equal(lines.at(-1)!.msg, 'stopped');
     } finally {
       server.process.kill('SIGKILL');
     }

@@ -266,6 +266,14 @@ describe('CORS', () => {
     const cart = await t.app.inject({ method: 'GET', url: '/cart.js', headers: { origin: FOREIGN } });
     const page = await t.app.inject({ method: 'GET', url: '/policies/refund-policy', headers: { origin: FOREIGN } });
     const order = await t.app.inject({ method: 'GET', url: '/orders/ord_0000000000000000000000', headers: { origin: FOREIGN } });
+    const approvalUrl = `/checkout/approve/${'A'.repeat(43)}`;
+    const approvalPage = await t.app.inject({ method: 'GET', url: approvalUrl, headers: { origin: FOREIGN } });
+    const approvalPost = await t.app.inject({
+      method: 'POST',
+      url: approvalUrl,
+      headers: { origin: FOREIGN, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'action=approve&form_token=x',
+    });
     const mcp = await t.app.inject({
       method: 'POST',
       url: '/api/ucp/mcp',
@@ -273,7 +281,7 @@ describe('CORS', () => {
       payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
     });
     assert.equal(mcp.statusCode, 403, 'the commerce endpoint keeps its own Origin rule');
-    for (const [what, answer] of Object.entries({ add, cart, page, order, mcp })) {
+    for (const [what, answer] of Object.entries({ add, cart, page, order, approvalPage, approvalPost, mcp })) {
       assert.equal(answer.headers['access-control-allow-origin'], undefined, what);
       assert.equal(answer.headers['cross-origin-resource-policy'], 'same-site', what);
     }

@@ -58,6 +58,18 @@ async function sendAnswered(app: FastifyInstance, request: InjectOptions, count:
   }
 }
 
+describe('RATE_LIMIT', () => {
+  it('limits are on unless the environment turns them off; a value that is neither on nor off stops the start naming it', () => {
+    assert.equal(loadConfig({}).rateLimit, true);
+    for (const on of ['on', 'true', '1', 'yes', ' ON ']) assert.equal(loadConfig({ RATE_LIMIT: on }).rateLimit, true, on);
+    for (const off of ['off', 'false', '0', 'no', 'Off']) assert.equal(loadConfig({ RATE_LIMIT: off }).rateLimit, false, off);
+    assert.throws(
+      () => loadConfig({ RATE_LIMIT: 'sometimes' }),
+      (error: unknown) => error instanceof ConfigError && error.variable === 'RATE_LIMIT',
+    );
+  });
+});
+
 describe('REDIS_URL and REDIS_KEY_PREFIX', () => {
   it('take redis:// and rediss:// URLs and a plain prefix; anything else stops the start naming the variable, never echoing a password', () => {
     assert.equal(loadConfig({ REDIS_URL: 'rediss://user:pw@cache.internal:6380/2' }).redisUrl, 'rediss://user:pw@cache.internal:6380/2');
@@ -117,6 +129,12 @@ for (const backend of backends) {
         const counted = new RegExp(`^storefront_rate_limited_requests_total\\{route_class="${name}"\\} (\\d+)`, 'm').exec(metrics)?.[1];
         assert.ok(Number(counted) >= 1, `${name} refusals in the metrics`);
       }
+    });
+
+    it('the approval page is limited by the page budget: 429 with Retry-After and the JSON Error once it is spent', async () => {
+      const request = { url: `/checkout/approve/${randomBytes(32).toString('base64url')}`, remoteAddress: '192.0.2.3' };
+      await sendAnswered(test.app, request, BUDGETS.page.max, 'approval page');
+      assertLimited(await test.app.inject(request), 'page');
     });
 
     it('routes fall in the classes the budget table names', () => {

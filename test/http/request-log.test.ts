@@ -185,6 +185,42 @@ for (const target of targets) {
       assert.equal(completed.route, '/test/crash');
     });
 
+    it("behind a trusted proxy each line carries the proxy's X-Request-Id and the forwarded client address; an id it may not give is replaced", async () => {
+      const server = await startServer({ ...(await target.env()), RATE_LIMIT: 'off', TRUST_PROXY: 'loopback' });
+      const sent = [
+        // The product read answered on arrival, a routed read, a routed write, and a 404.
+        { url: '/products/decaf-capsules.js', id: 'edge-7f3a.1:product', client: '203.0.113.7' },
+        { url: '/collections/all/products.json', id: 'edge-7f3a.2:collection', client: '203.0.113.8' },
+        { url: '/cart/add.js', id: 'edge-7f3a.3:cart', client: '2001:db8::9', method: 'POST', body: '{"items":[]}' },
+        { url: '/nothing/here', id: 'edge-7f3a.4:missing', client: '203.0.113.10' },
+      ];
+      const echoed: string[] = [];
+      let lines: Line[] = [];
+      let invalidEchoed = '';
+      try {
+        for (const { url, id, client, method = 'GET', body } of sent) {
+          const headers: Record<string, string> = { 'x-request-id': id, 'x-forwarded-for': client, ...(body ? { 'content-type': 'application/json' } : {}) };
+          const response = await fetch(`${server.origin}${url}`, { method, headers, body });
+          await response.arrayBuffer();
+          echoed.push(response.headers.get('x-request-id')!);
+        }
+        const invalid = await fetch(`${server.origin}/products/decaf-capsules.js`, { headers: { 'x-request-id': 'not allowed here' } });
+        await invalid.arrayBuffer();
+        invalidEchoed = invalid.headers.get('x-request-id')!;
+      } finally {
+        ({ lines } = await server.stop());
+      }
+      assert.deepEqual(echoed, sent.map(({ id }) => id), 'each answer echoes the proxy id');
+      for (const { url, id, client } of sent) {
+        const ofRequest = lines.filter((line) => line.request_id === id);
+        assert.equal(ofRequest.length, 1, `${url}: one line with the proxy's id`);
+        assert.equal(ofRequest[0]!.remote_address, client, `${url}: the forwarded client address`);
+      }
+      assert.notEqual(invalidEchoed, 'not allowed here');
+      assert.match(invalidEchoed, /^[0-9a-f-]{36}$/);
+      assert.equal(lines.filter((line) => line.request_id === invalidEchoed).length, 1, 'the replacement id is the one logged');
+    });
+
     it('a normal stop (SIGTERM) loses no line: every request answered before it has its line', async () => {
       const server = await startServer({ ...(await target.env()), RATE_LIMIT: 'off' });
       const ids: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * Redis outages (issue #11, item 4): with REDIS_URL the rate-limit counters live in Redis, and when Redis dies or
- * hangs the store keeps serving (fail open, without limits) rather than failing or making requests wait; when Redis
- * is back, the limits count there again. The Redis is the test's own (test/helpers/own-redis.ts), killed and
+ * hangs the store keeps serving (fail open, without limits, logged and counted in the metrics) rather than failing
+ * or making requests wait; when Redis is back, the limits count there again. The Redis is the test's own (test/helpers/own-redis.ts), killed and
  * started again under load; the shared one is never touched.
  */
 import assert from 'node:assert/strict';
@@ -32,10 +32,21 @@ for (const backend of backends) {
     let test: TestStore;
     let base: string;
     let variantId: number;
+    /** The store's log lines at warn and above (request lines at info are not kept). */
+    const logged: Record<string, unknown>[] = [];
+    const logDestination = {
+      write(line: string) {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (Number(parsed.level) >= 40) logged.push(parsed);
+      },
+    };
 
     before(async () => {
       redis = await startOwnRedis();
-      test = await startTestStore(backend, { config: { rateLimit: true, redisUrl: redis.url, trustProxy: ['127.0.0.0/8'] } });
+      test = await startTestStore(backend, {
+        config: { rateLimit: true, redisUrl: redis.url, trustProxy: ['127.0.0.0/8'], logLevel: 'warn' },
+        app: { logger: logDestination },
+      });
       await test.app.listen({ port: 0, host: '127.0.0.1' });
       base = `http://127.0.0.1:${(test.app.server.address() as AddressInfo).port}`;
       variantId = test.store.catalog.snapshot.products[0]!.variants[0]!.id;
@@ -135,6 +146,12 @@ for (const backend of backends) {
       assert.deepEqual(tally.failures.slice(0, 5), []);
       assert.ok([...tally.statuses.keys()].every((status) => status < 500), 'no 5xx');
       assert.ok(unlimitedWhileDown > 0, 'requests were served while Redis was down');
+      // Logged too: a warning that requests are served without limits, with how many failures it stands for.
+      const warnings = logged.filter((line) => line.msg === 'rate-limit counters unavailable (Redis); serving requests without limits');
+      assert.ok(warnings.length >= 1, JSON.stringify(logged.slice(0, 3)));
+      assert.equal(warnings[0]!.level, 40);
+      assert.ok(Number(warnings[0]!.failures) >= 1 && typeof warnings[0]!.error === 'string');
+      assert.deepEqual(logged.filter((line) => Number(line.level) >= 50), [], 'nothing at error level: no request failed');
 
       // The limits hold again, counted in the new Redis.
       const client = { 'x-forwarded-for': '203.0.113.99' };
