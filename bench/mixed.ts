@@ -433,7 +433,7 @@ export function printMixed(result: MixedResult): void {
     `  ${Math.round(all.responses / run.seconds)} req/s (${run.byInstance.map((n) => Math.round(n / run.seconds)).join(' + ')} by instance), ` +
       `p50 ${all.latency.percentile(50)} ms, p99 ${all.latency.percentile(99)} ms; ` +
       `errors ${failed} of ${all.responses + run.errors} (${((100 * failed) / Math.max(1, all.responses + run.errors)).toFixed(2)}%: 4xx/5xx answers, ${run.errors} without an answer, ${run.timeouts} of them timeouts); ` +
-      `5xx: ${serverErrors} (goal 0); MCP calls answered with a JSON-RPC error: ${run.mcpErrors}` +
+      `5xx: ${serverErrors} (goal 0: ${serverErrors === 0 ? 'met' : 'MISSED'}); MCP calls answered with a JSON-RPC error: ${run.mcpErrors}` +
       (run.firstMcpError ? ` (the first: ${run.firstMcpError})` : ''),
   );
   console.log(`  statuses: ${statusList(all.statuses)}`);
