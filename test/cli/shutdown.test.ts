@@ -2,7 +2,8 @@
  * `storefront serve` stops gracefully on SIGTERM or SIGINT, as a real process: it stops accepting connections at
  * once (a merchant command under way on the control socket included), lets a request under way finish (answered
  * 200, its connection then closed), closes the database and exits 0 well within the 10 s drain; a request still
- * under way when the drain ends has its connection closed; a second signal exits at once. Every log line of a request carries its request id.
+ * under way when the drain ends has its connection closed; a second signal exits at once. Every log line of a
+ * request carries its request id.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
