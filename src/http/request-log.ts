@@ -100,20 +100,30 @@ type CompletionLine = ReturnType<typeof completionLine>;
 const COMPLETED = 'request completed';
 
 /**
- * Writes a completion line as the root logger would (at error for a 5xx, else at info): the same bytes pino writes
+ * Writes a completion line as the root logger would (see `completionLevel`): the same bytes pino writes
  * for `root.info(line, 'request completed')`, its level, time, pid and hostname taken from pino itself, but put
  * together in one template instead of pino's walk over the object's keys. It is the one line every request writes:
  * through pino it cost about 2.5 µs of CPU per request on the benchmarked product read.
  * test/http/request-log-line.test.ts compares its lines with pino's.
  */
 export function logCompleted(root: FastifyBaseLogger, line: CompletionLine): void {
-  const level = line.status >= 500 ? 'error' : 'info';
+  const level = completionLevel(line.status);
   let write = lineWriters.get(root);
   if (write === undefined) lineWriters.set(root, (write = lineWriter(root)));
   write(level, line);
 }
 
-type LineWriter = (level: 'info' | 'error', line: CompletionLine) => void;
+/**
+ * A completion line's level: error for a failure of ours (500), warn for a 503 (the store said it is unavailable for
+ * a while: a database outage or a draining instance, each also reported once on its own), info for the rest. An
+ * outage under load then fills no error alert with thousands of lines that say the same.
+ */
+export function completionLevel(status: number): CompletionLevel {
+  return status === 503 ? 'warn' : status >= 500 ? 'error' : 'info';
+}
+
+type CompletionLevel = 'info' | 'warn' | 'error';
+type LineWriter = (level: CompletionLevel, line: CompletionLine) => void;
 const lineWriters = new WeakMap<FastifyBaseLogger, LineWriter>();
 
 function lineWriter(root: FastifyBaseLogger): LineWriter {
@@ -129,7 +139,7 @@ function lineWriter(root: FastifyBaseLogger): LineWriter {
   }
   const bindings = String(logger[chindingsSym] ?? '');
   const time = logger[timeSym] as () => string;
-  const prefix = { info: levelPrefix[pino.levels.values.info!]!, error: levelPrefix[pino.levels.values.error!]! };
+  const prefix = { info: levelPrefix[pino.levels.values.info!]!, warn: levelPrefix[pino.levels.values.warn!]!, error: levelPrefix[pino.levels.values.error!]! };
   return (level, line) => {
     if (!logger.isLevelEnabled!(level)) return;
     stream!.write!(

@@ -34,12 +34,11 @@ describe('completion line', () => {
       const ours = capture('info');
       const theirs = capture('info');
       logCompleted(ours.logger, line);
-      if (line.status >= 500) theirs.logger.error(line, 'request completed');
-      else theirs.logger.info(line, 'request completed');
+      theirs.logger[line.status === 503 ? 'warn' : line.status >= 500 ? 'error' : 'info'](line, 'request completed');
       assert.equal(ours.lines.length, 1);
       assert.equal(withoutTime(ours.lines[0]!), withoutTime(theirs.lines[0]!));
       const parsed = JSON.parse(ours.lines[0]!);
-      assert.equal(parsed.level, line.status >= 500 ? 50 : 30);
+      assert.equal(parsed.level, line.status === 503 ? 40 : line.status >= 500 ? 50 : 30);
       assert.ok(Math.abs(parsed.time - Date.now()) < 60_000);
       assert.ok(!ours.lines[0]!.includes('secret') && !ours.lines[0]!.includes('SECRET'), 'no query and no token');
     }
@@ -56,12 +55,22 @@ describe('completion line', () => {
     }
   });
 
-  it('honours the level: at warn only the 5xx line is written', () => {
-    const { logger, lines } = capture('warn');
-    for (const line of cases) logCompleted(logger, line);
+  it('honours the level: at warn only the 5xx lines are written, at error only a 500 (a 503 is a warning)', () => {
+    const failed = completionLine('id', 'GET', '/test/crash', '/test/crash', 500, 1, '::1');
+    const atWarn = capture('warn');
+    for (const line of [...cases, failed]) logCompleted(atWarn.logger, line);
     assert.deepEqual(
-      lines.map((text) => JSON.parse(text).status),
-      [503],
+      atWarn.lines.map((text) => [JSON.parse(text).status, JSON.parse(text).level]),
+      [
+        [503, 40],
+        [500, 50],
+      ],
+    );
+    const atError = capture('error');
+    for (const line of [...cases, failed]) logCompleted(atError.logger, line);
+    assert.deepEqual(
+      atError.lines.map((text) => JSON.parse(text).status),
+      [500],
     );
   });
 });

@@ -66,6 +66,9 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
   let checkoutId: string;
   const poolErrors: Error[] = [];
   const backgroundReports: string[] = [];
+  /** The app's log lines at warn and above (no lines of requests answered normally). */
+  const logged: Record<string, unknown>[] = [];
+  const logDestination = { write: (line: string) => logged.push(JSON.parse(line) as Record<string, unknown>) };
   const crashes: unknown[] = [];
   const onCrash = (error: unknown) => crashes.push(error);
 
@@ -74,12 +77,12 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
     process.on('unhandledRejection', onCrash);
     server = await startOwnPostgres();
     db = await openPostgres(server.url, { onError: (error) => poolErrors.push(error) });
-    store = await openStore(testConfig({ databaseUrl: server.url, rateLimit: false, cartMaxLineQuantity: 1_000_000 }), {
+    store = await openStore(testConfig({ databaseUrl: server.url, rateLimit: false, cartMaxLineQuantity: 1_000_000, logLevel: 'warn' }), {
       db,
       onBackgroundError: (what, error) => backgroundReports.push(`${what}: ${(error as Error).message}`),
     });
     for (const sku of [SKU_A, SKU_B]) await store.inventory.setOnHand(db, sku, 1_000_000);
-    app = await buildApp(store);
+    app = await buildApp(store, { logger: logDestination });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const created = await mcp('create_checkout', { checkout: { line_items: [{ item: { id: String(variantId(SKU_A)) }, quantity: 1 }] } });
@@ -432,6 +435,17 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
 
   it('the process heard every error: no uncaught exception, no unhandled rejection', () => {
     assert.deepEqual(crashes.map(String), []);
+  });
+
+  it('the log says what happened at warn: each request refused as unavailable has a warning and its 503 line; nothing at error', () => {
+    const completed503 = logged.filter((line) => line.msg === 'request completed' && line.status === 503);
+    assert.ok(completed503.length > 0, 'requests were refused during the outages');
+    for (const line of completed503) assert.equal(line.level, 40, JSON.stringify(line));
+    const refusedIds = new Set(completed503.map((line) => line.request_id));
+    const warned = logged.filter((line) => line.msg === 'database unavailable: answered 503');
+    assert.ok(warned.length > 0 && warned.every((line) => line.level === 40 && refusedIds.has(line.request_id)), JSON.stringify(warned.slice(0, 3)));
+    const errors = logged.filter((line) => Number(line.level) >= 50);
+    assert.deepEqual(errors.slice(0, 3), [], 'an outage the store answers for is no error: nothing at error level');
   });
 });
 
