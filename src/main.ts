@@ -60,7 +60,25 @@ class UsageError extends Error {}
 class NotFoundError extends Error {}
 
 async function serve(config: Config): Promise<void> {
+  // A signal may come while the store starts (a deploy that changes its mind, an orchestrator's timeout): the
+  // database being opened, migrated or seeded is let finish and closed, then the process exits 0, never cut short
+  // mid-write. Once the app exists, `shutdown` below takes over.
+  let stopWhileStarting: string | undefined;
+  let shutdown: ((signal: string) => Promise<void>) | undefined = undefined;
+  const onSignal = (signal: string) => {
+    if (shutdown) return void shutdown(signal);
+    if (stopWhileStarting) process.exit(1);
+    stopWhileStarting = signal;
+    process.stderr.write(`storefront: ${signal} while starting: stopping once the database is open (a second signal exits at once)\n`);
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
   const store = await openStore(config);
+  if (stopWhileStarting) {
+    await store.close();
+    process.stderr.write('storefront: stopped before serving\n');
+    process.exit(0);
+  }
   const app = await buildApp(store, { logger: true });
   // The embedded database belongs to this process: the merchant's commands reach it through this socket.
   const control = config.databaseUrl
@@ -73,9 +91,10 @@ async function serve(config: Config): Promise<void> {
         }),
       );
   let closing = false;
+  let listening: Promise<unknown> | undefined = undefined;
   // Stop accepting connections on both sockets, let the requests under way finish (closing what is left after
   // DRAIN_SECONDS), then stop the background work and close the database. A second signal exits at once.
-  const shutdown = async (signal: string) => {
+  shutdown = async (signal: string) => {
     if (closing) {
       app.log.warn({ signal }, 'second signal: exiting without waiting');
       process.exit(1);
@@ -93,6 +112,8 @@ async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
     try {
+      // A signal during listen: the socket is bound (or failed to be) before it is closed.
+      await listening?.catch(() => {});
       // Both at once: waiting first for a slow merchant command on the control socket would keep the app taking
       // requests past the drain's deadline, and nothing would then bound the app's close.
       await Promise.all([control?.close(), app.close()]);
@@ -108,9 +129,11 @@ async function serve(config: Config): Promise<void> {
       process.exit(1);
     }
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  await app.listen({ port: config.port, host: config.host });
+  // A signal that came while the app was being built.
+  if (stopWhileStarting) return shutdown(stopWhileStarting);
+  listening = app.listen({ port: config.port, host: config.host });
+  await listening;
+  if (closing) return;
   app.log.info(`storefront serving ${config.baseUrl} on ${config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`}`);
 }
 

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -151,6 +151,42 @@ describe('storefront serve stops gracefully', () => {
       const lines = server.output().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
       assert.ok(lines.some((line) => line.level === 40 && line.msg === 'requests still under way after the drain: closing their connections'));
       assert.equal(lines.at(-1)!.msg, 'stopped');
+    } finally {
+      server.process.kill('SIGKILL');
+    }
+  });
+
+  it('a signal while the store starts: the embedded database is opened whole and closed, the process exits 0, and the next start serves', async (t) => {
+    const port = await freePort();
+    const dataDir = path.join(scratch, 'stopped-while-starting');
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, RATE_LIMIT: 'off', LOG_LEVEL: 'info' };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      // The data directory appears when the store begins to open its database (creating it, migrating, seeding).
+      for (const deadline = Date.now() + 60_000; !existsSync(dataDir); await sleep(5)) {
+        assert.ok(Date.now() < deadline && child.exitCode === null, 'the store began to open its database');
+      }
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, `${stderr}\n${stdout}`);
+      const stoppedEarly = /SIGTERM while starting/.test(stderr) && /stopped before serving/.test(stderr);
+      t.diagnostic(stoppedEarly ? 'the signal came while the database was opening' : 'the signal came after the database was open');
+      assert.ok(stoppedEarly || stdout.includes('"msg":"stopped"'), `${stderr}\n${stdout}`);
+      assert.doesNotMatch(stderr, /Error|at .*\.(ts|js):\d+/, 'no stack trace');
+    } finally {
+      child.kill('SIGKILL');
+    }
+    // The database was left whole: the next start opens it and serves the demo catalog.
+    const server = await startServer('stopped-while-starting');
+    try {
+      const read = await fetch(`http://127.0.0.1:${server.port}/products/decaf-capsules.js`);
+      assert.equal(read.status, 200);
+      server.process.kill('SIGTERM');
+      assert.equal((await server.exited).code, 0);
     } finally {
       server.process.kill('SIGKILL');
     }
