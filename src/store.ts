@@ -103,6 +103,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       close: () =>
         (closing ??= (async () => {
           for (const timer of timers) clearInterval(timer);
+          idempotency.close();
           catalog.close();
           inventory.close();
           await listening?.close();

@@ -5,6 +5,11 @@
  * (so two concurrent requests run the operation once); the same key with anything else is a conflict. An
  * operation that fails (throws) frees its key, so a retry runs it again; a claim left by a process that died
  * is taken over after a while.
+ *
+ * When the database cannot be told how a claim ended (it went away during the operation), this instance keeps
+ * the outcome, freeing the key or storing its answer, and tells the database as soon as it answers again: at
+ * once for a retry that reaches this instance, else within RELEASE_RETRY_MS. Without that, every retry would
+ * find the key running until the claim counts as abandoned.
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +20,8 @@ const KEEP_HOURS = 24;
 const ABANDONED_AFTER_SECONDS = 60;
 /** How long a request waits for another's answer before it gives up (the operation is then still running). */
 const WAIT_MS = 30_000;
+/** How often this instance tries again to tell the database how its claims ended, while it cannot. */
+const RELEASE_RETRY_MS = 1_000;
 
 /** The same idempotency key was used for another request (other tool, resource or payload). */
 export class IdempotencyConflict extends Error {
@@ -66,7 +73,20 @@ interface KeyRow {
   abandoned: boolean;
 }
 
+/** A claim this instance made and ended, that the database has not yet been told of. */
+interface Unsettled {
+  db: Queryable;
+  /** The claim's claimed_at as the database wrote it (text: every microsecond), so a newer claim is never touched. */
+  claimedAt: string;
+  /** The answer to store; undefined when the operation failed and the key is to be freed. */
+  answer: string | undefined;
+}
+
 export class IdempotencyStore {
+  private readonly unsettled = new Map<string, Unsettled>();
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+
   /**
    * Runs `operation` once for the key and answers what it answered, stored as text (`encode`/`decode`): a
    * retry gets the stored answer. Throws IdempotencyConflict for the same key with another request.
@@ -79,13 +99,21 @@ export class IdempotencyStore {
   ): Promise<T> {
     const hash = payloadHash(request.payload);
     const deadline = Date.now() + WAIT_MS;
+    // A claim of this instance the database was not told the end of: told first (if it still cannot be, the
+    // database is down and the claim below fails as the request should).
+    const mine = this.unsettled.get(request.key);
+    if (mine) await this.settle(request.key, mine);
     for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-      if (await this.claim(db, request, hash)) return this.runClaimed(db, request.key, operation, codec);
+      const claimedAt = await this.claim(db, request, hash);
+      if (claimedAt !== undefined) return this.runClaimed(db, request.key, claimedAt, operation, codec);
       const row = await this.read(db, request.key);
       if (row) {
         if (row.tool !== request.tool || row.resource !== request.resource || row.payload_hash !== hash) throw new IdempotencyConflict();
         if (row.state === 'done') return codec.decode(row.answer!);
-        if (row.abandoned && (await this.takeOver(db, request.key))) return this.runClaimed(db, request.key, operation, codec);
+        if (row.abandoned) {
+          const takenAt = await this.takeOver(db, request.key);
+          if (takenAt !== undefined) return this.runClaimed(db, request.key, takenAt, operation, codec);
+        }
       }
       if (Date.now() > deadline) throw new IdempotencyInProgress();
       await sleep(pause);
@@ -98,30 +126,78 @@ export class IdempotencyStore {
     return rows.length;
   }
 
-  private async runClaimed<T>(db: Queryable, key: string, operation: () => Promise<T>, codec: { encode: (answer: T) => string }): Promise<T> {
+  /** Stops trying to tell the database of unsettled claims (the store is closing). */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+  }
+
+  /** How many claims this instance ended that the database has not been told of yet. */
+  get unsettledCount(): number {
+    return this.unsettled.size;
+  }
+
+  private async runClaimed<T>(db: Queryable, key: string, claimedAt: string, operation: () => Promise<T>, codec: { encode: (answer: T) => string }): Promise<T> {
     let answer: T;
     try {
       answer = await operation();
     } catch (error) {
-      await db.query(`delete from idempotency_keys where key = $1 and state = 'running'`, [key]).catch(() => {});
+      await this.settle(key, { db, claimedAt, answer: undefined });
       throw error;
     }
-    await db.query(`update idempotency_keys set state = 'done', answer = $2 where key = $1`, [key, codec.encode(answer)]);
+    // The operation happened and this is its answer: if the database cannot store it now, it is stored when the
+    // database answers again; a retry finds the key running until then, and then replays it.
+    await this.settle(key, { db, claimedAt, answer: codec.encode(answer) });
     return answer;
   }
 
-  /** Claims the key for this request; an expired key (past its 24 hours, not yet purged) is claimed anew. */
-  private async claim(db: Queryable, request: IdempotentRequest, hash: string): Promise<boolean> {
-    const rows = await db.query(
+  /** Tells the database how a claim ended; when it cannot, keeps the outcome and tries again later. */
+  private async settle(key: string, outcome: Unsettled): Promise<boolean> {
+    try {
+      if (outcome.answer === undefined) {
+        await outcome.db.query(`delete from idempotency_keys where key = $1 and state = 'running' and claimed_at = $2::timestamptz`, [key, outcome.claimedAt]);
+      } else {
+        await outcome.db.query(`update idempotency_keys set state = 'done', answer = $3 where key = $1 and state = 'running' and claimed_at = $2::timestamptz`, [
+          key,
+          outcome.claimedAt,
+          outcome.answer,
+        ]);
+      }
+      if (this.unsettled.get(key) === outcome) this.unsettled.delete(key);
+      return true;
+    } catch {
+      if (!this.closed) {
+        this.unsettled.set(key, outcome);
+        this.retry ??= setTimeout(() => void this.settleAll(), RELEASE_RETRY_MS).unref();
+      }
+      return false;
+    }
+  }
+
+  private async settleAll(): Promise<void> {
+    this.retry = undefined;
+    for (const [key, outcome] of [...this.unsettled]) {
+      // One failure means the database is still away: the rest wait for the next try.
+      if (!(await this.settle(key, outcome))) return;
+    }
+  }
+
+  /**
+   * Claims the key for this request; an expired key (past its 24 hours, not yet purged) is claimed anew. Answers
+   * the claim's claimed_at, or undefined when another request holds the key.
+   */
+  private async claim(db: Queryable, request: IdempotentRequest, hash: string): Promise<string | undefined> {
+    const rows = await db.query<{ claimed_at: string }>(
       `insert into idempotency_keys (key, tool, resource, payload_hash, state, expires_at)
        values ($1, $2, $3, $4, 'running', now() + make_interval(hours => ${KEEP_HOURS}))
        on conflict (key) do update set tool = excluded.tool, resource = excluded.resource, payload_hash = excluded.payload_hash,
          state = 'running', answer = null, claimed_at = now(), expires_at = excluded.expires_at
        where idempotency_keys.expires_at < now()
-       returning key`,
+       returning claimed_at::text`,
       [request.key, request.tool, request.resource, hash],
     );
-    return rows.length > 0;
+    return rows[0]?.claimed_at;
   }
 
   private async read(db: Queryable, key: string): Promise<KeyRow | undefined> {
@@ -134,13 +210,13 @@ export class IdempotencyStore {
     return rows[0];
   }
 
-  private async takeOver(db: Queryable, key: string): Promise<boolean> {
-    const rows = await db.query(
+  private async takeOver(db: Queryable, key: string): Promise<string | undefined> {
+    const rows = await db.query<{ claimed_at: string }>(
       `update idempotency_keys set claimed_at = now()
         where key = $1 and state = 'running' and claimed_at < now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS})
-        returning key`,
+        returning claimed_at::text`,
       [key],
     );
-    return rows.length > 0;
+    return rows[0]?.claimed_at;
   }
 }

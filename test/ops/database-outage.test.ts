@@ -20,6 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { isDatabaseUnavailable, LISTEN_APPLICATION_NAME, openPostgres, quietDuringOutage, type Database } from '../../src/db/database.js';
+import { IdempotencyStore } from '../../src/idempotency/idempotency-store.js';
 import { setOnHandBySku } from '../../src/inventory/inventory-store.js';
 import { httpStatusOf, JsonRpcCode } from '../../src/ucp/jsonrpc-errors.js';
 import { openStore, type Store } from '../../src/store.js';
@@ -431,6 +432,46 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
     } finally {
       await admin.close();
     }
+  });
+
+  describe('an idempotency key whose operation ended while the database was away', () => {
+    const text = { encode: (answer: string) => answer, decode: (stored: string) => stored };
+    const backAgain = async () => {
+      await server.start();
+      assert.ok(await readyWithin(RECOVERY_LIMIT_MS), 'ready again');
+    };
+
+    it('an operation that failed: its key is freed when the database returns, so the retry runs it (not "still running" for a minute)', async () => {
+      const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-1', payload: { id: 'outage-1' } };
+      const failed = store.idempotency.run(db, request, async () => {
+        await server.stop('fast');
+        throw new Error('the database went away');
+      }, text);
+      await assert.rejects(failed, /went away/);
+      assert.equal(store.idempotency.unsettledCount, 1, 'the key could not be freed: this instance keeps that to do');
+      await backAgain();
+      // Before the fix the key stayed claimed: this retry waited 30 s and was told the request is still running.
+      assert.equal(await store.idempotency.run(db, request, async () => 'the retry ran', text), 'the retry ran');
+      assert.equal(store.idempotency.unsettledCount, 0);
+    });
+
+    it('an operation that succeeded: its answer is stored when the database returns, with no request asking, and any instance replays it', async () => {
+      const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-2', payload: { id: 'outage-2' } };
+      const answered = await store.idempotency.run(db, request, async () => {
+        await server.stop('fast');
+        return 'done as the database went away';
+      }, text);
+      assert.equal(answered, 'done as the database went away', 'the caller gets the answer of what happened');
+      assert.equal(store.idempotency.unsettledCount, 1);
+      await backAgain();
+      for (const deadline = Date.now() + 10_000; store.idempotency.unsettledCount > 0; await sleep(50)) {
+        assert.ok(Date.now() < deadline, 'the answer is stored within 10 s of the database answering');
+      }
+      const rows = await db.query<{ state: string; answer: string }>('select state, answer from idempotency_keys where key = $1', [request.key]);
+      assert.deepEqual(rows, [{ state: 'done', answer: 'done as the database went away' }]);
+      // Another instance (its own IdempotencyStore) replays the answer instead of running the operation again.
+      assert.equal(await new IdempotencyStore().run(db, request, async () => 'ran twice', text), 'done as the database went away');
+    });
   });
 
   it('the process heard every error: no uncaught exception, no unhandled rejection', () => {
