@@ -69,7 +69,12 @@ async function serve(config: Config): Promise<void> {
     if (shutdown) return void shutdown(signal);
     if (stopWhileStarting) process.exit(1);
     stopWhileStarting = signal;
-    process.stderr.write(`storefront: ${signal} while starting: stopping once the database is open (a second signal exits at once)\n`);
+    process.stderr.write(`storefront: ${signal} while starting: stopping once the store has started (a second signal exits at once)\n`);
+    // A start that cannot finish (a database server that does not answer, a migration waiting on a lock) still ends.
+    setTimeout(() => {
+      process.stderr.write(`storefront: the start did not finish within ${DRAIN_SECONDS + STOP_GRACE_SECONDS} s of ${signal}; exiting\n`);
+      process.exit(1);
+    }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
@@ -132,7 +137,17 @@ async function serve(config: Config): Promise<void> {
   // A signal that came while the app was being built.
   if (stopWhileStarting) return shutdown(stopWhileStarting);
   listening = app.listen({ port: config.port, host: config.host });
-  await listening;
+  try {
+    await listening;
+  } catch (error) {
+    // A signal's shutdown is under way and closes everything itself; otherwise (the port taken, say) the store
+    // and its sockets are closed before the error ends the process.
+    if (closing) return;
+    closing = true;
+    await Promise.all([control?.close(), app.close()]).catch(() => {});
+    await store.close().catch(() => {});
+    throw error;
+  }
   if (closing) return;
   app.log.info(`storefront serving ${config.baseUrl} on ${config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`}`);
 }

@@ -73,7 +73,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     inventory.watch(db, POLL_MS[db.kind].stock, (error) => onError(STOCK_REFRESH_FAILED, error), { full: db.kind === 'postgres' });
     if (db.kind === 'postgres') listening = await followOtherInstances(db, catalog, inventory, onError);
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
-    const idempotency = new IdempotencyStore();
+    const idempotency = new IdempotencyStore(onError);
     const payments = manualCapture(config.baseUrl, UCP_VERSION);
     const checkouts = new CheckoutService({ catalog, inventory, carts, config: config.checkout, maxLineQuantity: config.cartMaxLineQuantity, payments });
     const purge = () =>
@@ -103,10 +103,11 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       close: () =>
         (closing ??= (async () => {
           for (const timer of timers) clearInterval(timer);
-          idempotency.close();
           catalog.close();
           inventory.close();
           await listening?.close();
+          // Before the database closes: what it could not be told of keys settled while it was away.
+          await idempotency.close();
           await db.close();
         })()),
     };

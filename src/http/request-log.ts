@@ -100,8 +100,8 @@ type CompletionLine = ReturnType<typeof completionLine>;
 const COMPLETED = 'request completed';
 
 /**
- * Writes a completion line as the root logger would (see `completionLevel`): the same bytes pino writes
- * for `root.info(line, 'request completed')`, its level, time, pid and hostname taken from pino itself, but put
+ * Writes a completion line as the root logger would (see `completionLevel`): the same bytes pino writes for
+ * `root[level](line, 'request completed')`, its level, time, pid and hostname taken from pino itself, but put
  * together in one template instead of pino's walk over the object's keys. It is the one line every request writes:
  * through pino it cost about 2.5 µs of CPU per request on the benchmarked product read.
  * test/http/request-log-line.test.ts compares its lines with pino's.

@@ -8,12 +8,13 @@
  *
  * When the database cannot be told how a claim ended (it went away during the operation), this instance keeps
  * the outcome, freeing the key or storing its answer, and tells the database as soon as it answers again: at
- * once for a retry that reaches this instance, else within RELEASE_RETRY_MS. Without that, every retry would
- * find the key running until the claim counts as abandoned.
+ * once for a retry that reaches this instance, else on its next try (every RELEASE_RETRY_MS while it is away).
+ * Without that, every retry would find the key running until the claim counts as abandoned. What is still
+ * unsettled when the process ends is lost: those keys are taken over after ABANDONED_AFTER_SECONDS.
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Queryable } from '../db/database.js';
+import { isDatabaseUnavailable, type Queryable } from '../db/database.js';
 
 const KEEP_HOURS = 24;
 /** A claim older than this, still unanswered, belongs to a process that died: another request takes it over. */
@@ -76,16 +77,26 @@ interface KeyRow {
 /** A claim this instance made and ended, that the database has not yet been told of. */
 interface Unsettled {
   db: Queryable;
-  /** The claim's claimed_at as the database wrote it (text: every microsecond), so a newer claim is never touched. */
+  /** The claim's claimed_at in microseconds since the epoch, as the database wrote it: a newer claim is never touched. */
   claimedAt: string;
   /** The answer to store; undefined when the operation failed and the key is to be freed. */
   answer: string | undefined;
+  /** Set once the database has been told (so an attempt that fails late cannot put it back). */
+  settled?: boolean;
 }
+
+/** claimed_at as text the driver passes through unchanged, whatever the session's DateStyle and TimeZone. */
+const CLAIMED_AT = `(extract(epoch from claimed_at) * 1000000)::bigint`;
+/** How long closing waits to tell the database of the claims it could not be told of. */
+const CLOSE_SETTLE_MS = 2_000;
 
 export class IdempotencyStore {
   private readonly unsettled = new Map<string, Unsettled>();
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
+
+  /** `onError` hears an outcome that could not be kept for later (not an outage) or was dropped on close. */
+  constructor(private readonly onError: (what: string, error: unknown) => void = () => {}) {}
 
   /**
    * Runs `operation` once for the key and answers what it answered, stored as text (`encode`/`decode`): a
@@ -100,7 +111,7 @@ export class IdempotencyStore {
     const hash = payloadHash(request.payload);
     const deadline = Date.now() + WAIT_MS;
     // A claim of this instance the database was not told the end of: told first (if it still cannot be, the
-    // database is down and the claim below fails as the request should).
+    // claim below most likely fails too, as the request should; else the wait below covers it).
     const mine = this.unsettled.get(request.key);
     if (mine) await this.settle(request.key, mine);
     for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
@@ -126,11 +137,24 @@ export class IdempotencyStore {
     return rows.length;
   }
 
-  /** Stops trying to tell the database of unsettled claims (the store is closing). */
-  close(): void {
-    this.closed = true;
+  /**
+   * The store is closing: tells the database, for up to CLOSE_SETTLE_MS, of the claims it could not be told of,
+   * then stops trying. What is still unsettled is reported (those keys read as running until taken over).
+   */
+  async close(): Promise<void> {
     clearTimeout(this.retry);
     this.retry = undefined;
+    if (this.unsettled.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.settleAll(), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_SETTLE_MS)))]);
+      clearTimeout(timer);
+    }
+    this.closed = true;
+    clearTimeout(this.retry);
+    if (this.unsettled.size > 0) {
+      this.onError('idempotency keys left running on close', new Error(`${this.unsettled.size} key(s) whose end the database could not be told`));
+      this.unsettled.clear();
+    }
   }
 
   /** How many claims this instance ended that the database has not been told of yet. */
@@ -152,25 +176,36 @@ export class IdempotencyStore {
     return answer;
   }
 
-  /** Tells the database how a claim ended; when it cannot, keeps the outcome and tries again later. */
+  /**
+   * Tells the database how a claim ended. When it cannot because it is unavailable, keeps the outcome and tries
+   * again every RELEASE_RETRY_MS; any other failure is reported, and the key is left to be taken over.
+   */
   private async settle(key: string, outcome: Unsettled): Promise<boolean> {
     try {
       if (outcome.answer === undefined) {
-        await outcome.db.query(`delete from idempotency_keys where key = $1 and state = 'running' and claimed_at = $2::timestamptz`, [key, outcome.claimedAt]);
+        await outcome.db.query(`delete from idempotency_keys where key = $1 and state = 'running' and ${CLAIMED_AT} = $2::bigint`, [key, outcome.claimedAt]);
       } else {
-        await outcome.db.query(`update idempotency_keys set state = 'done', answer = $3 where key = $1 and state = 'running' and claimed_at = $2::timestamptz`, [
+        await outcome.db.query(`update idempotency_keys set state = 'done', answer = $3 where key = $1 and state = 'running' and ${CLAIMED_AT} = $2::bigint`, [
           key,
           outcome.claimedAt,
           outcome.answer,
         ]);
       }
+      outcome.settled = true;
       if (this.unsettled.get(key) === outcome) this.unsettled.delete(key);
       return true;
-    } catch {
-      if (!this.closed) {
-        this.unsettled.set(key, outcome);
-        this.retry ??= setTimeout(() => void this.settleAll(), RELEASE_RETRY_MS).unref();
+    } catch (error) {
+      if (outcome.settled) return true; // told by another attempt meanwhile
+      // A newer outcome of the key (a retry on this instance claimed and ended it meanwhile) is not overwritten.
+      const kept = this.unsettled.get(key);
+      if (kept !== undefined && kept !== outcome) return false;
+      if (this.closed || !isDatabaseUnavailable(error)) {
+        this.unsettled.delete(key);
+        this.onError('an idempotency key could not be settled; it reads as running until taken over', error);
+        return false;
       }
+      this.unsettled.set(key, outcome);
+      this.retry ??= setTimeout(() => void this.settleAll(), RELEASE_RETRY_MS).unref();
       return false;
     }
   }
@@ -178,8 +213,8 @@ export class IdempotencyStore {
   private async settleAll(): Promise<void> {
     this.retry = undefined;
     for (const [key, outcome] of [...this.unsettled]) {
-      // One failure means the database is still away: the rest wait for the next try.
-      if (!(await this.settle(key, outcome))) return;
+      // The database still unavailable: the rest wait for the next try.
+      if (!(await this.settle(key, outcome)) && this.unsettled.get(key) === outcome) return;
     }
   }
 
@@ -194,7 +229,7 @@ export class IdempotencyStore {
        on conflict (key) do update set tool = excluded.tool, resource = excluded.resource, payload_hash = excluded.payload_hash,
          state = 'running', answer = null, claimed_at = now(), expires_at = excluded.expires_at
        where idempotency_keys.expires_at < now()
-       returning claimed_at::text`,
+       returning ${CLAIMED_AT}::text as claimed_at`,
       [request.key, request.tool, request.resource, hash],
     );
     return rows[0]?.claimed_at;
@@ -214,7 +249,7 @@ export class IdempotencyStore {
     const rows = await db.query<{ claimed_at: string }>(
       `update idempotency_keys set claimed_at = now()
         where key = $1 and state = 'running' and claimed_at < now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS})
-        returning claimed_at::text`,
+        returning ${CLAIMED_AT}::text as claimed_at`,
       [key],
     );
     return rows[0]?.claimed_at;

@@ -34,7 +34,7 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     capabilities: Object.fromEntries(advertised.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
     allowInsecure: config.allowInsecureProfiles,
   });
-  const toolCalls = new ToolCalls(store, tools, agentProfiles, app.log);
+  const toolCalls = new ToolCalls(store, tools, agentProfiles);
   const hosts = allowedHosts(config.baseUrl, config.mcpAllowedHosts);
 
   app.setErrorHandler((error: FastifyError | RateLimited, request: FastifyRequest, reply: FastifyReply) => {

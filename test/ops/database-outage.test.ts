@@ -440,37 +440,84 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
       await server.start();
       assert.ok(await readyWithin(RECOVERY_LIMIT_MS), 'ready again');
     };
+    /** An instance's keys of its own (the store's are shared with the load above); what it reports is kept. */
+    const instance = () => {
+      const reports: string[] = [];
+      return { keys: new IdempotencyStore((what, error) => reports.push(`${what}: ${(error as Error).message}`)), reports };
+    };
 
     it('an operation that failed: its key is freed when the database returns, so the retry runs it (not "still running" for a minute)', async () => {
+      const { keys, reports } = instance();
       const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-1', payload: { id: 'outage-1' } };
-      const failed = store.idempotency.run(db, request, async () => {
-        await server.stop('fast');
-        throw new Error('the database went away');
-      }, text);
+      const failed = keys.run(
+        db,
+        request,
+        async () => {
+          await server.stop('fast');
+          throw new Error('the database went away');
+        },
+        text,
+      );
       await assert.rejects(failed, /went away/);
-      assert.equal(store.idempotency.unsettledCount, 1, 'the key could not be freed: this instance keeps that to do');
+      assert.equal(keys.unsettledCount, 1, 'the key could not be freed: this instance keeps that to do');
       await backAgain();
-      // Before the fix the key stayed claimed: this retry waited 30 s and was told the request is still running.
-      assert.equal(await store.idempotency.run(db, request, async () => 'the retry ran', text), 'the retry ran');
-      assert.equal(store.idempotency.unsettledCount, 0);
+      // Before, the key stayed claimed: this retry waited 30 s and was told the request is still running.
+      assert.equal(await keys.run(db, request, async () => 'the retry ran', text), 'the retry ran');
+      assert.equal(keys.unsettledCount, 0);
+      await keys.close();
+      assert.deepEqual(reports, []);
     });
 
     it('an operation that succeeded: its answer is stored when the database returns, with no request asking, and any instance replays it', async () => {
+      const { keys, reports } = instance();
       const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-2', payload: { id: 'outage-2' } };
-      const answered = await store.idempotency.run(db, request, async () => {
-        await server.stop('fast');
-        return 'done as the database went away';
-      }, text);
+      const answered = await keys.run(
+        db,
+        request,
+        async () => {
+          await server.stop('fast');
+          return 'done as the database went away';
+        },
+        text,
+      );
       assert.equal(answered, 'done as the database went away', 'the caller gets the answer of what happened');
-      assert.equal(store.idempotency.unsettledCount, 1);
+      assert.equal(keys.unsettledCount, 1);
       await backAgain();
-      for (const deadline = Date.now() + 10_000; store.idempotency.unsettledCount > 0; await sleep(50)) {
+      for (const deadline = Date.now() + 10_000; keys.unsettledCount > 0; await sleep(50)) {
         assert.ok(Date.now() < deadline, 'the answer is stored within 10 s of the database answering');
       }
       const rows = await db.query<{ state: string; answer: string }>('select state, answer from idempotency_keys where key = $1', [request.key]);
       assert.deepEqual(rows, [{ state: 'done', answer: 'done as the database went away' }]);
-      // Another instance (its own IdempotencyStore) replays the answer instead of running the operation again.
-      assert.equal(await new IdempotencyStore().run(db, request, async () => 'ran twice', text), 'done as the database went away');
+      // Another instance replays the answer instead of running the operation again.
+      assert.equal(await instance().keys.run(db, request, async () => 'ran twice', text), 'done as the database went away');
+      await keys.close();
+      assert.deepEqual(reports, []);
+    });
+
+    it('closing while the database is still away: the keys left running are reported, and nothing is tried after', async () => {
+      const { keys, reports } = instance();
+      const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-3', payload: { id: 'outage-3' } };
+      try {
+        await assert.rejects(
+          keys.run(
+            db,
+            request,
+            async () => {
+              await server.stop('fast');
+              throw new Error('the database went away');
+            },
+            text,
+          ),
+          /went away/,
+        );
+        await keys.close();
+        assert.equal(keys.unsettledCount, 0);
+        assert.deepEqual(reports, ['idempotency keys left running on close: 1 key(s) whose end the database could not be told']);
+      } finally {
+        await backAgain();
+      }
+      const rows = await db.query<{ state: string }>('select state from idempotency_keys where key = $1', [request.key]);
+      assert.deepEqual(rows, [{ state: 'running' }], 'left to be taken over');
     });
   });
 
@@ -478,13 +525,17 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
     assert.deepEqual(crashes.map(String), []);
   });
 
-  it('the log says what happened at warn: each request refused as unavailable has a warning and its 503 line; nothing at error', () => {
+  it('through the outages above, the log says what happened at warn: each request refused as unavailable has a warning and its 503 line; nothing at error', () => {
     const completed503 = logged.filter((line) => line.msg === 'request completed' && line.status === 503);
     assert.ok(completed503.length > 0, 'requests were refused during the outages');
     for (const line of completed503) assert.equal(line.level, 40, JSON.stringify(line));
-    const refusedIds = new Set(completed503.map((line) => line.request_id));
-    const warned = logged.filter((line) => line.msg === 'database unavailable: answered 503');
-    assert.ok(warned.length > 0 && warned.every((line) => line.level === 40 && refusedIds.has(line.request_id)), JSON.stringify(warned.slice(0, 3)));
+    // The readiness probe's 503 is its answer, not a refusal: the others each have a warning naming the cause.
+    const refused = completed503.filter((line) => line.route !== '/readyz');
+    const warned = logged.filter((line) => /^database unavailable: (answered 503|tool call refused)$/.test(String(line.msg)));
+    assert.ok(warned.every((line) => line.level === 40 && typeof line.cause === 'string'), JSON.stringify(warned.slice(0, 3)));
+    const warnedIds = new Set(warned.map((line) => line.request_id));
+    const unexplained = refused.filter((line) => !warnedIds.has(line.request_id));
+    assert.deepEqual(unexplained.slice(0, 3), [], 'every 503 has its warning naming the cause');
     const errors = logged.filter((line) => Number(line.level) >= 50);
     assert.deepEqual(errors.slice(0, 3), [], 'an outage the store answers for is no error: nothing at error level');
   });

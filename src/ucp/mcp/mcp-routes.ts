@@ -114,6 +114,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
 
   /** The client a request's tool calls serve: its address's cart-start budget, the one the storefront's cart routes use. */
   const callerOf = (request: FastifyRequest, reply: FastifyReply): ToolCaller => ({
+    log: request.log,
     async admitCartStart() {
       try {
         // No cart token: always a start, so whether a token names a live cart is never asked.

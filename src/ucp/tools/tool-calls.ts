@@ -5,7 +5,6 @@
  * -32000 "Service unavailable" with `data.retry_after` (UCP: 503); an unexpected failure becomes -32603 "Internal
  * error" and is logged; nothing internal reaches the client.
  */
-import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/database.js';
 import { databaseErrorName } from '../../http/errors.js';
 import type { Store } from '../../store.js';
@@ -37,7 +36,6 @@ export class ToolCalls {
     private readonly store: Store,
     tools: readonly ToolDefinition[],
     private readonly agentProfiles: AgentProfiles,
-    private readonly log: FastifyBaseLogger,
   ) {
     this.byName = new Map(tools.map((tool) => [tool.name, tool]));
     this.products = new UcpProducts(store.catalog, store.inventory);
@@ -80,14 +78,14 @@ export class ToolCalls {
           },
         ]);
       }
-      return await tool.run(input, { store: this.store, capabilities, products: this.products, admitCartStart: caller.admitCartStart });
+      return await tool.run(input, { store: this.store, capabilities, products: this.products, admitCartStart: caller.admitCartStart, log: caller.log });
     } catch (error) {
       if (error instanceof JsonRpcError) throw error;
       if (isDatabaseUnavailable(error)) {
-        this.log.warn({ tool: name, cause: databaseErrorName(error) }, 'database unavailable: tool call refused');
+        caller.log.warn({ tool: name, cause: databaseErrorName(error) }, 'database unavailable: tool call refused');
         throw storeUnavailable();
       }
-      this.log.error({ err: error, tool: name }, 'tool call failed');
+      caller.log.error({ err: error, tool: name }, 'tool call failed');
       throw internalError();
     }
   }

@@ -3,6 +3,7 @@
  * official UCP schemas), the capability that grants it, and a thin adapter that calls one domain function
  * and shapes the UCP payload. Shared helpers for the `ucp` envelope and business-outcome results.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/idempotency-store.js';
 import type { Store } from '../../store.js';
 import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
@@ -20,6 +21,8 @@ export interface ToolCaller {
    * storing anything.
    */
   admitCartStart(): Promise<void>;
+  /** The request's logger: what a call logs carries the request's id. */
+  log: FastifyBaseLogger;
 }
 
 export interface ToolContext extends ToolCaller {
