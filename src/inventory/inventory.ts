@@ -131,13 +131,15 @@ export class Inventory implements StockLevels {
   }
 
   /**
-   * Sets a variant's units on hand by SKU (the merchant's stock command), committed on its own: this copy
-   * takes the new level in at once, without reading it back (other instances are notified on commit).
+   * Sets a variant's units on hand by SKU (the merchant's stock command), committed on its own; other instances
+   * are notified on commit. This copy reads it back through its queue of reads: taken in directly, a read begun
+   * before the write (on an earlier notification) could land after it and put the older level back.
    */
   async setOnHand(db: Database, sku: string, onHand: number): Promise<{ variantId: number; previous: number }> {
     const result = await setOnHandBySku(db, sku, onHand);
     if (!result) throw new UnknownSku(sku);
-    this.takeIn(new Map([[result.variantId, onHand]]));
+    // The write is committed: if the database cannot be read just now, the level is taken in as written.
+    await this.refresh(db).catch(() => this.takeIn(new Map([[result.variantId, onHand]])));
     return result;
   }
 }
