@@ -23,7 +23,8 @@ describe('PostgreSQL timeouts', () => {
     const { port } = silent.address() as { port: number };
     const started = Date.now();
     await assert.rejects(openPostgres(`postgres://postgres@127.0.0.1:${port}/test`, { connectionTimeoutMs: 300 }), /timeout/i);
-    assert.ok(Date.now() - started < 5_000);
+    // Far above the 300 ms asked for, for a loaded machine; the defect is waiting for ever.
+    assert.ok(Date.now() - started < 10_000, `gave up after ${Date.now() - started} ms`);
   });
 
   it('a statement running past the statement timeout is cancelled', { timeout: 15_000 }, async () => {
@@ -47,8 +48,10 @@ describe('PostgreSQL timeouts', () => {
     try {
       const [{ pid }] = (await db.query<{ pid: number }>('select pg_backend_pid() as pid')) as [{ pid: number }];
       await admin.query('select pg_terminate_backend($1)', [pid]);
-      for (let i = 0; i < 50 && lost.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.equal(lost.length, 1);
+      // The report comes when the pool's client sees its socket close: wait for it, however slow the machine.
+      const deadline = Date.now() + 10_000;
+      while (lost.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(lost.length, 1, 'the lost connection was reported within 10 s');
       assert.deepEqual(await db.query<{ one: number }>('select 1 as one'), [{ one: 1 }]);
     } finally {
       await admin.close();

@@ -99,6 +99,20 @@ async function scrape(app: { inject: TestStore['app']['inject'] }, headers: Reco
   return parseExposition(response.body);
 }
 
+/**
+ * A scrape that has the store figures: the figures come from a database read a scrape waits at most
+ * STORE_FIGURES_DEADLINE_MS for, which a loaded machine may miss once while the product is fine. Scrapes again
+ * (for up to 10 s) until one has them, and returns the last one; the caller asserts what it needs.
+ */
+async function scrapeWithFigures(app: { inject: TestStore['app']['inject'] }): Promise<Sample[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const samples = await scrape(app);
+    if (valueOf(samples, 'storefront_store_figures_up') === 1 || Date.now() >= deadline) return samples;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const BUYER = { email: 'ada@example.com', firstName: 'Ada' };
 const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
 
@@ -183,7 +197,7 @@ for (const backend of backends) {
     });
 
     it('shows open carts, checkouts by status, approval links and orders as the database has them', async () => {
-      const before = await scrape(t.app);
+      const before = await scrapeWithFigures(t.app);
       const figure = (samples: Sample[], name: string, labels: Record<string, string>) => valueOf(samples, name, labels);
       assert.equal(figure(before, 'storefront_store_figures_up', {}), 1);
       for (const status of ['incomplete', 'requires_escalation', 'ready_for_complete', 'complete_in_progress', 'completed', 'canceled']) {
@@ -197,7 +211,7 @@ for (const backend of backends) {
       const ready = await t.store.checkouts.create(t.store.db, { lines, buyer: BUYER, destination: ADDRESS, shippingOption: 'standard' }, 'agent', 'agent');
       const asked = await t.store.checkouts.requestCompletion(t.store.db, ready.view.record.id, 'agent');
       const approval = asked.approval!;
-      const waiting = await scrape(t.app);
+      const waiting = await scrapeWithFigures(t.app);
       const delta = (samples: Sample[], name: string, labels: Record<string, string>) => figure(samples, name, labels)! - figure(before, name, labels)!;
       assert.equal(delta(waiting, 'storefront_carts', { status: 'open' }), 1);
       assert.equal(delta(waiting, 'storefront_checkouts', { status: 'incomplete' }), 1);
@@ -206,7 +220,7 @@ for (const backend of backends) {
 
       const outcome = await t.store.checkouts.approve(t.store.db, approval.token, approval.formSecret, approval.digest);
       assert.equal(outcome.kind, 'placed');
-      const placed = await scrape(t.app);
+      const placed = await scrapeWithFigures(t.app);
       assert.equal(delta(placed, 'storefront_checkouts', { status: 'requires_escalation' }), 0);
       assert.equal(delta(placed, 'storefront_checkouts', { status: 'completed' }), 1);
       assert.equal(delta(placed, 'storefront_checkout_approvals', { state: 'pending' }), 0);
@@ -282,9 +296,8 @@ for (const backend of backends) {
         release();
         await holding;
       }
-      // The read the slow scrape started may still end in its statement timeout; the scrape after it reads afresh.
-      await scrape(t.app);
-      assert.equal(valueOf(await scrape(t.app), 'storefront_store_figures_up'), 1);
+      // The read the slow scrape started may still end in its statement timeout; a scrape after it reads afresh.
+      assert.equal(valueOf(await scrapeWithFigures(t.app), 'storefront_store_figures_up'), 1, 'the figures are back within 10 s');
     });
   });
 

@@ -141,6 +141,9 @@ for (const backend of backends) {
       for (const url of urls) assert.equal((await read(t.app, url)).headers.etag, before.get(url), `${url}: units on hand are not shown`);
 
       await t.store.inventory.setOnHand(t.store.db, 'ESP-DEC-10', 0);
+      // On PostgreSQL a read of the stock begun on the NOTIFY of the write before (149) may land after this one:
+      // one more read settles the copy on what is written now (as test/search/search-live-stock.test.ts does).
+      await t.store.inventory.refresh(t.store.db);
       try {
         const product = await read(t.app, '/products/decaf-capsules.js', { 'if-none-match': before.get('/products/decaf-capsules.js')! });
         assert.equal(product.status, 200, 'the old tag is stale: the body comes');
@@ -154,6 +157,7 @@ for (const backend of backends) {
         }
       } finally {
         await t.store.inventory.setOnHand(t.store.db, 'ESP-DEC-10', 150);
+        await t.store.inventory.refresh(t.store.db);
       }
       assert.equal((await read(t.app, '/products/decaf-capsules.js')).headers.etag, before.get('/products/decaf-capsules.js'), 'back in stock: the same body, the same tag');
     });
