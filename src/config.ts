@@ -37,6 +37,10 @@ export interface Config {
   allowInsecureProfiles: boolean;
   /** The store's name as buyers read it on the approval and order pages (STORE_NAME). */
   storeName: string;
+  /** How long an agent profile fetch may take (ms; 2000 when absent). No variable: tests lengthen it. */
+  agentProfileTimeoutMs?: number;
+  /** How long a rate-limit command may wait for Redis before the request is served unlimited (ms; 200 when absent). No variable: tests lengthen it. */
+  redisCommandTimeoutMs?: number;
   checkout: CheckoutConfig;
 }
 

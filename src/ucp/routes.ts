@@ -33,6 +33,7 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     supportedVersions: SUPPORTED_VERSIONS,
     capabilities: Object.fromEntries(advertised.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
     allowInsecure: config.allowInsecureProfiles,
+    timeoutMs: config.agentProfileTimeoutMs,
   });
   const toolCalls = new ToolCalls(store, tools, agentProfiles);
   const hosts = allowedHosts(config.baseUrl, config.mcpAllowedHosts);

@@ -18,6 +18,11 @@ after(dropTestDatabases);
 /** A request unanswered after this long counts as hung (a failure), not as slow. */
 const HANG_MS = 10_000;
 const WORKERS = 8;
+/**
+ * How many requests past a budget its first 429 may come. The store gives Redis 200 ms a command (a hung Redis must
+ * not hold requests), and a loaded machine may miss that at the budget's edge: that request is served unlimited.
+ */
+const LATE_REFUSALS = 10;
 const skip = ownRedisUnavailable();
 
 interface Tally {
@@ -148,11 +153,21 @@ for (const backend of backends) {
       assert.ok(Number(warnings[0]!.failures) >= 1 && typeof warnings[0]!.error === 'string');
       assert.deepEqual(logged.filter((line) => Number(line.level) >= 50), [], 'nothing at error level: no request failed');
 
-      // The limits hold again, counted in the new Redis.
+      // The limits hold again, counted in the new Redis: never a 429 within the budget, and one soon after it.
       const client = { 'x-forwarded-for': '203.0.113.99' };
-      for (let i = 0; i < BUDGETS.other.max; i++) assert.equal((await fetch(`${base}/nowhere`, { headers: client })).status, 404);
-      const limited = await fetch(`${base}/nowhere`, { headers: client });
-      assert.equal(limited.status, 429);
+      const budget = BUDGETS.other.max;
+      let limited: Response | undefined;
+      for (let i = 1; i <= budget + LATE_REFUSALS && !limited; i++) {
+        const response = await fetch(`${base}/nowhere`, { headers: client });
+        await response.arrayBuffer();
+        if (response.status !== 429) assert.equal(response.status, 404, `request ${i}`);
+        else {
+          assert.ok(i > budget, `refused at request ${i}, within the budget of ${budget}`);
+          t.diagnostic(`first 429 at request ${i} (budget ${budget})`);
+          limited = response;
+        }
+      }
+      assert.ok(limited, `no 429 within ${LATE_REFUSALS} requests past the budget of ${budget}`);
       assert.ok(Number(limited.headers.get('retry-after')) >= 1);
       // Reported in the metrics: the requests served without Redis, and the refusal.
       const metrics = await (await fetch(`${base}/metrics`)).text();
