@@ -1,8 +1,10 @@
 /**
  * The merchant's stock commands against a running store, as a merchant runs them: the store is a real
- * process (`storefront serve`), the commands other processes. On PostgreSQL the running store picks the change
- * up by itself within 2 seconds; on the embedded database the running store runs the command itself (through
- * its control socket), so the change shows at once. The same path lets `storefront import` run while it serves.
+ * process (`storefront serve`), the commands other processes. On PostgreSQL the running store is told of the change
+ * (LISTEN/NOTIFY) and picks it up at once; on the embedded database the running store runs the command itself
+ * (through its control socket), so the change shows at once. The same path lets `storefront import` run while it
+ * serves. "At once" is checked as "within 15 s": far above what a loaded machine takes (each wait is reported), and
+ * on PostgreSQL still well under the 30 s safety poll, so the change cannot have come in by the poll.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import pg from 'pg';
 import { cliTargets, runCli } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
@@ -29,6 +31,9 @@ after(async () => {
 
 const storefront = runCli;
 
+/** How long a change made by another process may take to show in the running store (the PostgreSQL safety poll is 30 s). */
+const NOTIFIED_WITHIN_MS = 15_000;
+
 async function available(origin: string, handle: string): Promise<boolean | undefined> {
   const response = await fetch(`${origin}/products/${handle}.js`);
   if (response.status !== 200) return undefined;
@@ -43,6 +48,11 @@ async function within(limitMs: number, what: string, check: () => Promise<boolea
     await sleep(50);
   }
   return Date.now() - start;
+}
+
+/** `within(NOTIFIED_WITHIN_MS, …)`, reporting how long the change took to show. */
+async function shows(t: TestContext, what: string, check: () => Promise<boolean>): Promise<void> {
+  t.diagnostic(`${what}: shown after ${await within(NOTIFIED_WITHIN_MS, what, check)} ms`);
 }
 
 const targets = cliTargets(scratch, 'sf_cli', databases);
@@ -65,12 +75,12 @@ for (const target of targets) {
       await new Promise((resolve) => server.once('exit', resolve));
     });
 
-    it('`stock set` reaches the running store within 2 seconds, and `stock` lists the new level', async () => {
+    it('`stock set` reaches the running store at once (not by the safety poll), and `stock` lists the new level', async (t) => {
       assert.equal(await available(origin, 'decaf-capsules'), true);
       const set = storefront(['stock', 'set', 'ESP-DEC-10', '0'], env);
       assert.equal(set.code, 0, set.stderr);
       assert.match(set.stdout, /ESP-DEC-10 \(variant \d+\): 0 on hand \(was 150\)/);
-      await within(2000, 'sold out', async () => (await available(origin, 'decaf-capsules')) === false);
+      await shows(t, 'sold out', async () => (await available(origin, 'decaf-capsules')) === false);
 
       const listed = storefront(['stock'], env);
       assert.equal(listed.code, 0, listed.stderr);
@@ -80,7 +90,7 @@ for (const target of targets) {
       assert.match(listed.stdout, /^ESP-RIS-10\s+\d+\s+Espresso Capsules - Ristretto \/ 10 capsules\s+400$/m);
 
       assert.equal(storefront(['stock', 'set', 'ESP-DEC-10', '12'], env).code, 0);
-      await within(2000, 'back in stock', async () => (await available(origin, 'decaf-capsules')) === true);
+      await shows(t, 'back in stock', async () => (await available(origin, 'decaf-capsules')) === true);
     });
 
     it('an unknown SKU or a bad quantity: one clear line, exit 1, nothing changed', async () => {
@@ -96,13 +106,13 @@ for (const target of targets) {
       assert.match(storefront(['stock'], env).stdout, /^ESP-DEC-10\s+\d+\s+Decaf Espresso Capsules\s+12$/m);
     });
 
-    it('`import` runs while the store serves, and the store shows the product within 2 seconds', async () => {
+    it('`import` runs while the store serves, and the store shows the product at once (not by the safety poll)', async (t) => {
       const file = path.join(scratch, `kettle-${target.name.replace(/\W/g, '')}.json`);
       writeFileSync(file, JSON.stringify({ products: [{ handle: 'travel-kettle', title: 'Travel Kettle', variants: [{ sku: 'KET-1', price: 3400, inventory_quantity: 4 }] }] }));
       const result = storefront(['import', file], env);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /products: 1 created/);
-      await within(2000, 'the imported product', async () => (await available(origin, 'travel-kettle')) === true);
+      await shows(t, 'the imported product', async () => (await available(origin, 'travel-kettle')) === true);
     });
   });
 }
