@@ -20,7 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { isDatabaseUnavailable, LISTEN_APPLICATION_NAME, openPostgres, quietDuringOutage, type Database } from '../../src/db/database.js';
-import { IdempotencyStore } from '../../src/idempotency/idempotency-store.js';
+import { IdempotencyStore, type IdempotentRequest } from '../../src/idempotency/idempotency-store.js';
 import { setOnHandBySku } from '../../src/inventory/inventory-store.js';
 import { httpStatusOf, JsonRpcCode } from '../../src/ucp/jsonrpc-errors.js';
 import { openStore, type Store } from '../../src/store.js';
@@ -445,11 +445,9 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
       const reports: string[] = [];
       return { keys: new IdempotencyStore((what, error) => reports.push(`${what}: ${(error as Error).message}`)), reports };
     };
-
-    it('an operation that failed: its key is freed when the database returns, so the retry runs it (not "still running" for a minute)', async () => {
-      const { keys, reports } = instance();
-      const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-1', payload: { id: 'outage-1' } };
-      const failed = keys.run(
+    /** Runs `request` under `keys` with an operation that stops the database server and then fails. */
+    const failingAsTheDatabaseGoes = (keys: IdempotencyStore, request: IdempotentRequest) =>
+      keys.run(
         db,
         request,
         async () => {
@@ -458,7 +456,11 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
         },
         text,
       );
-      await assert.rejects(failed, /went away/);
+
+    it('an operation that failed: its key is freed when the database returns, so the retry runs it (not "still running" for a minute)', async () => {
+      const { keys, reports } = instance();
+      const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-1', payload: { id: 'outage-1' } };
+      await assert.rejects(failingAsTheDatabaseGoes(keys, request), /went away/);
       assert.equal(keys.unsettledCount, 1, 'the key could not be freed: this instance keeps that to do');
       await backAgain();
       // Before, the key stayed claimed: this retry waited 30 s and was told the request is still running.
@@ -498,18 +500,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
       const { keys, reports } = instance();
       const request = { key: randomUUID(), tool: 'cancel_cart', resource: 'outage-3', payload: { id: 'outage-3' } };
       try {
-        await assert.rejects(
-          keys.run(
-            db,
-            request,
-            async () => {
-              await server.stop('fast');
-              throw new Error('the database went away');
-            },
-            text,
-          ),
-          /went away/,
-        );
+        await assert.rejects(failingAsTheDatabaseGoes(keys, request), /went away/);
         await keys.close();
         assert.equal(keys.unsettledCount, 0);
         assert.deepEqual(reports, ['idempotency keys left running on close: 1 key(s) whose end the database could not be told']);
