@@ -17,7 +17,7 @@ import { describeOrder, describeOrders, type OrderDetails } from '../../src/cli/
 import { loadConfig } from '../../src/config.js';
 import type { Order } from '../../src/orders/orders.js';
 import { openStore } from '../../src/store.js';
-import { cliTargets, runCli } from '../helpers/cli.js';
+import { cliTargets, runCli, storefrontArgs } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
 import { freePort } from '../helpers/browser.js';
 
@@ -187,7 +187,7 @@ for (const target of targets) {
           direct = { list: storefront(['orders'], env).stdout, show: storefront(['orders', 'show', `#${placed[1]!.number}`], env).stdout };
           const port = await freePort();
           const origin = `http://127.0.0.1:${port}`;
-          server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+          server = spawn(process.execPath, storefrontArgs('serve'), {
             env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin, RATE_LIMIT: 'off' },
             stdio: 'inherit',
           });

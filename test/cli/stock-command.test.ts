@@ -14,7 +14,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import pg from 'pg';
-import { cliTargets, runCli } from '../helpers/cli.js';
+import { cliTargets, runCli, storefrontArgs } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
 import { freePort } from '../helpers/browser.js';
 
@@ -67,7 +67,7 @@ for (const target of targets) {
       const port = await freePort();
       origin = `http://127.0.0.1:${port}`;
       env = { ...(await target.env()), PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin, RATE_LIMIT: 'off' };
-      server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'inherit' });
+      server = spawn(process.execPath, storefrontArgs('serve'), { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: 'inherit' });
       await within(60_000, 'the store starting', async () => (await fetch(`${origin}/healthz`).catch(() => undefined))?.status === 200);
     });
     after(async () => {

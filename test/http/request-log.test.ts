@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { freePort } from '../helpers/browser.js';
-import { cliTargets } from '../helpers/cli.js';
+import { cliTargets, storefrontArgs } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sf-request-log-'));
@@ -42,7 +42,7 @@ interface Server {
 async function startServer(env: Record<string, string>, options: { crashRoute?: boolean } = {}): Promise<Server> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const args = options.crashRoute ? ['--import', 'tsx', '--input-type=module', '--eval', CRASH_APP] : ['--import', 'tsx', 'src/main.ts', 'serve'];
+  const args = options.crashRoute ? ['--import', 'tsx', '--input-type=module', '--eval', CRASH_APP] : storefrontArgs('serve');
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin },
     stdio: ['ignore', 'pipe', 'inherit'],

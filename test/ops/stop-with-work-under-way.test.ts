@@ -17,6 +17,7 @@ import pg from 'pg';
 import { DatabaseClosedError, isDatabaseUnavailable, LISTEN_APPLICATION_NAME } from '../../src/db/database.js';
 import { openStore } from '../../src/store.js';
 import { freePort } from '../helpers/browser.js';
+import { storefrontArgs } from '../helpers/cli.js';
 import { backends, dropTestDatabases, POSTGRES_URL, startTestStore, testConfig } from '../helpers/store.js';
 
 after(dropTestDatabases);
@@ -161,7 +162,7 @@ describe('storefront serve on PostgreSQL, SIGTERMed while a cart change waits fo
     const origin = `http://127.0.0.1:${port}`;
     const url = Object.assign(new URL(POSTGRES_URL), { pathname: `/${database}` }).toString();
     const env = { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin, RATE_LIMIT: 'off', LOG_LEVEL: 'info' };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, storefrontArgs('serve'), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
