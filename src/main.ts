@@ -59,6 +59,14 @@ class UsageError extends Error {}
 /** What the merchant asked for does not exist (an unknown order): one line, exit 1. */
 class NotFoundError extends Error {}
 
+/** Exits 1, saying why, if the process is still running DRAIN_SECONDS + STOP_GRACE_SECONDS from now. */
+function exitIfStillRunning(why: string): void {
+  setTimeout(() => {
+    process.stderr.write(`storefront: ${why}; exiting\n`);
+    process.exit(1);
+  }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
+}
+
 async function serve(config: Config): Promise<void> {
   // A signal may come while the store starts (a deploy that changes its mind, an orchestrator's timeout): the
   // database being opened, migrated or seeded is let finish and closed, then the process exits 0, never cut short
@@ -71,10 +79,7 @@ async function serve(config: Config): Promise<void> {
     stopWhileStarting = signal;
     process.stderr.write(`storefront: ${signal} while starting: stopping once the store has started (a second signal exits at once)\n`);
     // A start that cannot finish (a database server that does not answer, a migration waiting on a lock) still ends.
-    setTimeout(() => {
-      process.stderr.write(`storefront: the start did not finish within ${DRAIN_SECONDS + STOP_GRACE_SECONDS} s of ${signal}; exiting\n`);
-      process.exit(1);
-    }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
+    exitIfStillRunning(`the start did not finish within ${DRAIN_SECONDS + STOP_GRACE_SECONDS} s of ${signal}`);
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
@@ -112,10 +117,7 @@ async function serve(config: Config): Promise<void> {
       control?.closeAllConnections();
     }, DRAIN_SECONDS * 1000);
     // Whatever hangs past the drain (the database's close, a log that cannot be written), the process still ends.
-    setTimeout(() => {
-      process.stderr.write(`storefront: shutdown did not finish within ${DRAIN_SECONDS + STOP_GRACE_SECONDS} s; exiting\n`);
-      process.exit(1);
-    }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
+    exitIfStillRunning(`shutdown did not finish within ${DRAIN_SECONDS + STOP_GRACE_SECONDS} s`);
     try {
       // A signal during listen: the socket is bound (or failed to be) before it is closed.
       await listening?.catch(() => {});

@@ -87,6 +87,8 @@ interface Unsettled {
 
 /** claimed_at as text the driver passes through unchanged, whatever the session's DateStyle and TimeZone. */
 const CLAIMED_AT = `(extract(epoch from claimed_at) * 1000000)::bigint`;
+/** The claim an outcome ends ($1 its key, $2 its claimed_at), still running. */
+const THE_CLAIM = `key = $1 and state = 'running' and ${CLAIMED_AT} = $2::bigint`;
 /** How long closing waits to tell the database of the claims it could not be told of. */
 const CLOSE_SETTLE_MS = 2_000;
 
@@ -150,7 +152,8 @@ export class IdempotencyStore {
       clearTimeout(timer);
     }
     this.closed = true;
-    clearTimeout(this.retry);
+    clearTimeout(this.retry); // a try the settling above scheduled
+    this.retry = undefined;
     if (this.unsettled.size > 0) {
       this.onError('idempotency keys left running on close', new Error(`${this.unsettled.size} key(s) whose end the database could not be told`));
       this.unsettled.clear();
@@ -182,15 +185,8 @@ export class IdempotencyStore {
    */
   private async settle(key: string, outcome: Unsettled): Promise<boolean> {
     try {
-      if (outcome.answer === undefined) {
-        await outcome.db.query(`delete from idempotency_keys where key = $1 and state = 'running' and ${CLAIMED_AT} = $2::bigint`, [key, outcome.claimedAt]);
-      } else {
-        await outcome.db.query(`update idempotency_keys set state = 'done', answer = $3 where key = $1 and state = 'running' and ${CLAIMED_AT} = $2::bigint`, [
-          key,
-          outcome.claimedAt,
-          outcome.answer,
-        ]);
-      }
+      if (outcome.answer === undefined) await outcome.db.query(`delete from idempotency_keys where ${THE_CLAIM}`, [key, outcome.claimedAt]);
+      else await outcome.db.query(`update idempotency_keys set state = 'done', answer = $3 where ${THE_CLAIM}`, [key, outcome.claimedAt, outcome.answer]);
       outcome.settled = true;
       if (this.unsettled.get(key) === outcome) this.unsettled.delete(key);
       return true;
