@@ -12,7 +12,7 @@ import { importCatalog } from '../src/catalog/import/import-catalog.js';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/store.js';
 import { serveControlSocket } from '../src/cli/control-socket.js';
-import { merchantCommands } from '../src/cli/merchant-commands.js';
+import { storeCommands } from '../src/cli/merchant-commands.js';
 import { backends } from '../test/helpers/store.js';
 import { generateCatalog } from './generated-catalog.js';
 
@@ -43,7 +43,7 @@ if (mode === 'bare') {
   if (controlSocket) {
     await serveControlSocket(
       controlSocket,
-      merchantCommands(store.db, store.inventory),
+      storeCommands(store),
     );
   }
   const app = await buildApp(store, {

@@ -42,6 +42,31 @@ export interface Config {
   /** How long a rate-limit command may wait for Redis before the request is served unlimited (ms; 200 when absent). No variable: tests lengthen it. */
   redisCommandTimeoutMs?: number;
   checkout: CheckoutConfig;
+  mail: MailConfig;
+  outbox: OutboxConfig;
+  /** SIGNING_KEY: the store's ES256 private key (a JWK, or PKCS#8 PEM); unset, one is generated once and kept in the database. */
+  signingKey: string | undefined;
+}
+
+export interface MailConfig {
+  /** SMTP_URL (smtp:// or smtps://, credentials in the URL); unset, each message is written as an .eml file under `dir`. */
+  smtpUrl: string | undefined;
+  /** MAIL_FROM: the sender of every message (default `STORE_NAME <orders@BASE_URL's host>`). */
+  from: string;
+  /** MERCHANT_EMAIL: who is told of each new order; unset, no merchant mail. */
+  merchantEmail: string | undefined;
+  /** Where messages go without SMTP_URL: DATA_DIR/mail. */
+  dir: string;
+}
+
+export interface OutboxConfig {
+  /** OUTBOX_LEASE: how long a delivery under way is held by its instance before another may take it over (a process that died mid-send). */
+  leaseSeconds: number;
+  /** OUTBOX_RETRY_BASE: the first wait after a failed delivery; each next one doubles (with jitter), up to an hour. */
+  retryBaseSeconds: number;
+  /** Deadlines after which a delivery is given up: 24 h for webhooks, 3 days for mail. */
+  webhookDeadlineSeconds: number;
+  mailDeadlineSeconds: number;
 }
 
 export interface CheckoutConfig {
@@ -83,6 +108,30 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `expected an integer from ${min} to ${max}, got "${raw}"`);
   return value;
+}
+
+/** A mailbox: `name@host` or `Name <name@host>`; no line breaks (a header must never be injected). */
+const MAILBOX = /^(?:[^\r\n<>@"]{1,100} <)?[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9.-]{1,253}>?$/;
+
+function mailbox(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const bracketed = raw.includes('<');
+  if (!MAILBOX.test(raw) || bracketed !== raw.endsWith('>')) {
+    throw new ConfigError(name, `expected an address such as orders@example.com or "Store <orders@example.com>", got "${raw.slice(0, 100)}"`);
+  }
+  return raw;
+}
+
+function smtpUrlOrThrow(raw: string): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SMTP_URL', 'expected an smtp:// or smtps:// URL such as smtps://user:password@smtp.example.com');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError('SMTP_URL', `expected smtp:// or smtps://, got ${url.protocol}//`);
+  if (!url.hostname) throw new ConfigError('SMTP_URL', 'the URL names no host');
 }
 
 function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -215,6 +264,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taxRatesBps: taxRates(env),
     policies,
   };
+  const smtpUrl = env.SMTP_URL?.trim() || undefined;
+  if (smtpUrl !== undefined) smtpUrlOrThrow(smtpUrl);
+  const defaultFrom = `${storeName.replace(/[^\p{L}\p{N} .'&-]/gu, '').trim() || 'Storefront'} <orders@${new URL(baseUrl).hostname.replace(/^\[|\]$/g, '').replace(/:/g, '-')}>`;
+  const mail: MailConfig = {
+    smtpUrl,
+    from: mailbox(env, 'MAIL_FROM') ?? defaultFrom,
+    merchantEmail: mailbox(env, 'MERCHANT_EMAIL'),
+    dir: path.join(dataDir, 'mail'),
+  };
+  const outbox: OutboxConfig = {
+    leaseSeconds: duration(env, 'OUTBOX_LEASE', 60, 5, 3600),
+    retryBaseSeconds: duration(env, 'OUTBOX_RETRY_BASE', 10, 1, 3600),
+    webhookDeadlineSeconds: 24 * 3600,
+    mailDeadlineSeconds: 3 * 24 * 3600,
+  };
+  const signingKey = env.SIGNING_KEY?.trim() || undefined;
   return {
     port,
     host,
@@ -232,5 +297,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowInsecureProfiles,
     storeName,
     checkout,
+    mail,
+    outbox,
+    signingKey,
   };
 }

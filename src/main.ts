@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY] | orders [show ID]. */
+/** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY] | orders [show|capture|fulfill|cancel|refund ID] | outbox [retry ID]. */
 import { readFile } from 'node:fs/promises';
 import { buildApp } from './app.js';
 import { ImportError } from './catalog/import/catalog-document.js';
@@ -11,13 +11,20 @@ import {
   describeImport,
   describeOrder,
   describeOrders,
+  describeOutbox,
+  describeRetry,
   describeStock,
   merchantCommands,
   ORDER_LIST_LIMIT,
+  parseAmount,
+  parseFulfillLines,
   parseQuantity,
+  storeCommands,
+  type FulfillRequest,
   type MerchantCommands,
   type OrderDetails,
   type OrderListing,
+  type OutboxRetry,
   type StockSet,
 } from './cli/merchant-commands.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -26,7 +33,11 @@ import { DatabaseInUseError, openDatabase, type Database } from './db/database.j
 import { migrate } from './db/migrate.js';
 import type { StockListing } from './inventory/inventory-store.js';
 import { Inventory } from './inventory/inventory.js';
-import { openStore } from './store.js';
+import { openMailSender, type MailSender } from './mail/mail-sender.js';
+import { OrderActions } from './orders/order-actions.js';
+import type { OutboxListing } from './outbox/outbox-dispatcher.js';
+import { openStore, orderEventSubscribers, outboxDispatcher } from './store.js';
+import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 
 /** How long requests under way may take to finish once serve is asked to stop. */
 const DRAIN_SECONDS = 10;
@@ -45,14 +56,25 @@ const USAGE = `usage: storefront <command> [arguments]
   stock set SKU QUANTITY     set a variant's units on hand (a whole number from 0)
   orders                     list the ${ORDER_LIST_LIMIT} newest orders: number, id, time, buyer email, total, status, agent or browser
   orders show ID             one order (ID is its id, ord_..., or its number, 1001 or #1001): lines, totals, address,
-                             payment, and every change of its checkout's status (when, from, to, by whom, why)
+                             payment, shipments, refunds, and every change of its checkout's status (when, from, to, by whom, why)
+  orders capture ID          the payment was received: the order is paid
+  orders fulfill ID [--tracking-number N] [--tracking-url URL] [--carrier NAME] [--lines LINE=QTY,...]
+                             units shipped (all that is left, or the lines given: LINE is a line id such as li_1, or a SKU)
+  orders cancel ID [--reason TEXT]
+                             cancel what has not shipped; its units go back in stock
+  orders refund ID AMOUNT [--reason TEXT]
+                             give back AMOUNT (dollars and cents, such as 12.50), never more than was captured
+  outbox                     messages not delivered yet (mail, webhooks) and those given up, with their last error
+  outbox retry ID            deliver one now (a given-up one gets another attempt)
   help                       this text
 
 The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
-import, stock and orders work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
+The buyer is mailed when an order is placed, shipped, canceled or refunded (SMTP_URL, or .eml files in DATA_DIR/mail).
+import, stock, orders and outbox work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
 with the embedded database the command is run by the running store itself, through its control socket.
 Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
-RATE_LIMIT, REDIS_URL, REDIS_KEY_PREFIX, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES.
+RATE_LIMIT, REDIS_URL, REDIS_KEY_PREFIX, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES, SMTP_URL,
+MAIL_FROM, MERCHANT_EMAIL, SIGNING_KEY, OUTBOX_LEASE, OUTBOX_RETRY_BASE (and the rest in the README).
 SIGTERM or SIGINT stops serve gracefully: requests under way get ${DRAIN_SECONDS} seconds to finish; a second signal stops at once.`;
 
 class UsageError extends Error {}
@@ -83,7 +105,7 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
-  const store = await openStore(config);
+  const store = await openStore(config, { deliver: true });
   if (stopWhileStarting) {
     await store.close();
     process.stderr.write('storefront: stopped before serving\n');
@@ -95,10 +117,7 @@ async function serve(config: Config): Promise<void> {
     ? undefined
     : await serveControlSocket(
         controlSocketPath(config.dataDir),
-        merchantCommands(store.db, store.inventory, async () => {
-          await store.inventory.refresh(store.db);
-          await store.catalog.refresh(store.db);
-        }),
+        storeCommands(store),
       );
   let closing = false;
   let listening: Promise<unknown> | undefined = undefined;
@@ -166,10 +185,20 @@ async function withCommands<T>(config: Config, run: (commands: MerchantCommands)
     if (!(error instanceof DatabaseInUseError)) throw error;
     return run(remoteCommands(controlSocketPath(config.dataDir)));
   }
+  let mail: MailSender | undefined;
   try {
     await migrate(db);
-    return await run(merchantCommands(db, await Inventory.load(db)));
+    const inventory = await Inventory.load(db);
+    const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config) });
+    // Senders are made only for `outbox retry`: the other commands write the outbox, and running stores deliver it.
+    const outbox = async () => {
+      mail = openMailSender(config.mail);
+      const keys = await SigningKeys.open(db, config.signingKey);
+      return outboxDispatcher(db, config, keys, mail, (what, error) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? error}`));
+    };
+    return await run(merchantCommands({ db, inventory, orders, outbox }));
   } finally {
+    mail?.close();
     await db.close();
   }
 }
@@ -181,6 +210,12 @@ function remoteCommands(socketPath: string): MerchantCommands {
     importCatalog: (document) => sendControlCommand<ImportReport>(socketPath, 'POST', '/import', { document }),
     orders: () => sendControlCommand<OrderListing[]>(socketPath, 'GET', '/orders'),
     order: (idOrNumber) => sendControlCommand<OrderDetails | null>(socketPath, 'GET', `/orders/${encodeURIComponent(idOrNumber)}`),
+    capture: (id) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/capture', { id }),
+    fulfill: (id, request) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/fulfill', { id, request }),
+    cancel: (id, reason) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/cancel', { id, reason }),
+    refund: (id, amount, reason) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/refund', { id, amount, reason }),
+    outbox: () => sendControlCommand<OutboxListing[]>(socketPath, 'GET', '/outbox'),
+    retryOutbox: (id) => sendControlCommand<OutboxRetry>(socketPath, 'POST', '/outbox/retry', { id }),
   };
 }
 
@@ -210,17 +245,85 @@ async function stock(config: Config, args: string[]): Promise<void> {
   console.log(`${set.sku} (variant ${set.variantId}): ${set.onHand} on hand (was ${set.previous})`);
 }
 
+const ORDER_ACTIONS = 'show, capture, fulfill, cancel or refund';
+
+/** `--name value` options after the positional arguments; an unknown option or one without its value is a usage error. */
+function options(args: readonly string[], known: readonly string[], usage: string): { positional: string[]; values: Map<string, string> } {
+  const positional: string[] = [];
+  const values = new Map<string, string>();
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (!known.includes(name)) throw new UsageError(`unknown option --${name.slice(0, 40)}\n${usage}`);
+    const value = inline ?? args[++index];
+    if (value === undefined) throw new UsageError(`--${name} needs a value\n${usage}`);
+    values.set(name, value);
+  }
+  return { positional, values };
+}
+
 async function orders(config: Config, args: string[]): Promise<void> {
-  const [action, id, ...extra] = args;
+  const [action, ...rest] = args;
   if (action === undefined) {
     console.log(describeOrders(await withCommands(config, (commands) => commands.orders())));
     return;
   }
-  if (action !== 'show') throw new UsageError(`unknown orders command "${action.slice(0, 40)}"; use: storefront orders, or storefront orders show ID`);
-  if (!id || extra.length > 0) throw new UsageError('usage: storefront orders show ID (an order id, ord_..., or number, 1001 or #1001)');
-  const found = await withCommands(config, (commands) => commands.order(id));
-  if (!found) throw new NotFoundError(`no order has the id or number ${JSON.stringify(id.slice(0, 64))}`);
-  console.log(describeOrder(found.order, found.transitions));
+  const usage = ORDER_USAGE[action];
+  if (!usage) throw new UsageError(`unknown orders command "${action.slice(0, 40)}"; use: storefront orders, or storefront orders ${ORDER_ACTIONS} ID`);
+  const known = { show: [], capture: [], fulfill: ['tracking-number', 'tracking-url', 'carrier', 'lines'], cancel: ['reason'], refund: ['reason'] }[action] ?? [];
+  const { positional, values } = options(rest, known, usage);
+  const [id, amountText, ...extra] = positional;
+  if (!id || extra.length > 0 || (action === 'refund') !== (amountText !== undefined)) throw new UsageError(usage);
+  const show = (details: OrderDetails) => console.log(describeOrder(details.order, details.transitions));
+  switch (action) {
+    case 'show': {
+      const found = await withCommands(config, (commands) => commands.order(id));
+      if (!found) throw new NotFoundError(`no order has the id or number ${JSON.stringify(id.slice(0, 64))}`);
+      return show(found);
+    }
+    case 'capture':
+      return show(await withCommands(config, (commands) => commands.capture(id)));
+    case 'fulfill': {
+      const lines = values.get('lines');
+      const request: FulfillRequest = {
+        ...(values.has('tracking-number') ? { trackingNumber: values.get('tracking-number')! } : {}),
+        ...(values.has('tracking-url') ? { trackingUrl: values.get('tracking-url')! } : {}),
+        ...(values.has('carrier') ? { carrier: values.get('carrier')! } : {}),
+        ...(lines === undefined ? {} : { lines: parseFulfillLines(lines) }),
+      };
+      return show(await withCommands(config, (commands) => commands.fulfill(id, request)));
+    }
+    case 'cancel':
+      return show(await withCommands(config, (commands) => commands.cancel(id, values.get('reason'))));
+    case 'refund': {
+      const amount = parseAmount(amountText);
+      return show(await withCommands(config, (commands) => commands.refund(id, amount, values.get('reason'))));
+    }
+  }
+}
+
+const ORDER_USAGE: Record<string, string> = {
+  show: 'usage: storefront orders show ID (an order id, ord_..., or number, 1001 or #1001)',
+  capture: 'usage: storefront orders capture ID',
+  fulfill: 'usage: storefront orders fulfill ID [--tracking-number N] [--tracking-url URL] [--carrier NAME] [--lines LINE=QTY,...]',
+  cancel: 'usage: storefront orders cancel ID [--reason TEXT]',
+  refund: 'usage: storefront orders refund ID AMOUNT [--reason TEXT] (AMOUNT in dollars and cents, such as 12.50)',
+};
+
+async function outbox(config: Config, args: string[]): Promise<void> {
+  const [action, id, ...extra] = args;
+  if (action === undefined) {
+    console.log(describeOutbox(await withCommands(config, (commands) => commands.outbox())));
+    return;
+  }
+  if (action !== 'retry' || !id || !/^\d{1,15}$/.test(id) || extra.length > 0) throw new UsageError('usage: storefront outbox, or storefront outbox retry ID');
+  const outcome = await withCommands(config, (commands) => commands.retryOutbox(Number(id)));
+  console.log(describeRetry(Number(id), outcome));
+  if ('refused' in outcome || !outcome.delivered) process.exitCode = 1;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -253,6 +356,8 @@ async function main(argv: string[]): Promise<void> {
       return stock(config, rest);
     case 'orders':
       return orders(config, rest);
+    case 'outbox':
+      return outbox(config, rest);
     default:
       throw new UsageError(`unknown command "${command.slice(0, 40)}"\n${USAGE}`);
   }

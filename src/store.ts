@@ -16,7 +16,16 @@ import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
 import { CatalogSearch } from './search/catalog-search.js';
 import { manualCapture, type PaymentHandler } from './payments/payment-handlers.js';
-import { UCP_VERSION } from './ucp/protocol.js';
+import { openMailSender, type MailSender } from './mail/mail-sender.js';
+import { orderMailSubscriber } from './mail/order-mail-subscriber.js';
+import { OrderActions } from './orders/order-actions.js';
+import type { OrderEventSubscriber } from './orders/order-events.js';
+import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';
+import type { MailMessage, WebhookMessage } from './outbox/outbox.js';
+import { PROFILE_PATH, UCP_VERSION } from './ucp/protocol.js';
+import { orderWebhookSubscriber } from './ucp/webhooks/order-webhooks.js';
+import { SigningKeys } from './ucp/webhooks/signing-keys.js';
+import { sendWebhook } from './ucp/webhooks/webhook-sender.js';
 
 export interface Store {
   config: Config;
@@ -30,6 +39,12 @@ export interface Store {
   checkouts: CheckoutService;
   /** How approved orders are paid (manual capture: the merchant collects payment after the order). */
   payments: PaymentHandler;
+  /** The merchant's moves on an order: capture, fulfil, cancel, refund. */
+  orders: OrderActions;
+  /** The store's keys for signing what it sends; the profile publishes their public halves. */
+  signingKeys: SigningKeys;
+  /** Delivers the outbox (mail, webhooks); undefined when the store was opened without delivery. */
+  outbox: OutboxDispatcher | undefined;
   close(): Promise<void>;
 }
 
@@ -49,6 +64,8 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface StoreOptions {
   seedDemo?: boolean;
+  /** Deliver the outbox from this process: `serve` does; off by default (a store opened for a command, most tests). */
+  deliver?: boolean;
   db?: Database;
   /** Where failures of background work (polls, purges) are reported; by default one line on stderr. */
   onBackgroundError?: (what: string, error: unknown) => void;
@@ -60,6 +77,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
   const db = options.db ?? (await openDatabase(config));
   const timers: NodeJS.Timeout[] = [];
   let listening: Listening | undefined;
+  let mail: MailSender | undefined;
+  let outbox: OutboxDispatcher | undefined;
   try {
     await migrate(db);
     if (options.seedDemo ?? true) await seedCatalogIfEmpty(db, demoCatalog);
@@ -75,9 +94,35 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore(onError);
     const payments = manualCapture(config.baseUrl, UCP_VERSION);
-    const checkouts = new CheckoutService({ catalog, inventory, carts, config: config.checkout, maxLineQuantity: config.cartMaxLineQuantity, payments });
+    const signingKeys = await SigningKeys.open(db, config.signingKey);
+    const subscribers = orderEventSubscribers(config);
+    const checkouts = new CheckoutService({
+      catalog,
+      inventory,
+      carts,
+      config: config.checkout,
+      maxLineQuantity: config.cartMaxLineQuantity,
+      payments,
+      orderEvents: subscribers,
+    });
+    const orders = new OrderActions({ inventory, subscribers });
+    if (options.deliver ?? false) {
+      mail = openMailSender(config.mail);
+      // A failed attempt is one line (no address, no URL); the message waits in the outbox (`storefront outbox`).
+      outbox = outboxDispatcher(db, config, signingKeys, mail, onError, (failure) =>
+        report(
+          `outbox ${failure.kind} (${failure.topic}) attempt ${failure.attempt} failed${failure.givenUp ? ', given up' : ', will be retried'}`,
+          new Error(failure.reason),
+        ),
+      );
+      // The embedded database is this process's alone: a delivery it had under way when it last stopped is not.
+      if (db.kind === 'pglite') await db.query('update outbox set claimed_until = null where sent_at is null and claimed_until is not null');
+      await outbox.start();
+    }
     const purge = () =>
       Promise.all([
+        purgeDelivered(db).catch((error: unknown) => onError('outbox purge failed', error)),
+        signingKeys.refresh(db).catch((error: unknown) => onError('signing key refresh failed', error)),
         checkouts.expireDue(db).catch((error: unknown) => onError('checkout expiry sweep failed', error)),
         carts.purgeExpired(db).catch((error: unknown) => onError('cart purge failed', error)),
         idempotency.purgeExpired(db).catch((error: unknown) => onError('idempotency key purge failed', error)),
@@ -98,6 +143,9 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       idempotency,
       checkouts,
       payments,
+      orders,
+      signingKeys,
+      outbox,
       // Background work starts nothing more, then the database waits for the work under way (a request whose
       // client has gone, a refresh already reading) before it closes. Closing twice is closing once.
       close: () =>
@@ -106,6 +154,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
           catalog.close();
           inventory.close();
           await listening?.close();
+          await outbox?.close();
+          mail?.close();
           // Before the database closes: what it could not be told of keys settled while it was away.
           await idempotency.close();
           await db.close();
@@ -114,9 +164,45 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
   } catch (error) {
     for (const timer of timers) clearInterval(timer);
     await listening?.close();
+    await outbox?.close();
+    mail?.close();
     await db.close().catch(() => {});
     throw error;
   }
+}
+
+/** Who hears of an order's events, in the event's transaction: the buyer's and merchant's mail, the platform's webhook. */
+export function orderEventSubscribers(config: Config): OrderEventSubscriber[] {
+  return [
+    orderMailSubscriber({ storeName: config.storeName, baseUrl: config.baseUrl, merchantEmail: config.mail.merchantEmail }, config.outbox.mailDeadlineSeconds),
+    orderWebhookSubscriber({ baseUrl: config.baseUrl, deadlineSeconds: config.outbox.webhookDeadlineSeconds }),
+  ];
+}
+
+/** The outbox's dispatcher with a sender for each kind: mail through nodemailer, webhooks signed with the store's key. */
+export function outboxDispatcher(
+  db: Database,
+  config: Config,
+  signingKeys: SigningKeys,
+  mail: MailSender,
+  onError: (what: string, error: unknown) => void,
+  onAttemptFailed?: ConstructorParameters<typeof OutboxDispatcher>[2]['onAttemptFailed'],
+): OutboxDispatcher {
+  const senders: Record<'mail' | 'webhook', Sender> = {
+    mail: (row) => mail.send(row.payload as MailMessage, row.eventId),
+    webhook: (row) =>
+      sendWebhook(row.payload as WebhookMessage, row.eventId, {
+        keys: signingKeys,
+        businessProfileUrl: `${config.baseUrl}${PROFILE_PATH}`,
+        allowInsecure: config.allowInsecureProfiles,
+      }),
+  };
+  return new OutboxDispatcher(db, senders, {
+    leaseSeconds: config.outbox.leaseSeconds,
+    retryBaseSeconds: config.outbox.retryBaseSeconds,
+    onError,
+    onAttemptFailed,
+  });
 }
 
 /**

@@ -40,6 +40,7 @@ import {
   cartTokenKey,
   createCart,
   deleteCartAtVersion,
+  deleteCartByToken,
   purgeExpiredCarts,
   readCart,
   unpublishedProductTitles,
@@ -226,6 +227,16 @@ export class CartService {
       }
       throw new Error(`cart changed by others ${MAX_WRITE_ATTEMPTS} times in a row while we tried to cancel it`);
     });
+  }
+
+  /**
+   * Closes a cart whose order was placed, inside the order's transaction: its token then names no live cart
+   * (the storefront hands out a fresh one, get_cart answers not found). A change to it racing the order finds
+   * no cart and starts a new one.
+   */
+  async close(tx: Queryable, token: string): Promise<void> {
+    this.recent.forget(token);
+    await deleteCartByToken(tx, token);
   }
 
   /** Deletes carts unchanged for the cart lifetime (14 days); returns how many. */

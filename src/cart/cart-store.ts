@@ -165,6 +165,11 @@ export async function deleteCartAtVersion(db: Queryable, id: number, version: nu
   return rows.length > 0;
 }
 
+/** Deletes a cart and its lines whatever its version (its order was placed), in the caller's transaction. */
+export async function deleteCartByToken(db: Queryable, token: string): Promise<void> {
+  await db.query('delete from carts where token = $1', [token]);
+}
+
 /** Deletes the carts no longer live; returns how many. */
 export async function purgeExpiredCarts(db: Queryable): Promise<number> {
   const [row] = await db.query<{ purged: number }>(

@@ -13,8 +13,8 @@ import { lineProperties, type VariantLookup } from '../cart/cart.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { STORE_CURRENCY } from '../catalog/types.js';
 import { demandByVariant, InsufficientStock, type Inventory } from '../inventory/inventory.js';
+import { announce, type OrderEventSubscriber } from '../orders/order-events.js';
 import { placeOrder, readOrder, type Order } from '../orders/orders.js';
-import { addToOutbox } from '../outbox/outbox.js';
 import { PaymentDeclined, type PaymentHandler } from '../payments/payment-handlers.js';
 import {
   approvalSummary,
@@ -64,6 +64,8 @@ export interface CheckoutInput {
   buyer?: Buyer;
   destination?: AddressInput | null;
   shippingOption?: string | null;
+  /** Where the agent's platform hears of the order (its profile's order webhook); left as it is when absent. */
+  webhookUrl?: string | null;
 }
 
 export class CheckoutNotFound extends Error {
@@ -100,7 +102,8 @@ export type ApprovalState =
   | { kind: 'closed'; reason: string; changes: string[]; view: CheckoutView | undefined }
   | { kind: 'unknown' };
 
-export type ApprovalOutcome = { kind: 'placed'; order: Order } | { kind: 'declined' } | { kind: 'refused'; reason: string; changes: string[] };
+/** `placedNow`: this approval placed the order (false when the page was approved again after it was placed). */
+export type ApprovalOutcome = { kind: 'placed'; order: Order; placedNow: boolean } | { kind: 'declined' } | { kind: 'refused'; reason: string; changes: string[] };
 
 export interface CheckoutServiceOptions {
   catalog: Catalog;
@@ -109,6 +112,8 @@ export interface CheckoutServiceOptions {
   config: CheckoutConfig;
   maxLineQuantity: number;
   payments: PaymentHandler;
+  /** Told of each order placed, inside the approval's transaction (the confirmation mail, the platform's webhook). */
+  orderEvents?: readonly OrderEventSubscriber[];
   now?: () => Date;
 }
 
@@ -198,6 +203,7 @@ export class CheckoutService {
       destination: input.destination ?? null,
       shippingOption: input.shippingOption ?? null,
       channel,
+      webhookUrl: input.webhookUrl ?? null,
       version: 0,
       orderId: null,
       expiresAt: new Date(now.getTime() + this.options.config.ttlSeconds * 1000),
@@ -303,7 +309,13 @@ export class CheckoutService {
     await this.expireIfDue(db, current);
     const record = await this.change(db, id, (locked) => {
       if (isTerminal(locked.status)) throw new CheckoutRefused({ code: 'checkout_closed', content: `This checkout is ${locked.status} and can no longer change.` });
-      const update = { lines, buyer: input.buyer ?? {}, destination: input.destination ?? null, shippingOption: input.shippingOption ?? null };
+      const update = {
+        lines,
+        buyer: input.buyer ?? {},
+        destination: input.destination ?? null,
+        shippingOption: input.shippingOption ?? null,
+        webhookUrl: input.webhookUrl === undefined ? locked.webhookUrl : input.webhookUrl,
+      };
       const to = informationStatus(this.view({ ...locked, ...update }));
       const reason = locked.status === 'requires_escalation' ? 'The checkout was changed after this approval link was issued.' : 'updated';
       return { to, actor, reason, update };
@@ -416,10 +428,11 @@ export class CheckoutService {
    */
   async approve(db: Database, token: string, formSecret: string, shownDigest: string): Promise<ApprovalOutcome> {
     const state = await this.approvalState(db, token);
-    if (state.kind === 'completed') return { kind: 'placed', order: state.order };
+    if (state.kind === 'completed') return { kind: 'placed', order: state.order, placedNow: false };
     if (state.kind === 'unknown') return { kind: 'refused', reason: 'This approval link is not valid.', changes: [] };
     if (state.kind === 'closed') return { kind: 'refused', reason: state.reason, changes: state.changes };
     try {
+      let placedNow = false;
       const order = await db.transaction(async (tx) => {
         const approval = await readApproval(tx, token, { lock: true });
         if (!approval || !sameSecret(approval.formSecret, formSecret)) throw new ApprovalRefused('This form has expired. Reload the page and approve again.');
@@ -436,7 +449,10 @@ export class CheckoutService {
         }
         if (view.blockers.length > 0) throw new ApprovalRefused(view.blockers.map((b) => b.content).join(' '));
         const inProgress = await this.apply(tx, locked, { to: 'complete_in_progress', actor: 'buyer', reason: 'approved by the buyer on the approval page' }, { approvedByBuyer: true });
-        await this.options.inventory.take(tx, demandByVariant(view.lines.map((priced) => ({ variantId: priced.line.variantId, quantity: priced.line.quantity }))));
+        const beyondStock = await this.options.inventory.take(
+          tx,
+          demandByVariant(view.lines.map((priced) => ({ variantId: priced.line.variantId, quantity: priced.line.quantity }))),
+        );
         const address = view.address!;
         const option = view.selectedOption!;
         const order = await placeOrder(
@@ -444,6 +460,7 @@ export class CheckoutService {
           {
             checkoutId: locked.id,
             channel: locked.channel,
+            webhookUrl: locked.webhookUrl,
             currency: STORE_CURRENCY,
             buyerEmail: locked.buyer.email!,
             buyer: locked.buyer,
@@ -453,7 +470,7 @@ export class CheckoutService {
             shipping: view.totals.shipping ?? 0,
             tax: view.totals.tax ?? 0,
             total: view.totals.total,
-            lines: view.lines.map((priced, position) => ({
+            lines: backordersByLine(view, beyondStock).map(({ priced, backordered }, position) => ({
               id: priced.line.id,
               position,
               variantId: priced.line.variantId,
@@ -467,18 +484,22 @@ export class CheckoutService {
               lineTotal: priced.lineTotal,
               sellingPlanId: priced.line.sellingPlanId,
               properties: priced.line.properties,
+              backordered,
             })),
           },
           this.options.payments,
         );
         await markApprovalUsed(tx, token);
         await this.apply(tx, inProgress, { to: 'completed', actor: 'system', reason: `order #${order.number} placed`, update: { orderId: order.id } });
-        await addToOutbox(tx, 'order.placed', { order_id: order.id, order_number: order.number, checkout_id: locked.id, email: order.buyerEmail });
+        // The cart it was bought from is closed: its cookie gets a fresh cart, get_cart answers not found.
+        if (locked.cartToken) await this.options.carts.close(tx, locked.cartToken);
+        await announce(tx, this.options.orderEvents ?? [], { type: 'placed', order });
+        placedNow = true;
         return order;
       });
       // The order is committed: a failed read of the new stock level must not report it as failed (the poll catches up).
       await this.options.inventory.refresh(db).catch(() => undefined);
-      return { kind: 'placed', order };
+      return { kind: 'placed', order, placedNow };
     } catch (error) {
       if (error instanceof ApprovalRefused) return { kind: 'refused', reason: error.message, changes: error.changes };
       if (error instanceof InsufficientStock) {
@@ -510,6 +531,22 @@ export class CheckoutService {
     }
     return { kind: 'declined' };
   }
+}
+
+/**
+ * The units each line sells beyond stock: the take reports them per variant; a variant's earlier lines got the
+ * stock first (as the checkout's view counts them), so its later lines carry the backorder.
+ */
+function backordersByLine(view: CheckoutView, beyondStock: ReadonlyMap<number, number>): { priced: CheckoutView['lines'][number]; backordered: number }[] {
+  const left = new Map(beyondStock);
+  const result = view.lines.map((priced) => ({ priced, backordered: 0 }));
+  for (const entry of [...result].reverse()) {
+    const variantId = entry.priced.line.variantId;
+    const units = left.get(variantId) ?? 0;
+    entry.backordered = Math.min(units, entry.priced.line.quantity);
+    left.set(variantId, units - entry.backordered);
+  }
+  return result;
 }
 
 class ApprovalRefused extends Error {

@@ -43,6 +43,8 @@ export interface CheckoutRecord {
   destination: AddressInput | null;
   shippingOption: string | null;
   channel: Channel;
+  /** Where the agent's platform asked to hear of the order (its profile's order webhook), if anywhere. */
+  webhookUrl: string | null;
   version: number;
   orderId: string | null;
   expiresAt: Date;
@@ -68,6 +70,8 @@ export interface PricedCheckoutLine {
   sku: string | null;
   unitPrice: number;
   lineTotal: number;
+  /** Units of this line beyond the stock on hand now, sold under a continue-selling policy: they ship later. */
+  backordered: number;
 }
 
 /** A checkout as every door shows it: priced now, with its messages and what blocks completion. */
@@ -103,7 +107,7 @@ function priceLine(line: CheckoutLine, lookup: VariantLookup): PricedCheckoutLin
   const item = lookup(line.variantId);
   if (!item) {
     const price = line.quotedPrice ?? 0;
-    return { line, item, title: `Variant ${line.variantId}`, productTitle: '', variantTitle: '', sku: null, unitPrice: price, lineTotal: price * line.quantity };
+    return { line, item, title: `Variant ${line.variantId}`, productTitle: '', variantTitle: '', sku: null, unitPrice: price, lineTotal: price * line.quantity, backordered: 0 };
   }
   const price = unitPrice(item, line.sellingPlanId);
   return {
@@ -115,7 +119,23 @@ function priceLine(line: CheckoutLine, lookup: VariantLookup): PricedCheckoutLin
     sku: item.variant.sku,
     unitPrice: price,
     lineTotal: price * line.quantity,
+    backordered: 0,
   };
+}
+
+/**
+ * Units beyond stock per line, for tracked variants sold past zero (continue policy): the stock on hand goes to
+ * the earlier lines of a variant first, as the approval takes it.
+ */
+function markBackorders(lines: PricedCheckoutLine[], stock: StockLevels): void {
+  const left = new Map<number, number>();
+  for (const priced of lines) {
+    const variant = priced.item?.variant;
+    if (!variant || !variant.inventoryTracked || variant.inventoryPolicy !== 'continue') continue;
+    const onHand = left.get(variant.id) ?? Math.max(0, stock.onHand(variant.id));
+    priced.backordered = Math.max(0, priced.line.quantity - onHand);
+    left.set(variant.id, Math.max(0, onHand - priced.line.quantity));
+  }
 }
 
 const money = (cents: number) => formatMoney(cents);
@@ -123,6 +143,7 @@ const money = (cents: number) => formatMoney(cents);
 /** Prices a checkout now and says what is missing or wrong, each with the path of the field. */
 export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stock: StockLevels, config: CheckoutConfig, now: Date): CheckoutView {
   const lines = record.lines.map((line) => priceLine(line, lookup));
+  markBackorders(lines, stock);
   const messages: CheckoutMessage[] = [];
   const blockers: Refusal[] = [];
   const block = (message: CheckoutMessage) => {
@@ -145,6 +166,14 @@ export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stoc
       block({ type: 'error', code: 'out_of_stock', content: `${priced.title} is sold out; remove the line.`, severity: 'recoverable', path });
     } else if (wanted > sellable) {
       block({ type: 'error', code: 'insufficient_stock', content: `Only ${sellable} of ${priced.title} left; lower the quantity.`, severity: 'recoverable', path });
+    }
+    if (priced.backordered > 0) {
+      messages.push({
+        type: 'warning',
+        code: 'backordered',
+        content: `${priced.backordered} of ${priced.line.quantity} ${priced.title} ship later: they are sold beyond the stock on hand (backordered).`,
+        path,
+      });
     }
     if (priced.line.quotedPrice !== null && priced.line.quotedPrice !== priced.unitPrice) {
       messages.push({

@@ -11,7 +11,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ImportError } from '../catalog/import/catalog-document.js';
-import { CommandError, type MerchantCommands } from './merchant-commands.js';
+import { CommandError, type FulfillRequest, type MerchantCommands } from './merchant-commands.js';
 
 /** Unix socket paths are limited to about 107 bytes; a deep DATA_DIR gets a socket in the temp folder instead. */
 const MAX_SOCKET_PATH = 100;
@@ -31,6 +31,14 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   if (method === 'POST' && url === '/stock') return { status: 200, body: await commands.setStock(String(input.sku), Number(input.onHand)) };
   if (method === 'POST' && url === '/import') return { status: 200, body: await commands.importCatalog(input.document) };
   if (method === 'GET' && url === '/orders') return { status: 200, body: await commands.orders() };
+  const id = String(input.id ?? '');
+  if (method === 'POST' && url === '/orders/capture') return { status: 200, body: await commands.capture(id) };
+  if (method === 'POST' && url === '/orders/fulfill') return { status: 200, body: await commands.fulfill(id, (input.request ?? {}) as FulfillRequest) };
+  const reason = typeof input.reason === 'string' ? input.reason : undefined;
+  if (method === 'POST' && url === '/orders/cancel') return { status: 200, body: await commands.cancel(id, reason) };
+  if (method === 'POST' && url === '/orders/refund') return { status: 200, body: await commands.refund(id, Number(input.amount), reason) };
+  if (method === 'GET' && url === '/outbox') return { status: 200, body: await commands.outbox() };
+  if (method === 'POST' && url === '/outbox/retry') return { status: 200, body: await commands.retryOutbox(Number(input.id)) };
   // An order's id or number, escaped in the path (`#1001` would otherwise read as a fragment); null when none.
   if (method === 'GET' && url.startsWith('/orders/')) return { status: 200, body: await commands.order(decodeURIComponent(url.slice('/orders/'.length))) };
   return { status: 404, body: { error: 'unknown command' } };

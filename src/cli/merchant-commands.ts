@@ -5,15 +5,35 @@
  * answer is plain JSON (dates as ISO strings), so it reads the same whichever way it came.
  */
 import { formatMoney } from '../catalog/types.js';
+import type { Store } from '../store.js';
 import type { Database } from '../db/database.js';
 import { importCatalog, type ImportReport } from '../catalog/import/import-catalog.js';
 import { readTransitions, type TransitionRecord } from '../checkout/checkout-store.js';
 import { listStock, type StockListing } from '../inventory/inventory-store.js';
 import { UnknownSku, type Inventory } from '../inventory/inventory.js';
+import { OrderActionRefused, OrderNotFound, unitsBackordered, unitsToShip, type FulfillInput, type OrderActions } from '../orders/order-actions.js';
 import { listOrders, readOrder, type Order } from '../orders/orders.js';
+import { listUndelivered, type DeliveryOutcome, type OutboxDispatcher, type OutboxListing } from '../outbox/outbox-dispatcher.js';
 
 /** Largest stock a variant may hold (the same bound the catalog import accepts). */
 export const MAX_ON_HAND = 1_000_000_000;
+
+/** The commands of a running store: its own stock, order moves and dispatcher; changes taken in at once. */
+export function storeCommands(store: Store): MerchantCommands {
+  return merchantCommands({
+    db: store.db,
+    inventory: store.inventory,
+    orders: store.orders,
+    outbox: async () => {
+      if (!store.outbox) throw new CommandError('this store does not deliver messages');
+      return store.outbox;
+    },
+    afterChange: async () => {
+      await store.inventory.refresh(store.db);
+      await store.catalog.refresh(store.db);
+    },
+  });
+}
 
 /** A merchant's mistake (unknown SKU, bad quantity): one clear line, exit 1, nothing changed. */
 export class CommandError extends Error {}
@@ -49,9 +69,22 @@ export interface OrderListing {
 
 /** An order as `storefront orders show` reads it: the order, and its checkout's every change of status. */
 export interface OrderDetails {
-  order: Omit<Order, 'createdAt'> & { createdAt: string };
+  order: Omit<Dated<Order>, 'fulfillments' | 'adjustments'> & {
+    fulfillments: Dated<Order['fulfillments'][number]>[];
+    adjustments: Dated<Order['adjustments'][number]>[];
+  };
   transitions: (Omit<TransitionRecord, 'at'> & { at: string })[];
 }
+
+/** What `orders fulfill` sends over the control socket: the FulfillInput with its lines as pairs (JSON has no Map). */
+export interface FulfillRequest {
+  trackingNumber?: string;
+  trackingUrl?: string;
+  carrier?: string;
+  lines?: [string, number][];
+}
+
+export type OutboxRetry = DeliveryOutcome | { refused: string };
 
 export interface MerchantCommands {
   stock(): Promise<StockListing[]>;
@@ -61,13 +94,51 @@ export interface MerchantCommands {
   orders(): Promise<OrderListing[]>;
   /** An order by its id (`ord_…`) or number (`1001`, `#1001`); null when there is none. */
   order(idOrNumber: string): Promise<OrderDetails | null>;
+  /** The merchant's moves on an order; each answers the order as it now is, or refuses (CommandError) changing nothing. */
+  capture(idOrNumber: string): Promise<OrderDetails>;
+  fulfill(idOrNumber: string, request: FulfillRequest): Promise<OrderDetails>;
+  cancel(idOrNumber: string, reason?: string): Promise<OrderDetails>;
+  refund(idOrNumber: string, amount: number, reason?: string): Promise<OrderDetails>;
+  /** Messages not delivered (pending and given up), oldest first. */
+  outbox(): Promise<OutboxListing[]>;
+  /** Delivers one message now (a given-up one gets another attempt); CommandError when there is no such message. */
+  retryOutbox(id: number): Promise<OutboxRetry>;
+}
+
+/** What the commands work with: the database, the one writer of stock, the order's moves and (for retry) a dispatcher. */
+export interface CommandParts {
+  db: Database;
+  inventory: Pick<Inventory, 'setOnHand'>;
+  orders: OrderActions;
+  /** Made when first needed (the CLI on its own builds senders only for `outbox retry`). */
+  outbox: () => Promise<Pick<OutboxDispatcher, 'retryNow'>>;
+  /** After a change to stock or the catalog: a running store takes it in at once. */
+  afterChange?: () => Promise<void>;
 }
 
 /**
  * The commands run on a database through the inventory (the one writer of stock). In a running store that is
  * the store's own inventory, and `afterImport` takes an import in at once; the CLI on its own passes a fresh one.
  */
-export function merchantCommands(db: Database, inventory: Pick<Inventory, 'setOnHand'>, afterImport: () => Promise<void> = async () => {}): MerchantCommands {
+export function merchantCommands(parts: CommandParts): MerchantCommands {
+  const { db, inventory } = parts;
+  const afterChange = parts.afterChange ?? (async () => {});
+  const details = async (order: Order): Promise<OrderDetails> => {
+    const transitions = await readTransitions(db, order.checkoutId);
+    return orderDetails(order, transitions);
+  };
+  /** A move on an order: its refusal is the merchant's one line; the change taken in (a cancel restocks). */
+  const move = async (run: () => Promise<Order>): Promise<OrderDetails> => {
+    let order: Order;
+    try {
+      order = await run();
+    } catch (error) {
+      if (error instanceof OrderActionRefused || error instanceof OrderNotFound) throw new CommandError(error.message);
+      throw error;
+    }
+    await afterChange().catch(() => {});
+    return details(order);
+  };
   return {
     stock: () => listStock(db),
     async setStock(sku, onHand) {
@@ -81,7 +152,7 @@ export function merchantCommands(db: Database, inventory: Pick<Inventory, 'setOn
     },
     async importCatalog(document) {
       const report = await importCatalog(db, document);
-      await afterImport();
+      await afterChange();
       return report;
     },
     async orders() {
@@ -99,14 +170,87 @@ export function merchantCommands(db: Database, inventory: Pick<Inventory, 'setOn
     },
     async order(idOrNumber) {
       const order = await readOrder(db, idOrNumber);
-      if (!order) return null;
-      const transitions = await readTransitions(db, order.checkoutId);
-      return {
-        order: { ...order, createdAt: order.createdAt.toISOString() },
-        transitions: transitions.map((transition) => ({ ...transition, at: transition.at.toISOString() })),
-      };
+      return order ? details(order) : null;
+    },
+    capture: (idOrNumber) => move(() => parts.orders.capture(db, idOrNumber)),
+    fulfill: (idOrNumber, request) => move(() => parts.orders.fulfill(db, idOrNumber, fulfillInput(request))),
+    cancel: (idOrNumber, reason) => move(() => parts.orders.cancel(db, idOrNumber, reason)),
+    refund: (idOrNumber, amount, reason) => move(() => parts.orders.refund(db, idOrNumber, amount, reason)),
+    outbox: () => listUndelivered(db),
+    async retryOutbox(id) {
+      const outcome = await (await parts.outbox()).retryNow(id);
+      if (!outcome) throw new CommandError(`no outbox message has the id ${id}`);
+      return outcome;
     },
   };
+}
+
+function fulfillInput(request: FulfillRequest): FulfillInput {
+  return {
+    ...(request.trackingNumber === undefined ? {} : { trackingNumber: String(request.trackingNumber) }),
+    ...(request.trackingUrl === undefined ? {} : { trackingUrl: String(request.trackingUrl) }),
+    ...(request.carrier === undefined ? {} : { carrier: String(request.carrier) }),
+    ...(request.lines === undefined ? {} : { lines: new Map(request.lines.map(([line, quantity]) => [String(line), Number(quantity)])) }),
+  };
+}
+
+/** Dates as ISO strings: the same JSON whether the command ran here or in the running store. */
+type Dated<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+
+function orderDetails(order: Order, transitions: TransitionRecord[]): OrderDetails {
+  return {
+    order: {
+      ...order,
+      createdAt: order.createdAt.toISOString(),
+      canceledAt: order.canceledAt?.toISOString() ?? null,
+      fulfillments: order.fulfillments.map((f) => ({ ...f, occurredAt: f.occurredAt.toISOString() })),
+      adjustments: order.adjustments.map((a) => ({ ...a, occurredAt: a.occurredAt.toISOString() })),
+    },
+    transitions: transitions.map((transition) => ({ ...transition, at: transition.at.toISOString() })),
+  };
+}
+
+/** A refund's AMOUNT as the merchant types it: dollars and cents (`12.50`, `$12.50`, `12`), to cents without floats. */
+export function parseAmount(raw: string | undefined): number {
+  const match = /^\$?(\d{1,9})(?:\.(\d{1,2}))?$/.exec(raw?.trim() ?? '');
+  if (!match) throw new CommandError(`AMOUNT must be dollars and cents such as 12.50, got ${raw === undefined ? 'nothing' : `"${raw.slice(0, 40)}"`}`);
+  const cents = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  if (cents <= 0) throw new CommandError('AMOUNT must be more than 0.00');
+  return cents;
+}
+
+/** `--lines li_1=2,SKU-9=1` to pairs of line (id or SKU) and units. */
+export function parseFulfillLines(raw: string): [string, number][] {
+  return raw.split(',').map((entry) => {
+    const match = /^\s*([^=\s]{1,100})\s*=\s*(\d{1,6})\s*$/.exec(entry);
+    if (!match) throw new CommandError(`--lines takes LINE=QTY pairs separated by commas (LINE a line id such as li_1, or a SKU), got "${entry.slice(0, 60)}"`);
+    return [match[1]!, Number(match[2])];
+  });
+}
+
+export function describeOutbox(rows: readonly OutboxListing[]): string {
+  if (rows.length === 0) return 'every message was delivered';
+  const table = [
+    ['ID', 'KIND', 'TOPIC', 'ORDER', 'STATE', 'TRIES', 'WRITTEN (UTC)', 'NEXT TRY OR GIVEN UP', 'LAST ERROR'],
+    ...rows.map((row) => [
+      String(row.id),
+      row.kind,
+      row.topic,
+      row.orderNumber === null ? '-' : `#${row.orderNumber}`,
+      row.state,
+      String(row.attempts),
+      utc(row.createdAt),
+      row.state === 'pending' ? `next ${utc(row.nextAttemptAt!)}, until ${utc(row.deadlineAt)}` : `given up (deadline ${utc(row.deadlineAt)})`,
+      (row.lastError ?? '-').replace(/\s+/g, ' ').slice(0, 120),
+    ]),
+  ];
+  return [...columns(table, new Set([0, 5])), '', 'storefront outbox retry ID delivers one now (a given-up one gets another attempt).'].join('\n');
+}
+
+export function describeRetry(id: number, outcome: OutboxRetry): string {
+  if ('refused' in outcome) return outcome.refused;
+  if (outcome.delivered) return `message ${id} delivered`;
+  return `message ${id} was not delivered: ${outcome.error}${outcome.givenUp ? ' (given up again)' : ' (it will be tried again)'}`;
 }
 
 /** Lines of cells as columns two spaces apart; `right` names the columns aligned right (numbers, money). */
@@ -181,10 +325,20 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
   ]);
   const lines = columns(
     [
-      ['TITLE', 'SKU', 'QTY', 'UNIT PRICE', 'LINE TOTAL'],
-      ...order.lines.map((line) => [line.title, line.sku ?? '-', String(line.quantity), money(line.unitPrice), money(line.lineTotal)]),
+      ['LINE', 'TITLE', 'SKU', 'QTY', 'SHIPPED', 'CANCELED', 'BACKORDERED', 'UNIT PRICE', 'LINE TOTAL'],
+      ...order.lines.map((line) => [
+        line.id,
+        line.title,
+        line.sku ?? '-',
+        String(line.quantity),
+        String(line.fulfilled),
+        String(line.canceled),
+        line.backordered ? `${unitsBackordered(line)} of ${line.backordered}` : '-',
+        money(line.unitPrice),
+        money(line.lineTotal),
+      ]),
     ],
-    new Set([2, 3, 4]),
+    new Set([3, 4, 5, 7, 8]),
   );
   const totals = columns(
     [
@@ -192,17 +346,29 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
       ['Shipping', money(order.shipping)],
       ['Tax', money(order.tax)],
       ['Total', money(order.total)],
+      ['Captured', money(order.captured)],
+      ['Refunded', money(order.refunded)],
     ],
     new Set([1]),
   );
+  const titleOf = (lineId: string) => order.lines.find((line) => line.id === lineId)?.title ?? lineId;
+  const shipments = order.fulfillments.map((f) =>
+    [
+      `  ${utc(f.occurredAt)}  shipped ${f.lines.map((l) => `${l.quantity} × ${titleOf(l.lineId)}`).join(', ')}`,
+      f.carrier ? ` via ${f.carrier}` : '',
+      f.trackingNumber ? `, tracking ${f.trackingNumber}` : '',
+      f.trackingUrl ? ` (${f.trackingUrl})` : '',
+    ].join(''),
+  );
+  const adjustments = order.adjustments.map((a) =>
+    a.type === 'refund'
+      ? `  ${utc(a.occurredAt)}  refunded ${money(-a.amount)}${a.reason ? `: ${a.reason}` : ''}`
+      : `  ${utc(a.occurredAt)}  canceled ${a.lines.map((l) => `${-l.quantity} × ${titleOf(l.lineId)}`).join(', ')}${a.reason ? `: ${a.reason}` : ''}`,
+  );
   const history = transitions.length
-    ? columns(
-        [
-          ['TIME (UTC)', 'FROM', '', 'TO', 'BY', 'REASON'],
-          ...transitions.map((t) => [utc(t.at), t.from ?? '(new)', '→', t.to, t.actor, t.reason ?? '']),
-        ],
-      )
+    ? columns([['TIME (UTC)', 'FROM', '', 'TO', 'BY', 'REASON'], ...transitions.map((t) => [utc(t.at), t.from ?? '(new)', '→', t.to, t.actor, t.reason ?? ''])])
     : ['(no transitions recorded)'];
+  const toShip = order.status === 'canceled' ? 0 : order.lines.reduce((sum, line) => sum + unitsToShip(line), 0);
   return [
     ...facts,
     '',
@@ -211,6 +377,11 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
     ...totals,
     '',
     order.paymentSummary,
+    '',
+    ...(order.status === 'canceled' ? [`Canceled ${order.canceledAt ? utc(order.canceledAt) : ''}${order.cancelReason ? `: ${order.cancelReason}` : ''}`.trimEnd(), ''] : []),
+    toShip > 0 ? `${toShip} unit${toShip === 1 ? '' : 's'} still to ship.` : order.status === 'canceled' ? 'Nothing left to ship.' : 'Shipped in full.',
+    ...(shipments.length ? ['Shipments:', ...shipments] : []),
+    ...(adjustments.length ? ['Refunds and cancellations:', ...adjustments] : []),
     '',
     `Checkout ${order.checkoutId}, every change of status:`,
     ...history.map((line) => `  ${line}`),

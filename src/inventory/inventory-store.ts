@@ -47,31 +47,61 @@ export async function setOnHandBySku(db: Queryable, sku: string, onHand: number)
   return row ? { variantId: row.variant_id, previous: row.previous } : undefined;
 }
 
+/** What a take did: the variants that lacked units (then nothing was written), and units sold beyond stock. */
+export interface TakeResult {
+  short: number[];
+  /** Variant id → units sold beyond what was on hand (back-orderable variants only; their stock stops at zero). */
+  backordered: Map<number, number>;
+}
+
 /**
- * Takes units out of stock, all or nothing, in the caller's transaction: one conditional UPDATE, so two
- * takes of the last unit cannot both succeed (the second re-checks the row after the first commits).
- * Variants whose stock is not tracked are not touched; back-orderable ones go down to zero, never below.
- * Returns the variants that lacked units (nothing is written then: the caller's transaction must roll back).
+ * Takes units out of stock, all or nothing, in the caller's transaction. The rows are locked first (in variant
+ * order, so two takes never deadlock), so two takes of the last unit cannot both succeed: the second reads the
+ * level the first committed. Variants whose stock is not tracked are not touched; back-orderable ones go down
+ * to zero, never below, and the units beyond stock are reported as backordered.
  */
-export async function takeStock(tx: Queryable, demand: ReadonlyMap<number, number>): Promise<number[]> {
-  const wanted = [...demand].filter(([, quantity]) => quantity > 0);
-  if (wanted.length === 0) return [];
-  const rows = await tx.query<{ variant_id: number }>(
-    `with demand as (
-       select * from unnest($1::bigint[], $2::int[]) as d(variant_id, quantity)
-     ), tracked as (
-       select d.variant_id, d.quantity, v.inventory_policy from demand d join variants v on v.id = d.variant_id where v.inventory_tracked
-     ), taken as (
-       update inventory_levels i set on_hand = greatest(0, i.on_hand - t.quantity),
-              change_seq = nextval('inventory_change_seq'), updated_at = now()
-         from tracked t
-        where i.variant_id = t.variant_id and (t.inventory_policy = 'continue' or i.on_hand >= t.quantity)
-       returning i.variant_id
-     )
-     select t.variant_id from tracked t where t.variant_id not in (select variant_id from taken)`,
-    [wanted.map(([id]) => id), wanted.map(([, quantity]) => quantity)],
+export async function takeStock(tx: Queryable, demand: ReadonlyMap<number, number>): Promise<TakeResult> {
+  const wanted = new Map([...demand].filter(([, quantity]) => quantity > 0));
+  const result: TakeResult = { short: [], backordered: new Map() };
+  if (wanted.size === 0) return result;
+  const levels = await tx.query<{ variant_id: number | string; on_hand: number; inventory_policy: string }>(
+    `select i.variant_id, i.on_hand, v.inventory_policy
+       from inventory_levels i join variants v on v.id = i.variant_id
+      where i.variant_id = any($1::bigint[]) and v.inventory_tracked
+      order by i.variant_id
+      for update of i`,
+    [[...wanted.keys()]],
   );
-  return rows.map((row) => row.variant_id);
+  const updates: [number, number][] = [];
+  for (const level of levels) {
+    const variantId = Number(level.variant_id);
+    const quantity = wanted.get(variantId)!;
+    if (level.on_hand >= quantity) updates.push([variantId, level.on_hand - quantity]);
+    else if (level.inventory_policy === 'continue') {
+      updates.push([variantId, 0]);
+      result.backordered.set(variantId, quantity - level.on_hand);
+    } else result.short.push(variantId);
+  }
+  if (result.short.length > 0) return { short: result.short, backordered: new Map() };
+  await tx.query(
+    `update inventory_levels i set on_hand = u.on_hand, change_seq = nextval('inventory_change_seq'), updated_at = now()
+       from unnest($1::bigint[], $2::int[]) as u(variant_id, on_hand)
+      where i.variant_id = u.variant_id`,
+    [updates.map(([id]) => id), updates.map(([, onHand]) => onHand)],
+  );
+  return result;
+}
+
+/** Puts units back in stock (an order canceled before they shipped), in the caller's transaction. */
+export async function returnStock(tx: Queryable, units: ReadonlyMap<number, number>): Promise<void> {
+  const back = [...units].filter(([, quantity]) => quantity > 0);
+  if (back.length === 0) return;
+  await tx.query(
+    `update inventory_levels i set on_hand = i.on_hand + u.quantity, change_seq = nextval('inventory_change_seq'), updated_at = now()
+       from unnest($1::bigint[], $2::int[]) as u(variant_id, quantity), variants v
+      where i.variant_id = u.variant_id and v.id = i.variant_id and v.inventory_tracked`,
+    [back.map(([id]) => id), back.map(([, quantity]) => quantity)],
+  );
 }
 
 export interface StockListing {
@@ -79,15 +109,32 @@ export interface StockListing {
   variantId: number;
   productTitle: string;
   variantTitle: string;
+  /** Units on hand; never below zero, so units sold beyond stock show in `backordered` instead. */
   onHand: number;
+  /** Committed backorders: units of its order lines sold beyond stock and not yet shipped nor canceled. */
+  backordered: number;
   tracked: boolean;
 }
 
-/** Every variant still sold (not archived) with its stock, by product title then position. */
+/** Every variant still sold (not archived) with its stock and committed backorders, by product title then position. */
 export async function listStock(db: Queryable): Promise<StockListing[]> {
-  const rows = await db.query<{ sku: string | null; variant_id: number; product_title: string; variant_title: string; on_hand: number | null; tracked: boolean }>(
-    `select v.sku, v.id as variant_id, p.title as product_title, v.title as variant_title, i.on_hand, v.inventory_tracked as tracked
+  const rows = await db.query<{
+    sku: string | null;
+    variant_id: number;
+    product_title: string;
+    variant_title: string;
+    on_hand: number | null;
+    backordered: number | null;
+    tracked: boolean;
+  }>(
+    `with backorders as (
+       select variant_id, sum(least(backordered, quantity - fulfilled - canceled)) as backordered
+         from order_lines where backordered > 0 group by variant_id
+     )
+     select v.sku, v.id as variant_id, p.title as product_title, v.title as variant_title, i.on_hand, b.backordered,
+            v.inventory_tracked as tracked
        from variants v join products p on p.id = v.product_id left join inventory_levels i on i.variant_id = v.id
+       left join backorders b on b.variant_id = v.id
       where v.archived_at is null
       order by p.title, p.id, v.position, v.id`,
   );
@@ -97,6 +144,7 @@ export async function listStock(db: Queryable): Promise<StockListing[]> {
     productTitle: row.product_title,
     variantTitle: row.variant_title,
     onHand: row.on_hand ?? 0,
+    backordered: row.backordered ?? 0,
     tracked: row.tracked,
   }));
 }

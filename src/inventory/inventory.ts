@@ -5,7 +5,7 @@
  * when told of a write elsewhere (another instance: NOTIFY on STOCK_CHANNEL), and by a poll as a safety net.
  */
 import type { Database, Queryable } from '../db/database.js';
-import { readStock, readStockChangedSince, setOnHandBySku, takeStock } from './inventory-store.js';
+import { readStock, readStockChangedSince, returnStock, setOnHandBySku, takeStock } from './inventory-store.js';
 import type { StockLevels } from './stock.js';
 
 export { demandByVariant, isProductAvailable, isVariantAvailable, sellableQuantity, availabilityStatus, type StockLevels } from './stock.js';
@@ -123,11 +123,18 @@ export class Inventory implements StockLevels {
 
   /**
    * Takes units out of stock inside the caller's transaction: every variant has them, or InsufficientStock
-   * is thrown and the caller's transaction must roll back. The copy here follows after commit (refresh).
+   * is thrown and the caller's transaction must roll back. Answers the units sold beyond stock by variant
+   * (back-orderable variants). The copy here follows after commit (refresh).
    */
-  async take(tx: Queryable, demand: ReadonlyMap<number, number>): Promise<void> {
-    const short = await takeStock(tx, demand);
+  async take(tx: Queryable, demand: ReadonlyMap<number, number>): Promise<ReadonlyMap<number, number>> {
+    const { short, backordered } = await takeStock(tx, demand);
     if (short.length > 0) throw new InsufficientStock(short);
+    return backordered;
+  }
+
+  /** Puts units back (a canceled order's units that never shipped), inside the caller's transaction. */
+  async giveBack(tx: Queryable, units: ReadonlyMap<number, number>): Promise<void> {
+    await returnStock(tx, units);
   }
 
   /**

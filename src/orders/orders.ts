@@ -25,6 +25,37 @@ export interface OrderLine {
   /** The subscription plan bought, if any, and the line's properties (engraving, gift note…), as approved. */
   sellingPlanId: number | null;
   properties: Record<string, string>;
+  /** Units shipped so far (fulfillment events), units canceled (never to ship), units sold beyond stock. */
+  fulfilled: number;
+  canceled: number;
+  backordered: number;
+}
+
+/** A line and a number of its units (what a fulfillment ships, what an adjustment concerns). */
+export interface LineQuantity {
+  lineId: string;
+  quantity: number;
+}
+
+/** A fulfillment event (append-only): units shipped, with tracking. */
+export interface Fulfillment {
+  id: string;
+  type: 'shipped';
+  lines: LineQuantity[];
+  trackingNumber: string | null;
+  trackingUrl: string | null;
+  carrier: string | null;
+  occurredAt: Date;
+}
+
+/** An adjustment (append-only): money given back, or units canceled. Amounts are signed cents (a refund is negative). */
+export interface Adjustment {
+  id: string;
+  type: 'refund' | 'cancellation';
+  amount: number;
+  lines: LineQuantity[];
+  reason: string | null;
+  occurredAt: Date;
 }
 
 /** Where an order ships: the US address the buyer approved. */
@@ -49,11 +80,37 @@ export interface Order {
   paymentState: PaymentState;
   paymentHandler: string;
   paymentSummary: string;
+  /** Cents the merchant received (captured) and gave back (refunded); refunded never exceeds captured. */
+  captured: number;
+  refunded: number;
+  canceledAt: Date | null;
+  cancelReason: string | null;
+  /** Where the agent's platform hears of this order (its profile's order webhook), if it asked. */
+  webhookUrl: string | null;
   createdAt: Date;
   lines: OrderLine[];
+  fulfillments: Fulfillment[];
+  adjustments: Adjustment[];
 }
 
-export type NewOrder = Omit<Order, 'id' | 'number' | 'createdAt' | 'paymentState' | 'paymentHandler' | 'paymentSummary' | 'status'>;
+/** What the approval hands over to become an order: lines without their later counts (backorders are known). */
+export type NewOrder = Omit<
+  Order,
+  | 'id'
+  | 'number'
+  | 'createdAt'
+  | 'paymentState'
+  | 'paymentHandler'
+  | 'paymentSummary'
+  | 'status'
+  | 'captured'
+  | 'refunded'
+  | 'canceledAt'
+  | 'cancelReason'
+  | 'fulfillments'
+  | 'adjustments'
+  | 'lines'
+> & { lines: Omit<OrderLine, 'fulfilled' | 'canceled'>[] };
 
 /** An order id: 128 random bits, so the order page's address cannot be guessed. */
 export function newOrderId(): string {
@@ -69,8 +126,8 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
   const payment = await payments.authorize(tx, { orderId: id, amount: order.total, currency: order.currency });
   const rows = await tx.query<{ number: number; created_at: Date | string }>(
     `insert into orders (id, checkout_id, status, channel, currency, buyer_email, buyer, shipping_address, shipping_option,
-                         subtotal, shipping, tax, total, payment_state)
-     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                         subtotal, shipping, tax, total, payment_state, webhook_url)
+     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
      returning number, created_at`,
     [
       id,
@@ -86,13 +143,14 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
       order.tax,
       order.total,
       payment.state,
+      order.webhookUrl,
     ],
   );
   for (const line of order.lines) {
     await tx.query(
       `insert into order_lines (order_id, line_id, position, variant_id, product_id, sku, product_title, variant_title, title, quantity, unit_price, line_total,
-                               selling_plan_id, properties)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+                               selling_plan_id, properties, backordered)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
         id,
         line.id,
@@ -108,6 +166,7 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
         line.lineTotal,
         line.sellingPlanId,
         JSON.stringify(line.properties),
+        line.backordered,
       ],
     );
   }
@@ -127,7 +186,14 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
     paymentState: payment.state,
     paymentHandler: payments.name,
     paymentSummary: payment.summary,
+    captured: 0,
+    refunded: 0,
+    canceledAt: null,
+    cancelReason: null,
     createdAt: new Date(rows[0]!.created_at),
+    lines: order.lines.map((line) => ({ ...line, fulfilled: 0, canceled: 0 })),
+    fulfillments: [],
+    adjustments: [],
   };
 }
 
@@ -149,6 +215,11 @@ interface OrderRow {
   total: number;
   payment_state: PaymentState;
   payment_handler: string | null;
+  captured: number;
+  refunded: number;
+  canceled_at: Date | string | null;
+  cancel_reason: string | null;
+  webhook_url: string | null;
   created_at: Date | string;
 }
 
@@ -158,11 +229,19 @@ const PAYMENT_SUMMARY: Record<PaymentState, string> = {
   pending: 'Payment pending: the store collects payment after the order is placed.',
   authorized: 'Payment authorized.',
   captured: 'Paid.',
-  voided: 'Payment voided.',
+  partially_refunded: 'Paid, partly refunded.',
+  refunded: 'Refunded.',
+  voided: 'No payment: the order was canceled before it was paid.',
   failed: 'Payment failed.',
 };
 
-function orderFromRow(row: OrderRow, lines: OrderLine[]): Order {
+interface OrderHistory {
+  lines: OrderLine[];
+  fulfillments: Fulfillment[];
+  adjustments: Adjustment[];
+}
+
+function orderFromRow(row: OrderRow, history: OrderHistory): Order {
   return {
     id: row.id,
     number: Number(row.number),
@@ -181,18 +260,25 @@ function orderFromRow(row: OrderRow, lines: OrderLine[]): Order {
     paymentState: row.payment_state,
     paymentHandler: (row.payment_handler ?? '').split(':')[0] ?? '',
     paymentSummary: PAYMENT_SUMMARY[row.payment_state],
+    captured: row.captured,
+    refunded: row.refunded,
+    canceledAt: row.canceled_at === null ? null : new Date(row.canceled_at),
+    cancelReason: row.cancel_reason,
+    webhookUrl: row.webhook_url,
     createdAt: new Date(row.created_at),
-    lines,
+    ...history,
   };
 }
 
 const ORDER_SELECT = `select o.id, o.number, o.checkout_id, o.status, o.channel, o.currency, o.buyer_email, o.buyer, o.shipping_address,
         o.shipping_option, o.subtotal, o.shipping, o.tax, o.total, o.payment_state, o.created_at,
+        o.captured, o.refunded, o.canceled_at, o.cancel_reason, o.webhook_url,
         (select p.handler from payments p where p.order_id = o.id order by p.created_at limit 1) as payment_handler
    from orders o`;
 
-async function readLines(db: Queryable, orderIds: readonly string[]): Promise<Map<string, OrderLine[]>> {
-  const byOrder = new Map<string, OrderLine[]>();
+/** Lines, fulfillment events and adjustments of these orders, each in order. */
+async function readHistory(db: Queryable, orderIds: readonly string[]): Promise<Map<string, OrderHistory>> {
+  const byOrder = new Map<string, OrderHistory>(orderIds.map((id) => [id, { lines: [], fulfillments: [], adjustments: [] }]));
   if (orderIds.length === 0) return byOrder;
   const rows = await db.query<{
     order_id: string;
@@ -209,10 +295,12 @@ async function readLines(db: Queryable, orderIds: readonly string[]): Promise<Ma
     line_total: number;
     selling_plan_id: number | null;
     properties: Record<string, string> | string;
+    fulfilled: number;
+    canceled: number;
+    backordered: number;
   }>('select * from order_lines where order_id = any($1::text[]) order by order_id, position', [orderIds]);
   for (const row of rows) {
-    const lines = byOrder.get(row.order_id) ?? [];
-    lines.push({
+    byOrder.get(row.order_id)!.lines.push({
       id: row.line_id,
       position: row.position,
       variantId: row.variant_id,
@@ -226,30 +314,72 @@ async function readLines(db: Queryable, orderIds: readonly string[]): Promise<Ma
       lineTotal: row.line_total,
       sellingPlanId: row.selling_plan_id,
       properties: json(row.properties),
+      fulfilled: row.fulfilled,
+      canceled: row.canceled,
+      backordered: row.backordered,
     });
-    byOrder.set(row.order_id, lines);
+  }
+  const fulfillments = await db.query<{
+    id: string;
+    order_id: string;
+    line_items: LineQuantity[] | string;
+    tracking_number: string | null;
+    tracking_url: string | null;
+    carrier: string | null;
+    occurred_at: Date | string;
+  }>('select * from order_fulfillments where order_id = any($1::text[]) order by occurred_at, id', [orderIds]);
+  for (const row of fulfillments) {
+    byOrder.get(row.order_id)!.fulfillments.push({
+      id: row.id,
+      type: 'shipped',
+      lines: json(row.line_items),
+      trackingNumber: row.tracking_number,
+      trackingUrl: row.tracking_url,
+      carrier: row.carrier,
+      occurredAt: new Date(row.occurred_at),
+    });
+  }
+  const adjustments = await db.query<{
+    id: string;
+    order_id: string;
+    type: Adjustment['type'];
+    amount: number;
+    line_items: LineQuantity[] | string;
+    reason: string | null;
+    occurred_at: Date | string;
+  }>('select * from order_adjustments where order_id = any($1::text[]) order by occurred_at, id', [orderIds]);
+  for (const row of adjustments) {
+    byOrder.get(row.order_id)!.adjustments.push({
+      id: row.id,
+      type: row.type,
+      amount: row.amount,
+      lines: json(row.line_items),
+      reason: row.reason,
+      occurredAt: new Date(row.occurred_at),
+    });
   }
   return byOrder;
 }
 
 /** An order by its id, or by its number (`1001` or `#1001`, for the merchant's command). */
-export async function readOrder(db: Queryable, idOrNumber: string): Promise<Order | undefined> {
+export async function readOrder(db: Queryable, idOrNumber: string, options: { lock?: boolean } = {}): Promise<Order | undefined> {
   const number = /^#?(\d{1,15})$/.exec(idOrNumber.trim());
+  const lock = options.lock ? ' for update of o' : '';
   const rows = number
-    ? await db.query<OrderRow>(`${ORDER_SELECT} where o.number = $1`, [Number(number[1])])
-    : await db.query<OrderRow>(`${ORDER_SELECT} where o.id = $1`, [idOrNumber]);
+    ? await db.query<OrderRow>(`${ORDER_SELECT} where o.number = $1${lock}`, [Number(number[1])])
+    : await db.query<OrderRow>(`${ORDER_SELECT} where o.id = $1${lock}`, [idOrNumber]);
   const row = rows[0];
   if (!row) return undefined;
-  const lines = await readLines(db, [row.id]);
-  return orderFromRow(row, lines.get(row.id) ?? []);
+  const history = await readHistory(db, [row.id]);
+  return orderFromRow(row, history.get(row.id)!);
 }
 
 /** Orders, newest first. */
 export async function listOrders(db: Queryable, limit = 50): Promise<Order[]> {
   const rows = await db.query<OrderRow>(`${ORDER_SELECT} order by o.created_at desc, o.number desc limit $1`, [limit]);
-  const lines = await readLines(
+  const history = await readHistory(
     db,
     rows.map((row) => row.id),
   );
-  return rows.map((row) => orderFromRow(row, lines.get(row.id) ?? []));
+  return rows.map((row) => orderFromRow(row, history.get(row.id)!));
 }

@@ -1,35 +1,49 @@
 /**
- * The outbox: messages for the world outside the database (the order confirmation email, order events to the
- * platform) are written in the transaction that caused them, so they exist exactly when what they announce
- * does, and are sent after commit by whoever reads the outbox.
+ * The outbox: messages for the world outside the database (mail to the buyer and merchant, order events to the
+ * agent's platform) are written in the transaction that caused them, so they exist exactly when what they
+ * announce does (a rolled-back approval leaves none), and are delivered after commit by the dispatcher
+ * (outbox-dispatcher.ts), at least once, until delivered or their deadline passes.
  */
+import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 
-export type OutboxTopic = 'order.placed';
+export type OutboxKind = 'mail' | 'webhook';
 
-export async function addToOutbox(tx: Queryable, topic: OutboxTopic, payload: Record<string, unknown>): Promise<void> {
-  await tx.query('insert into outbox (topic, payload) values ($1, $2)', [topic, JSON.stringify(payload)]);
+/** Every insert is announced on this channel (a trigger, migration 007): dispatchers of every instance wake. */
+export const OUTBOX_CHANNEL = 'storefront_outbox';
+
+/** A message, rendered, ready to hand to a mail server. The sender (MAIL_FROM) is added when it is sent. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
 }
 
-export interface OutboxMessage {
-  id: number;
-  topic: OutboxTopic;
-  payload: Record<string, unknown>;
-  createdAt: Date;
-  sentAt: Date | null;
+/** An order event for the agent's platform: the JSON body, where it goes, and when it happened (unix seconds). */
+export interface WebhookMessage {
+  url: string;
+  body: string;
+  timestamp: number;
 }
 
-/** Messages not yet sent, oldest first. */
-export async function readUnsent(db: Queryable, limit = 100): Promise<OutboxMessage[]> {
-  const rows = await db.query<{ id: number; topic: OutboxTopic; payload: Record<string, unknown> | string; created_at: Date | string; sent_at: Date | string | null }>(
-    'select id, topic, payload, created_at, sent_at from outbox where sent_at is null order by id limit $1',
-    [limit],
+export type OutboxEntry =
+  | { kind: 'mail'; orderId?: string; topic: string; message: MailMessage }
+  | { kind: 'webhook'; orderId?: string; topic: string; message: WebhookMessage };
+
+/** One id per event, kept across retries (the webhook's Webhook-Id, the mail's Message-ID). */
+export const newEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
+
+/**
+ * Adds a message to the outbox in the caller's transaction; `deadlineSeconds` from now it is given up if still
+ * not delivered. Returns its event id.
+ */
+export async function addToOutbox(tx: Queryable, entry: OutboxEntry, deadlineSeconds: number): Promise<string> {
+  const eventId = newEventId();
+  await tx.query(
+    `insert into outbox (kind, topic, event_id, order_id, payload, deadline_at)
+     values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
+    [entry.kind, entry.topic, eventId, entry.orderId ?? null, JSON.stringify(entry.message), deadlineSeconds],
   );
-  return rows.map((row) => ({
-    id: row.id,
-    topic: row.topic,
-    payload: typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
-    createdAt: new Date(row.created_at),
-    sentAt: row.sent_at === null ? null : new Date(row.sent_at),
-  }));
+  return eventId;
 }

@@ -6,7 +6,8 @@
  */
 import type { Queryable } from '../db/database.js';
 
-export type PaymentState = 'pending' | 'authorized' | 'captured' | 'voided' | 'failed';
+/** An order's payment: pending until the merchant captures it; refunds move it to partially_refunded or refunded. */
+export type PaymentState = 'pending' | 'authorized' | 'captured' | 'partially_refunded' | 'refunded' | 'voided' | 'failed';
 
 export interface PaymentRequest {
   orderId: string;

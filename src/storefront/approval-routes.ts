@@ -202,6 +202,11 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       return sendPage(reply, 500, messagePage(context, { title: 'Your order was not placed', tone: 'problem', paragraphs: ['Something went wrong on our side, so nothing was ordered or charged. Try again in a moment.'] }));
     }
     if (outcome.kind === 'placed') {
+      // Once per order, with nothing personal: the merchant's log says an order came in (storefront orders show N has the rest).
+      if (outcome.placedNow) {
+        const { order } = outcome;
+        request.log.info({ order_number: order.number, total: order.total, currency: order.currency, channel: order.channel }, 'order placed');
+      }
       reply.clearCookie(FORM_COOKIE, formCookie(token));
       return reply.redirect(orderPath(outcome.order.id), 303);
     }

@@ -1,10 +1,15 @@
-/** GET /.well-known/ucp (the business profile) and /.well-known/ucp/{version} (each supported version's leaf). */
+/**
+ * GET /.well-known/ucp (the business profile) and /.well-known/ucp/{version} (each supported version's leaf). The
+ * documents are serialised once per set of published signing keys: a rotation (here or on another instance, read
+ * by the keys' refresh) and a retired key's grace running out change what is served.
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { JSON_TYPE } from './mcp/rpc-reply.js';
 import { businessProfile, SUPPORTED_VERSIONS } from './profile.js';
 import { PROFILE_PATH, type CapabilityName } from './protocol.js';
+import type { PublishedKey, SigningKeys } from './webhooks/signing-keys.js';
 
 /** UCP: profiles are served public with max-age >= 60 s, never private, no-store or no-cache. */
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
@@ -21,32 +26,53 @@ const ProfileSchema = Type.Object(
       },
       { additionalProperties: true },
     ),
+    signing_keys: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { kid: Type.String(), kty: Type.String(), crv: Type.String(), x: Type.String(), y: Type.String(), use: Type.String(), alg: Type.String() },
+          { additionalProperties: true },
+        ),
+        { description: 'Public keys (JWK) that verify what the store signs (order webhooks), by kid' },
+      ),
+    ),
   },
   { additionalProperties: true, description: 'UCP 2026-04-08 business profile' },
 );
 
-export function profileRoutes(
-  server: FastifyInstance,
-  options: { baseUrl: string; capabilities: CapabilityName[]; paymentHandlers: Record<string, unknown[]> },
-): void {
+export interface ProfileRoutesOptions {
+  baseUrl: string;
+  capabilities: CapabilityName[];
+  paymentHandlers: Record<string, unknown[]>;
+  /** The store's signing keys, published as `signing_keys`; without them the profile lists none. */
+  signingKeys?: Pick<SigningKeys, 'published'>;
+}
+
+export function profileRoutes(server: FastifyInstance, options: ProfileRoutesOptions): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
-  const profile = JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { paymentHandlers: options.paymentHandlers }));
-  const leaves = new Map<string, string>(
-    SUPPORTED_VERSIONS.map((version) => [version, JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf: true, paymentHandlers: options.paymentHandlers }))]),
-  );
+  const render = (leaf: boolean, signingKeys: PublishedKey[] | undefined) =>
+    JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf, paymentHandlers: options.paymentHandlers, signingKeys }));
+  let rendered: { kids: string; profile: string; leaves: Map<string, string> } | undefined;
+  const documents = () => {
+    const signingKeys = options.signingKeys?.published();
+    const kids = signingKeys?.map((key) => key.kid).join(' ') ?? '';
+    if (rendered?.kids !== kids) {
+      rendered = { kids, profile: render(false, signingKeys), leaves: new Map(SUPPORTED_VERSIONS.map((version) => [version, render(true, signingKeys)])) };
+    }
+    return rendered;
+  };
 
   app.get(
     PROFILE_PATH,
     {
       schema: {
         operationId: 'getUcpProfile',
-        summary: 'The UCP business profile: protocol version, the MCP service endpoint, capabilities, payment handlers',
+        summary: 'The UCP business profile: protocol version, the MCP service endpoint, capabilities, payment handlers, signing keys',
         tags: ['ucp'],
         security: [],
         response: { 200: ProfileSchema, 429: Type.Ref('Error') },
       },
     },
-    async (_request, reply) => reply.type(JSON_TYPE).header('cache-control', PROFILE_CACHE_CONTROL).send(profile),
+    async (_request, reply) => reply.type(JSON_TYPE).header('cache-control', PROFILE_CACHE_CONTROL).send(documents().profile),
   );
 
   app.get(
@@ -62,7 +88,7 @@ export function profileRoutes(
       },
     },
     async (request, reply) => {
-      const leaf = leaves.get(request.params.version);
+      const leaf = documents().leaves.get(request.params.version);
       if (leaf) return reply.type(JSON_TYPE).header('cache-control', PROFILE_CACHE_CONTROL).send(leaf);
       const description = `This store does not speak that UCP version; it speaks ${SUPPORTED_VERSIONS.join(', ')}.`;
       return reply.code(404).type(JSON_TYPE).send(JSON.stringify({ status: 404, message: 'Not found', description }));

@@ -1,6 +1,7 @@
 /**
  * The business profile at /.well-known/ucp (UCP 2026-04-08 shape): the protocol version, the one MCP
- * service entry, the capabilities the tools implement, and the payment handlers approved orders are paid with.
+ * service entry, the capabilities the tools implement, the payment handlers approved orders are paid with, and the
+ * public keys that verify what the store signs (`signing_keys`, the 2026-04-08 name; later releases say `keys`).
  * Each supported version also has a self-contained leaf profile at /.well-known/ucp/{version}.
  */
 import {
@@ -13,6 +14,7 @@ import {
   type CapabilityEntry,
   type CapabilityName,
 } from './protocol.js';
+import type { PublishedKey } from './webhooks/signing-keys.js';
 
 export interface BusinessProfile {
   ucp: {
@@ -22,6 +24,7 @@ export interface BusinessProfile {
     capabilities: Record<string, CapabilityEntry[]>;
     payment_handlers: Record<string, unknown[]>;
   };
+  signing_keys?: PublishedKey[];
 }
 
 /** Versions this store answers, each with its leaf profile. */
@@ -30,7 +33,7 @@ export const SUPPORTED_VERSIONS = [UCP_VERSION] as const;
 export function businessProfile(
   baseUrl: string,
   capabilities: readonly CapabilityName[],
-  options: { leaf?: boolean; paymentHandlers?: Record<string, unknown[]> } = {},
+  options: { leaf?: boolean; paymentHandlers?: Record<string, unknown[]>; signingKeys?: PublishedKey[] } = {},
 ): BusinessProfile {
   const leaf = options.leaf ?? false;
   return {
@@ -42,5 +45,6 @@ export function businessProfile(
       capabilities: Object.fromEntries(capabilities.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
       payment_handlers: options.paymentHandlers ?? {},
     },
+    ...(options.signingKeys ? { signing_keys: options.signingKeys } : {}),
   };
 }

@@ -53,6 +53,7 @@ for (const backend of backends) {
       assert.deepEqual(report.products, { created: 1, updated: 0, unchanged: 0, removed: 0 });
       assert.equal(report.variants.created, 2);
       assert.equal(report.collections.created, 1);
+      assert.deepEqual(report.stock, { set: [], keptExisting: 0 }, "new variants start at the file's quantity; no existing level was touched");
       await refreshed(t);
       const { status, body } = await getJson(t.app, '/products/shaker-bottle.js');
       assert.equal(status, 200);
@@ -71,6 +72,7 @@ for (const backend of backends) {
       assert.deepEqual(report.products, { created: 0, updated: 0, unchanged: 1, removed: 0 });
       assert.deepEqual(report.variants, { created: 0, updated: 0, unchanged: 2, removed: 0 });
       assert.equal(report.collections.unchanged, 1);
+      assert.deepEqual(report.stock, { set: [], keptExisting: 0 });
       assert.deepEqual(await counts(t), before);
     });
 
@@ -149,18 +151,34 @@ for (const backend of backends) {
       assert.deepEqual(await counts(t), before);
     });
 
-    it('stock is set only from the quantity a file gives: a re-import without it keeps the stock the store has', async () => {
+    it("an existing variant's stock changes only with setStock, and then only where the file gives a quantity", async () => {
       const doc: CatalogDocument = { products: [{ handle: 'pill-box', title: 'Pill Box', variants: [{ sku: 'PB-1', price: 500, inventory_quantity: 9 }] }] };
       await importCatalog(t.store.db, doc);
       await t.store.inventory.setOnHand(t.store.db, 'PB-1', 4); // sold or counted since
-      const withoutStock: CatalogDocument = { products: [{ handle: 'pill-box', title: 'Pill Box', variants: [{ sku: 'PB-1', price: 550 }] }] };
-      const report = await importCatalog(t.store.db, withoutStock);
-      assert.deepEqual(report.variants, { created: 0, updated: 1, unchanged: 0, removed: 0 });
       const onHand = async () =>
         (await t.store.db.query<{ on_hand: number }>(`select i.on_hand from inventory_levels i join variants v on v.id = i.variant_id where v.sku = 'PB-1'`))[0]!.on_hand;
+      const [{ id: variantId }] = (await t.store.db.query<{ id: number }>(`select id from variants where sku = 'PB-1'`)) as [{ id: number }];
+
+      const withoutStock: CatalogDocument = { products: [{ handle: 'pill-box', title: 'Pill Box', variants: [{ sku: 'PB-1', price: 550 }] }] };
+      const priced = await importCatalog(t.store.db, withoutStock);
+      assert.deepEqual(priced.variants, { created: 0, updated: 1, unchanged: 0, removed: 0 });
+      assert.deepEqual(priced.stock, { set: [], keptExisting: 0 });
       assert.equal(await onHand(), 4);
-      await importCatalog(t.store.db, doc);
-      assert.equal(await onHand(), 9, 'a quantity the file gives is set');
+
+      const kept = await importCatalog(t.store.db, doc);
+      assert.equal(await onHand(), 4, "without setStock the file's quantity does not replace the store's level");
+      assert.deepEqual(kept.stock, { set: [], keptExisting: 1 });
+      assert.deepEqual(kept.variants, { created: 0, updated: 1, unchanged: 0, removed: 0 }, 'the price changed back; the stock did not');
+
+      const set = await importCatalog(t.store.db, doc, { setStock: true });
+      assert.equal(await onHand(), 9, 'with setStock a quantity the file gives is set');
+      assert.deepEqual(set.stock, { set: [{ sku: 'PB-1', variantId, previous: 4, onHand: 9 }], keptExisting: 0 });
+      assert.deepEqual(set.variants, { created: 0, updated: 1, unchanged: 0, removed: 0 }, 'a stock change alone counts as a change');
+
+      await t.store.inventory.setOnHand(t.store.db, 'PB-1', 2);
+      const noQuantity = await importCatalog(t.store.db, { products: [{ handle: 'pill-box', title: 'Pill Box', variants: [{ sku: 'PB-1', price: 500 }] }] }, { setStock: true });
+      assert.equal(await onHand(), 2, 'setStock leaves a variant alone whose quantity the file does not give');
+      assert.deepEqual(noQuantity.stock, { set: [], keptExisting: 0 });
     });
 
     it('a variant in a cart that a re-import drops is archived, not deleted: the cart keeps its row, the catalog drops it, its SKU brings it back', async () => {

@@ -9,7 +9,6 @@ import { CheckoutService, type CheckoutInput, type LineInput } from '../../src/c
 import type { CheckoutConfig } from '../../src/config.js';
 import type { Queryable } from '../../src/db/database.js';
 import { readOrder } from '../../src/orders/orders.js';
-import { readUnsent } from '../../src/outbox/outbox.js';
 import { PaymentDeclined, type PaymentHandler } from '../../src/payments/payment-handlers.js';
 import { openStore, type Store } from '../../src/store.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
@@ -158,16 +157,22 @@ for (const backend of backends) {
         assert.equal(state.kind === 'completed' && state.order.id, outcome.order.id);
       });
 
-      it("writes one 'order.placed' outbox row for the order, unsent", async () => {
-        const { id, approval } = await awaitingBuyer([{ variantId: variant('ESP-LUN-10'), quantity: 1 }]);
+      it("writes the buyer's confirmation to the outbox in the order's transaction, undelivered", async () => {
+        const { approval } = await awaitingBuyer([{ variantId: variant('ESP-LUN-10'), quantity: 1 }]);
         const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
         assert.equal(outcome.kind, 'placed');
-        const messages = (await readUnsent(store.db, 1000)).filter((m) => m.payload.order_id === outcome.order.id);
-        assert.equal(messages.length, 1);
-        assert.equal(messages[0]!.topic, 'order.placed');
-        assert.deepEqual(messages[0]!.payload, { order_id: outcome.order.id, order_number: outcome.order.number, checkout_id: id, email: BUYER.email });
-        assert.equal(messages[0]!.sentAt, null);
-        assert.equal(typeof messages[0]!.id, 'number');
+        assert.equal(outcome.kind === 'placed' && outcome.placedNow, true);
+        const rows = await store.db.query<{ kind: string; topic: string; payload: { to: string; subject: string } | string; sent_at: Date | null }>(
+          'select kind, topic, payload, sent_at from outbox where order_id = $1',
+          [outcome.order.id],
+        );
+        assert.equal(rows.length, 1);
+        assert.equal(rows[0]!.kind, 'mail');
+        assert.equal(rows[0]!.topic, 'order.placed');
+        const payload = typeof rows[0]!.payload === 'string' ? JSON.parse(rows[0]!.payload) : rows[0]!.payload;
+        assert.equal(payload.to, BUYER.email);
+        assert.match(payload.subject, new RegExp(`#${outcome.order.number}`));
+        assert.equal(rows[0]!.sent_at, null);
       });
 
       it('records the payment as pending: manual capture charges nothing now', async () => {
@@ -258,7 +263,8 @@ for (const backend of backends) {
         assert.deepEqual(outcomes.map((o) => o.kind), ['placed', 'placed', 'placed']);
         assert.equal(new Set(outcomes.map((o) => (o.kind === 'placed' ? o.order.id : ''))).size, 1);
         assert.equal(await count('orders', 'checkout_id = $1', [id]), 1);
-        assert.equal(await count('outbox', "payload->>'checkout_id' = $1", [id]), 1);
+        assert.equal(await count('outbox', 'order_id = $1', [outcomes[0]!.kind === 'placed' ? outcomes[0]!.order.id : '']), 1);
+        assert.equal(outcomes.filter((o) => o.kind === 'placed' && o.placedNow).length, 1);
         assert.equal(await onHandIn(store.db, lungo), stock - 2);
       });
 

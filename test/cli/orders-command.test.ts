@@ -222,7 +222,7 @@ describe('storefront orders: arguments and help', () => {
     assert.match(missing.stderr, /^storefront: usage: storefront orders show ID.*\n$/);
     const unknown = storefront(['orders', 'xyz'], env);
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /^storefront: unknown orders command "xyz"; use: storefront orders, or storefront orders show ID\n$/);
+    assert.match(unknown.stderr, /^storefront: unknown orders command "xyz"; use: storefront orders, or storefront orders show, capture, fulfill, cancel or refund ID\n$/);
     const extra = storefront(['orders', 'show', '1001', '1002'], env);
     assert.equal(extra.code, 1);
     assert.match(extra.stderr, /^storefront: usage: storefront orders show ID/);
@@ -255,11 +255,18 @@ describe('describeOrders and describeOrder', () => {
     paymentState: 'pending',
     paymentHandler: 'local.storefront.manual_capture',
     paymentSummary: 'Payment pending: the store collects payment after the order is placed.',
+    captured: 0,
+    refunded: 0,
+    canceledAt: null,
+    cancelReason: null,
+    webhookUrl: null,
     createdAt: '2026-01-31T09:05:00.123Z',
     lines: [
-      { id: 'li_1', position: 0, variantId: 1, productId: 1, sku: null, productTitle: 'Mug', variantTitle: 'Default Title', title: 'Mug', quantity: 12, unitPrice: 5, lineTotal: 60, sellingPlanId: null, properties: {} },
-      { id: 'li_2', position: 1, variantId: 2, productId: 2, sku: 'KET-1', productTitle: 'Kettle', variantTitle: 'Red', title: 'Kettle - Red', quantity: 1, unitPrice: 119945, lineTotal: 119945, sellingPlanId: null, properties: {} },
+      { id: 'li_1', position: 0, variantId: 1, productId: 1, sku: null, productTitle: 'Mug', variantTitle: 'Default Title', title: 'Mug', quantity: 12, unitPrice: 5, lineTotal: 60, sellingPlanId: null, properties: {}, fulfilled: 0, canceled: 0, backordered: 0 },
+      { id: 'li_2', position: 1, variantId: 2, productId: 2, sku: 'KET-1', productTitle: 'Kettle', variantTitle: 'Red', title: 'Kettle - Red', quantity: 1, unitPrice: 119945, lineTotal: 119945, sellingPlanId: null, properties: {}, fulfilled: 0, canceled: 0, backordered: 0 },
     ],
+    fulfillments: [],
+    adjustments: [],
   };
 
   it('money from integer cents, times in UTC to the second, money right-aligned, the browser channel', () => {
@@ -278,8 +285,9 @@ describe('describeOrders and describeOrder', () => {
     assert.match(shown, /^Buyer\s+cy@example\.com \(Cy Young\)$/m);
     assert.match(shown, /^Ship to\s+Cy Young\n\s+2 Elm St\n\s+Apt 4\n\s+Austin, TX 78701\n\s+US$/m);
     assert.match(shown, /^Shipping option\s+Express \(express\), \$15\.00$/m);
-    assert.match(shown, /^ {2}Mug\s+-\s+12\s+\$0\.05\s+\$0\.60$/m);
-    assert.match(shown, /^ {2}Kettle - Red\s+KET-1\s+1\s+\$1,199\.45\s+\$1,199\.45$/m);
+    assert.match(shown, /^ {2}li_1\s+Mug\s+-\s+12\s+0\s+0\s+-\s+\$0\.05\s+\$0\.60$/m);
+    assert.match(shown, /^ {2}li_2\s+Kettle - Red\s+KET-1\s+1\s+0\s+0\s+-\s+\$1,199\.45\s+\$1,199\.45$/m);
+    assert.match(shown, /^13 units still to ship\.$/m);
     assert.match(shown, /^Tax\s+\$0\.09$/m);
     assert.match(shown, /^Total\s+\$1,215\.14$/m);
     assert.match(shown, /^ {2}2026-01-31T09:00:00Z\s+\(new\)\s+→\s+incomplete\s+buyer\s+created$/m);

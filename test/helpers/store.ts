@@ -131,10 +131,11 @@ export interface TestStore {
 
 export async function startTestStore(
   backend: Backend,
-  options: { seedDemo?: boolean; config?: Partial<Config>; dir?: string; database?: string; app?: AppOptions } = {},
+  options: { seedDemo?: boolean; config?: Partial<Config>; dir?: string; database?: string; app?: AppOptions; deliver?: boolean } = {},
 ): Promise<TestStore> {
   const { db, database } = await backend.open({ dir: options.dir, database: options.database, migrated: true });
-  const store = await openStore(testConfig(options.config), { db, seedDemo: options.seedDemo ?? true });
+  // The outbox is delivered only by the tests of delivery (mail to a loopback SMTP server, webhooks to a loopback receiver).
+  const store = await openStore(testConfig(options.config), { db, seedDemo: options.seedDemo ?? true, deliver: options.deliver ?? false });
   const app = await buildApp(store, options.app);
   return {
     store,

@@ -2,9 +2,10 @@
  * Upserts a CatalogDocument into the database in one transaction: products by handle, variants by SKU
  * (or by option values when a variant has no SKU), collections by handle. The file is authoritative for
  * every product it names: images and selling plans it no longer lists are removed, and variants it no
- * longer lists are archived (carts and orders keep pointing at them; they leave the catalog). Stock is set
- * only for variants whose `inventory_quantity` the file gives; a new variant without it starts at zero.
- * Anything wrong -> ImportError naming the place, and nothing is written.
+ * longer lists are archived (carts and orders keep pointing at them; they leave the catalog). A new variant
+ * starts at the file's `inventory_quantity` (zero without one). A variant the store already has keeps its stock
+ * (a file exported before sales would undo them) unless the import is asked to `setStock`; then its level is
+ * the file's quantity, where the file gives one. Anything wrong -> ImportError naming the place, nothing written.
  */
 import { Compile } from 'typebox/compile';
 import type { Database, Queryable } from '../../db/database.js';
@@ -24,10 +25,30 @@ interface Tally {
   removed: number;
 }
 
+/** A level of an existing variant the import set to the file's quantity (setStock). */
+export interface StockLevelSet {
+  sku: string | null;
+  variantId: number;
+  previous: number;
+  onHand: number;
+}
+
 export interface ImportReport {
   products: Tally;
   variants: Tally;
   collections: Tally;
+  /** Levels of existing variants; new variants start at the file's quantity and are counted in `variants.created`. */
+  stock: {
+    /** Existing variants whose level the import changed to the file's quantity (only with setStock), by variant id. */
+    set: StockLevelSet[];
+    /** Existing variants whose level differs from the file's quantity and was left as it is (setStock not given). */
+    keptExisting: number;
+  };
+}
+
+export interface ImportOptions {
+  /** Set existing variants' stock to the file's quantities too (a stock count), not only new variants'. */
+  setStock?: boolean;
 }
 
 const tally = (): Tally => ({ created: 0, updated: 0, unchanged: 0, removed: 0 });
@@ -69,9 +90,9 @@ export function validateCatalogDocument(input: unknown): CatalogDocument {
   return doc;
 }
 
-export async function importCatalog(db: Database, input: unknown): Promise<ImportReport> {
+export async function importCatalog(db: Database, input: unknown, options: ImportOptions = {}): Promise<ImportReport> {
   const doc = validateCatalogDocument(input);
-  const report = await db.transaction((tx) => applyCatalogDocument(tx, doc));
+  const report = await db.transaction((tx) => applyCatalogDocument(tx, doc, options));
   // The embedded database has no autovacuum to gather statistics: without them a large import leaves the
   // planner guessing (a stock update took several times longer at 10,000 products).
   if (report.products.created + report.variants.created > 0) await db.query('analyze products, variants, inventory_levels');
@@ -84,15 +105,15 @@ export async function seedCatalogIfEmpty(db: Database, input: unknown): Promise<
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock(hashtext('storefront:seed-catalog'))");
     const existing = await tx.query('select 1 from products limit 1');
-    return existing.length > 0 ? undefined : applyCatalogDocument(tx, doc);
+    return existing.length > 0 ? undefined : applyCatalogDocument(tx, doc, {});
   });
 }
 
-async function applyCatalogDocument(tx: Queryable, doc: CatalogDocument): Promise<ImportReport> {
-  const report: ImportReport = { products: tally(), variants: tally(), collections: tally() };
+async function applyCatalogDocument(tx: Queryable, doc: CatalogDocument, options: ImportOptions): Promise<ImportReport> {
+  const report: ImportReport = { products: tally(), variants: tally(), collections: tally(), stock: { set: [], keptExisting: 0 } };
   // Set-based statements: a 10,000-product file costs a handful of round trips, not tens of thousands.
   const productIds = await upsertProducts(tx, doc.products, report);
-  await upsertVariants(tx, doc.products, productIds, report);
+  await upsertVariants(tx, doc.products, productIds, report, options);
   await replaceImages(tx, doc.products, productIds);
   for (const product of doc.products) {
     if (product.selling_plan_groups?.length) await replaceSellingPlans(tx, productIds.get(product.handle)!, product);
@@ -153,6 +174,7 @@ async function upsertVariants(
   products: ProductInput[],
   productIds: Map<string, number>,
   report: ImportReport,
+  options: ImportOptions,
 ): Promise<void> {
   const rows = products.flatMap((product, p) =>
     product.variants.map((variant, index) => ({
@@ -222,24 +244,49 @@ async function upsertVariants(
       where s.variant_id is null and s.product_id = added.product_id and s.position = added.position
      returning added.id`,
   );
-  // Stock: a variant without a level starts at the file's quantity or 0; others change only where the file gives one.
-  await tx.query(
-    `insert into inventory_levels (variant_id, on_hand)
-     select variant_id, coalesce(inventory_quantity, 0) from import_variants on conflict (variant_id) do nothing`,
-  );
-  const restockedRows = await tx.query<{ variant_id: number }>(
-    `update inventory_levels i set on_hand = s.inventory_quantity, change_seq = nextval('inventory_change_seq'), updated_at = now()
-       from import_variants s
-      where i.variant_id = s.variant_id and s.inventory_quantity is not null and i.on_hand <> s.inventory_quantity
-     returning i.variant_id`,
-  );
+  const restocked = await applyStockLevels(tx, report, options);
   const matched = rows.length - inserted.length;
   const updatedIds = new Set(updated.map((row) => row.id as number));
-  const restocked = restockedRows.filter((row) => !updatedIds.has(row.variant_id)).length;
+  const restockedOnly = restocked.filter((variantId) => !updatedIds.has(variantId)).length;
   report.variants.created += inserted.length;
-  report.variants.updated += updated.length + restocked;
-  report.variants.unchanged += matched - updated.length - restocked;
+  report.variants.updated += updated.length + restockedOnly;
+  report.variants.unchanged += matched - updated.length - restockedOnly;
   report.variants.removed += removed.length;
+}
+
+/**
+ * Stock of the variants in import_variants: a variant without a level (a new one) starts at the file's quantity
+ * or 0; an existing level changes only with setStock, where the file gives a quantity. Answers the variants whose
+ * existing level changed.
+ */
+async function applyStockLevels(tx: Queryable, report: ImportReport, options: ImportOptions): Promise<number[]> {
+  const started = await tx.query<{ variant_id: number }>(
+    `insert into inventory_levels (variant_id, on_hand)
+     select variant_id, coalesce(inventory_quantity, 0) from import_variants on conflict (variant_id) do nothing
+     returning variant_id`,
+  );
+  // Locked in variant order, as takes lock them (no deadlock), so `previous` is the level this import replaces.
+  const existing = await tx.query<{ variant_id: number; sku: string | null; on_hand: number; quantity: number }>(
+    `select i.variant_id, s.sku, i.on_hand, s.inventory_quantity as quantity
+       from inventory_levels i join import_variants s on s.variant_id = i.variant_id
+      where s.inventory_quantity is not null and not (i.variant_id = any($1::bigint[]))
+      order by i.variant_id${options.setStock ? ' for update of i' : ''}`,
+    [started.map((row) => row.variant_id)],
+  );
+  const differing = existing.filter((row) => row.on_hand !== row.quantity);
+  if (!options.setStock) {
+    report.stock.keptExisting += differing.length;
+    return [];
+  }
+  if (differing.length === 0) return [];
+  await tx.query(
+    `update inventory_levels i set on_hand = u.on_hand, change_seq = nextval('inventory_change_seq'), updated_at = now()
+       from unnest($1::bigint[], $2::int[]) as u(variant_id, on_hand)
+      where i.variant_id = u.variant_id`,
+    [differing.map((row) => row.variant_id), differing.map((row) => row.quantity)],
+  );
+  for (const row of differing) report.stock.set.push({ sku: row.sku, variantId: row.variant_id, previous: row.on_hand, onHand: row.quantity });
+  return differing.map((row) => row.variant_id);
 }
 
 async function replaceImages(tx: Queryable, products: ProductInput[], productIds: Map<string, number>): Promise<void> {

@@ -31,7 +31,11 @@ export function checkoutLines(view: CheckoutView): DisplayLine[] {
     return {
       product: priced.productTitle || priced.title,
       variant: variantOf(priced.title, priced.productTitle, priced.variantTitle),
-      details: [...(plan ? [plan.plan.name] : []), ...Object.entries(priced.line.properties).map(([name, value]) => `${name}: ${value}`)],
+      details: [
+        ...(plan ? [plan.plan.name] : []),
+        ...Object.entries(priced.line.properties).map(([name, value]) => `${name}: ${value}`),
+        ...(priced.backordered > 0 ? [shipLater(priced.backordered, priced.line.quantity)] : []),
+      ],
       quantity: priced.line.quantity,
       unitPrice: priced.unitPrice,
       lineTotal: priced.lineTotal,
@@ -39,11 +43,19 @@ export function checkoutLines(view: CheckoutView): DisplayLine[] {
   });
 }
 
+/** Units sold beyond the stock on hand (backordered): they ship when the store has them again. */
+const shipLater = (units: number, quantity: number) => `${units} of ${quantity} ship later (backordered)`;
+
 export function orderLines(lines: readonly OrderLine[]): DisplayLine[] {
   return lines.map((line) => ({
     product: line.productTitle || line.title,
     variant: variantOf(line.title, line.productTitle, line.variantTitle),
-    details: Object.entries(line.properties).map(([name, value]) => `${name}: ${value}`),
+    details: [
+      ...Object.entries(line.properties).map(([name, value]) => `${name}: ${value}`),
+      ...(line.backordered > 0 && line.fulfilled + line.canceled < line.quantity ? [shipLater(Math.min(line.backordered, line.quantity - line.fulfilled - line.canceled), line.quantity)] : []),
+      ...(line.fulfilled > 0 ? [`${line.fulfilled} of ${line.quantity} shipped`] : []),
+      ...(line.canceled > 0 ? [`${line.canceled} of ${line.quantity} canceled`] : []),
+    ],
     quantity: line.quantity,
     unitPrice: line.unitPrice,
     lineTotal: line.lineTotal,

@@ -3,9 +3,12 @@
  * `readPlatformProfile`), version-checked and intersected with this store's capabilities. Results are
  * cached (at least 60 s, longer when the profile's Cache-Control asks, at most an hour), concurrent requests
  * for one URL share one fetch, failures are remembered briefly, and the cache has a fixed size: a busy store
- * keeps a fixed discovery footprint.
+ * keeps a fixed discovery footprint. The order capability's webhook URL, when the profile gives one the store may
+ * post to, is kept with the result.
  */
 import { discoveryFailed } from '../jsonrpc-errors.js';
+import { Capability } from '../protocol.js';
+import { checkWebhookUrl } from '../webhooks/webhook-sender.js';
 import { checkProfileUrl, fetchProfileDocument } from './profile-fetch.js';
 import {
   intersectCapabilities,
@@ -13,7 +16,7 @@ import {
   isVersionSupported,
   readPlatformProfile,
   type CapabilityDeclaration,
-  type NegotiatedCapabilities,
+  type Negotiation,
 } from './negotiation.js';
 
 export interface AgentProfilesOptions {
@@ -33,7 +36,7 @@ const MAX_ENTRIES = 1000;
 
 interface CacheEntry {
   expiresAt: number;
-  result: Promise<NegotiatedCapabilities>;
+  result: Promise<Negotiation>;
 }
 
 export class AgentProfiles {
@@ -61,8 +64,12 @@ export class AgentProfiles {
     return profile;
   }
 
-  /** The capabilities this store and the agent share; throws a -32001 discovery error when negotiation fails. */
-  negotiate(profileUrl: string): Promise<NegotiatedCapabilities> {
+  /**
+   * The capabilities this store and the agent share, and the agent's order webhook URL (when the order capability
+   * is shared and the URL passes the rules profile URLs do; else absent). Throws a -32001 discovery error when
+   * negotiation fails.
+   */
+  negotiate(profileUrl: string): Promise<Negotiation> {
     const cached = this.cache.get(profileUrl);
     if (cached && cached.expiresAt > this.now()) return cached.result;
     const entry: CacheEntry = { expiresAt: Number.POSITIVE_INFINITY, result: this.resolve(profileUrl, (seconds) => {
@@ -77,7 +84,7 @@ export class AgentProfiles {
     return entry.result;
   }
 
-  private async resolve(profileUrl: string, keepFor: (seconds: number) => void): Promise<NegotiatedCapabilities> {
+  private async resolve(profileUrl: string, keepFor: (seconds: number) => void): Promise<Negotiation> {
     const { document, maxAgeSeconds } = await fetchProfileDocument(profileUrl, {
       allowInsecure: this.options.allowInsecure,
       timeoutMs: this.options.timeoutMs ?? 2000,
@@ -94,6 +101,10 @@ export class AgentProfiles {
       );
     }
     keepFor(Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, maxAgeSeconds ?? MIN_CACHE_SECONDS)));
-    return intersectCapabilities(this.options.capabilities, profile.capabilities);
+    const capabilities = intersectCapabilities(this.options.capabilities, profile.capabilities);
+    const webhookUrl = capabilities.has(Capability.order) && profile.orderWebhookUrl !== undefined
+      ? checkWebhookUrl(profile.orderWebhookUrl, this.options.allowInsecure)
+      : undefined;
+    return webhookUrl === undefined ? { capabilities } : { capabilities, orderWebhookUrl: webhookUrl };
   }
 }

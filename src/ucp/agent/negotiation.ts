@@ -3,6 +3,7 @@
  * profiles (UCP overview, "Intersection algorithm"): keep a business capability the platform also names,
  * at the highest version both list; then drop extensions whose parents are all gone, until nothing changes.
  */
+import { Capability } from '../protocol.js';
 
 export interface CapabilityDeclaration {
   version: string;
@@ -12,10 +13,19 @@ export interface CapabilityDeclaration {
 /** Negotiated capability name → the version both sides speak. */
 export type NegotiatedCapabilities = ReadonlyMap<string, string>;
 
+/** What negotiating with one agent profile gives: the shared capabilities, and where the platform hears of orders. */
+export interface Negotiation {
+  capabilities: NegotiatedCapabilities;
+  /** The order capability's `config.webhook_url`, checked, when the order capability was negotiated. */
+  orderWebhookUrl?: string;
+}
+
 /** What negotiation reads from a platform (agent) profile. */
 export interface PlatformProfile {
   version: string;
   capabilities: Record<string, CapabilityDeclaration[]>;
+  /** The first string `config.webhook_url` of its order capability entries, unchecked. */
+  orderWebhookUrl?: string;
 }
 
 /** Why a document is not a usable platform profile: a JSON Pointer into it and what is wrong there. */
@@ -33,7 +43,8 @@ const pointer = (...parts: (string | number)[]) => parts.map((part) => `/${Strin
  * of entries each with a string `version` and an optional `extends` (a string or an array of strings).
  * Everything else (services, payment handlers, `spec`/`schema`/`config` of an entry, capabilities this
  * business does not offer) is ignored, so profiles written by real agents (e.g. `ucp profile init` of
- * @shopify/ucp-cli, whose entries carry only `version` and `extends`) are accepted.
+ * @shopify/ucp-cli, whose entries carry only `version` and `extends`) are accepted. The one `config` read is the
+ * order capability's `webhook_url`, taken when it is a string and otherwise ignored.
  */
 export function readPlatformProfile(document: unknown, known: Iterable<string>): PlatformProfile | ProfileDefect {
   if (!isObject(document)) return { path: '', message: 'must be a JSON object' };
@@ -46,6 +57,7 @@ export function readPlatformProfile(document: unknown, known: Iterable<string>):
   if (declared === undefined) return { path: '/ucp/capabilities', message: 'is required' };
   if (!isObject(declared)) return { path: '/ucp/capabilities', message: 'must be an object (capability name → entries)' };
   const capabilities: Record<string, CapabilityDeclaration[]> = {};
+  let orderWebhookUrl: string | undefined;
   for (const name of known) {
     if (!Object.hasOwn(declared, name)) continue;
     const entries = declared[name];
@@ -61,10 +73,12 @@ export function readPlatformProfile(document: unknown, known: Iterable<string>):
         return { path: at('extends'), message: 'must be a capability name or an array of them' };
       }
       read.push(parents === undefined ? { version: entry.version } : { version: entry.version, extends: parents as string | string[] });
+      const webhookUrl = isObject(entry.config) ? entry.config.webhook_url : undefined;
+      if (name === Capability.order && orderWebhookUrl === undefined && typeof webhookUrl === 'string') orderWebhookUrl = webhookUrl;
     }
     capabilities[name] = read;
   }
-  return { version: ucp.version, capabilities };
+  return orderWebhookUrl === undefined ? { version: ucp.version, capabilities } : { version: ucp.version, capabilities, orderWebhookUrl };
 }
 
 export const isProfileDefect = (read: PlatformProfile | ProfileDefect): read is ProfileDefect => 'message' in read;

@@ -4,6 +4,7 @@
  * connection's DNS lookup, so the address checked is the address connected to (no rebinding window).
  * One deadline covers everything (lookup, connect, TLS, headers, body): an unreachable host, a peer that
  * never answers or a name server that does not reply all end in `profile_unreachable` when it passes.
+ * The same URL rules and guarded lookup govern where order webhooks are posted (webhooks/webhook-sender.ts).
  */
 import dns from 'node:dns';
 import http from 'node:http';
@@ -45,9 +46,16 @@ function isSpecialUseName(hostname: string): boolean {
 /** getaddrinfo's answers for a name that does not exist or has no address (as opposed to "try again"). */
 const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
 
-class RefusedAddress extends Error {}
+export const isNoSuchName = (error: NodeJS.ErrnoException) => NO_SUCH_NAME.has(error.code ?? '');
 
-function guardedLookup(allowLoopback: boolean): LookupFunction {
+/** A connection's lookup found an address the store does not connect to. */
+export class RefusedAddress extends Error {}
+
+/**
+ * A DNS lookup for `http.request` that fails with `RefusedAddress` unless every address of the name is one the
+ * store may connect to: the address checked is the address connected to (no rebinding window).
+ */
+export function guardedLookup(allowLoopback: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 4);
@@ -66,28 +74,45 @@ function maxAge(cacheControl: string | undefined): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** The URL, or a discovery error saying why the store will not fetch it. */
-export function checkProfileUrl(raw: string, allowInsecure: boolean): URL {
-  if (raw.length > MAX_URL_LENGTH) throw discoveryFailed('invalid_profile_url', 'The agent profile URL is too long.');
+/** Why the store will not connect to a URL (fetch a profile from it, post an order event to it). */
+export type UrlRefusal = 'too_long' | 'not_absolute' | 'credentials' | 'not_https' | 'refused_address' | 'not_public_name';
+
+/**
+ * The URL when the store may connect to it: absolute, no credentials, https (or http to loopback when insecure
+ * profiles are allowed), not an address of the store's own network, not a name that never resolves to a public
+ * host. The addresses a name resolves to are checked again when connecting (`guardedLookup`).
+ */
+export function outboundUrl(raw: string, allowInsecure: boolean): { url: URL } | { refusal: UrlRefusal } {
+  if (raw.length > MAX_URL_LENGTH) return { refusal: 'too_long' };
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw discoveryFailed('invalid_profile_url', 'The agent profile URL is not an absolute URL.');
+    return { refusal: 'not_absolute' };
   }
-  if (url.username || url.password) throw discoveryFailed('invalid_profile_url', 'The agent profile URL must not carry credentials.');
+  if (url.username || url.password) return { refusal: 'credentials' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const loopbackHost = host === 'localhost' || (isIP(host) !== 0 && isLoopbackAddress(host));
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowInsecure && loopbackHost)) {
-    throw discoveryFailed('invalid_profile_url', 'The agent profile URL must use https.');
-  }
-  if (isIP(host) !== 0 && !isAllowedProfileAddress(host, { allowLoopback: allowInsecure })) {
-    throw discoveryFailed('invalid_profile_url', 'The agent profile URL points to an address this store does not fetch from.');
-  }
-  if (isIP(host) === 0 && isSpecialUseName(host)) {
-    throw discoveryFailed('invalid_profile_url', 'The agent profile host is not a public DNS name.');
-  }
-  return url;
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowInsecure && loopbackHost)) return { refusal: 'not_https' };
+  if (isIP(host) !== 0 && !isAllowedProfileAddress(host, { allowLoopback: allowInsecure })) return { refusal: 'refused_address' };
+  if (isIP(host) === 0 && isSpecialUseName(host)) return { refusal: 'not_public_name' };
+  return { url };
+}
+
+const PROFILE_URL_REFUSALS: Record<UrlRefusal, string> = {
+  too_long: 'The agent profile URL is too long.',
+  not_absolute: 'The agent profile URL is not an absolute URL.',
+  credentials: 'The agent profile URL must not carry credentials.',
+  not_https: 'The agent profile URL must use https.',
+  refused_address: 'The agent profile URL points to an address this store does not fetch from.',
+  not_public_name: 'The agent profile host is not a public DNS name.',
+};
+
+/** The URL, or a discovery error saying why the store will not fetch it. */
+export function checkProfileUrl(raw: string, allowInsecure: boolean): URL {
+  const checked = outboundUrl(raw, allowInsecure);
+  if ('refusal' in checked) throw discoveryFailed('invalid_profile_url', PROFILE_URL_REFUSALS[checked.refusal]);
+  return checked.url;
 }
 
 export function fetchProfileDocument(raw: string, options: ProfileFetchOptions): Promise<FetchedProfile> {
@@ -156,7 +181,7 @@ export function fetchProfileDocument(raw: string, options: ProfileFetchOptions):
       if (error instanceof RefusedAddress) {
         return fail(discoveryFailed('invalid_profile_url', 'The agent profile host resolves to an address this store does not fetch from.'));
       }
-      if (NO_SUCH_NAME.has(error.code ?? '')) {
+      if (isNoSuchName(error)) {
         return fail(discoveryFailed('invalid_profile_url', 'The agent profile host does not resolve.'));
       }
       fail(discoveryFailed('profile_unreachable', 'The agent profile could not be fetched.'));

@@ -164,6 +164,33 @@ function addressJson(address: OrderAddress): Record<string, string> {
   return Object.fromEntries(Object.entries(json).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
+/** A line's status as UCP derives it from its counts. */
+function lineStatus(total: number, fulfilled: number): 'removed' | 'fulfilled' | 'partial' | 'processing' {
+  if (total === 0) return 'removed';
+  if (fulfilled >= total) return 'fulfilled';
+  return fulfilled > 0 ? 'partial' : 'processing';
+}
+
+/** The promise to the buyer, by line: what ships with the chosen option, and what is backordered and ships later. */
+function expectations(order: Order): Record<string, unknown>[] {
+  const destination = addressJson(order.shippingAddress);
+  const inStock = order.lines
+    .map((line) => ({ id: line.id, quantity: line.quantity - line.canceled - Math.min(line.backordered, line.quantity - line.canceled) }))
+    .filter((entry) => entry.quantity > 0);
+  const later = order.lines
+    .map((line) => ({ id: line.id, quantity: Math.min(line.backordered, line.quantity - line.canceled) }))
+    .filter((entry) => entry.quantity > 0);
+  return [
+    ...(inStock.length
+      ? [{ id: 'exp_1', line_items: inStock, method_type: 'shipping', destination, description: order.shippingOption.title, fulfillable_on: 'now' }]
+      : []),
+    ...(later.length
+      ? [{ id: 'exp_backorder', line_items: later, method_type: 'shipping', destination, description: 'Backordered: ships when back in stock.' }]
+      : []),
+  ];
+}
+
+/** The order as UCP shows it (get_order, the platform's webhooks): lines with their counts, shipments, adjustments. */
 export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'baseUrl' | 'versions'>): Record<string, unknown> {
   return {
     ucp: { version: UCP_VERSION, status: 'success', capabilities: { [Capability.order]: [{ version: mapping.versions.get(Capability.order) ?? UCP_VERSION }] } },
@@ -175,25 +202,34 @@ export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'baseUrl' 
     line_items: order.lines.map((line) => ({
       id: line.id,
       item: { id: String(line.variantId), title: line.title, price: line.unitPrice },
-      quantity: { original: line.quantity, total: line.quantity, fulfilled: 0 },
+      quantity: { original: line.quantity, total: line.quantity - line.canceled, fulfilled: line.fulfilled },
       totals: [
         { type: 'subtotal', amount: line.lineTotal },
         { type: 'total', amount: line.lineTotal },
       ],
-      status: order.status === 'canceled' ? 'removed' : 'processing',
+      status: lineStatus(line.quantity - line.canceled, line.fulfilled),
     })),
     fulfillment: {
-      expectations: [
-        {
-          id: 'exp_1',
-          line_items: order.lines.map((line) => ({ id: line.id, quantity: line.quantity })),
-          method_type: 'shipping',
-          destination: addressJson(order.shippingAddress),
-          fulfillable_on: 'now',
-        },
-      ],
-      events: [],
+      expectations: expectations(order),
+      events: order.fulfillments.map((fulfillment) => ({
+        id: fulfillment.id,
+        occurred_at: fulfillment.occurredAt.toISOString(),
+        type: fulfillment.type,
+        line_items: fulfillment.lines.map((line) => ({ id: line.lineId, quantity: line.quantity })),
+        ...(fulfillment.trackingNumber ? { tracking_number: fulfillment.trackingNumber } : {}),
+        ...(fulfillment.trackingUrl ? { tracking_url: fulfillment.trackingUrl } : {}),
+        ...(fulfillment.carrier ? { carrier: fulfillment.carrier } : {}),
+      })),
     },
+    adjustments: order.adjustments.map((adjustment) => ({
+      id: adjustment.id,
+      type: adjustment.type,
+      occurred_at: adjustment.occurredAt.toISOString(),
+      status: 'completed',
+      ...(adjustment.lines.length ? { line_items: adjustment.lines.map((line) => ({ id: line.lineId, quantity: line.quantity })) } : {}),
+      ...(adjustment.amount !== 0 ? { totals: [{ type: 'total', amount: adjustment.amount }] } : {}),
+      ...(adjustment.reason ? { description: adjustment.reason } : {}),
+    })),
     totals: totalsJson({ subtotal: order.subtotal, shipping: order.shipping, tax: order.tax, total: order.total }),
     messages: [{ type: 'info', code: `payment_${order.paymentState}`, content: order.paymentSummary }],
   };

@@ -134,7 +134,9 @@ export const createCheckoutTool = defineTool<CreateArgs>({
       }
       // A checkout from line items is stored from nothing, as a new cart is: it counts against the cart-start budget.
       if (cartId === undefined) await context.admitCartStart();
-      return checkoutOutcome(await checkouts.create(db, { ...input, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context);
+      // The platform hears of the order at its profile's order webhook, when it declared one.
+      const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
+      return checkoutOutcome(await checkouts.create(db, { ...input, ...webhook, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context);
     });
   },
 });
@@ -167,7 +169,8 @@ export const updateCheckoutTool = defineTool<UpdateArgs>({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: UpdateArgs, context) {
     const { checkouts, db } = context.store;
-    return refusing(args.id, context, async () => checkoutOutcome(await checkouts.update(db, args.id, checkoutInput(args.checkout), 'agent'), context));
+    const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
+    return refusing(args.id, context, async () => checkoutOutcome(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook }, 'agent'), context));
   },
 });
 

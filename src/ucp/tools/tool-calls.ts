@@ -9,7 +9,7 @@ import { isDatabaseUnavailable } from '../../db/database.js';
 import { databaseErrorName } from '../../http/errors.js';
 import type { Store } from '../../store.js';
 import type { AgentProfiles } from '../agent/agent-profiles.js';
-import type { NegotiatedCapabilities } from '../agent/negotiation.js';
+import type { Negotiation } from '../agent/negotiation.js';
 import { internalError, invalidParams, JsonRpcError, storeUnavailable, unknownTool } from '../jsonrpc-errors.js';
 import { UCP_VERSION, type CapabilityName } from '../protocol.js';
 import { firstError, selfContained, validatorFor, withoutAnnotations, type JsonSchema } from '../schemas/schema-bundle.js';
@@ -28,7 +28,8 @@ export interface ListedTool {
 
 export class ToolCalls {
   private readonly byName: Map<string, ToolDefinition>;
-  private readonly anonymous: NegotiatedCapabilities;
+  /** An anonymous caller may use every capability, and no order webhook. */
+  private readonly anonymous: Negotiation;
   private readonly products: UcpProducts;
   readonly listed: ListedTool[];
 
@@ -39,7 +40,7 @@ export class ToolCalls {
   ) {
     this.byName = new Map(tools.map((tool) => [tool.name, tool]));
     this.products = new UcpProducts(store.catalog, store.inventory);
-    this.anonymous = new Map(this.capabilities.map((name) => [name, UCP_VERSION]));
+    this.anonymous = { capabilities: new Map(this.capabilities.map((name) => [name, UCP_VERSION])) };
     this.listed = tools.map((tool) => ({
       name: tool.name,
       title: tool.title,
@@ -67,7 +68,7 @@ export class ToolCalls {
       throw invalidParams(`Invalid params for ${name}: ${path} ${message}`, { path });
     }
     try {
-      const capabilities = profile === undefined ? this.anonymous : await this.agentProfiles.negotiate(profile);
+      const { capabilities, orderWebhookUrl } = profile === undefined ? this.anonymous : await this.agentProfiles.negotiate(profile);
       if (!capabilities.has(tool.capability)) {
         return errorOutcome([
           {
@@ -78,7 +79,14 @@ export class ToolCalls {
           },
         ]);
       }
-      return await tool.run(input, { store: this.store, capabilities, products: this.products, admitCartStart: caller.admitCartStart, log: caller.log });
+      return await tool.run(input, {
+        store: this.store,
+        capabilities,
+        ...(orderWebhookUrl === undefined ? {} : { orderWebhookUrl }),
+        products: this.products,
+        admitCartStart: caller.admitCartStart,
+        log: caller.log,
+      });
     } catch (error) {
       if (error instanceof JsonRpcError) throw error;
       if (isDatabaseUnavailable(error)) {

@@ -29,6 +29,11 @@ export interface ToolContext extends ToolCaller {
   store: Store;
   /** Capabilities this caller may use: the negotiated intersection, or everything for an anonymous caller. */
   capabilities: NegotiatedCapabilities;
+  /**
+   * Where the agent's platform hears of orders (its profile's order capability `config.webhook_url`, checked as
+   * profile URLs are): absent for an anonymous caller, or when the order capability was not negotiated.
+   */
+  orderWebhookUrl?: string;
   /** Each product's UCP JSON, serialised once (again after its stock changes). */
   products: UcpProducts;
 }

@@ -1,0 +1,418 @@
+/**
+ * The order emails, rendered from an order event: the buyer's confirmation, shipment, cancellation and refund
+ * notices, and the merchant's new-order notice. Pure: the subscriber writes them to the outbox, the sender mails
+ * them. Whatever a buyer or an agent typed is escaped in the HTML part and never reaches a header: the recipient
+ * is a plain address or there is no message, and the subject holds only the store's name, numbers and money.
+ */
+import { formatMoney } from '../catalog/types.js';
+import { formatAddress } from '../checkout/shipping.js';
+import type { OrderEvent } from '../orders/order-events.js';
+import type { LineQuantity, Order } from '../orders/orders.js';
+import type { MailMessage } from '../outbox/outbox.js';
+import { html, type Html } from '../storefront/pages/html.js';
+
+export interface MailShop {
+  storeName: string;
+  baseUrl: string;
+  /** Who is told of each new order; unset, no merchant mail. */
+  merchantEmail?: string;
+}
+
+/** The messages an order event sends: none for a capture (the buyer was told of the payment when the order was placed). */
+export function orderMails(event: OrderEvent, shop: MailShop): MailMessage[] {
+  switch (event.type) {
+    case 'placed':
+      return [...buyerMail(event.order, shop, confirmation(event.order, shop)), ...merchantMail(event.order, shop)];
+    case 'fulfilled':
+      return buyerMail(event.order, shop, shipment(event.order, event.fulfillment, shop));
+    case 'canceled':
+      return buyerMail(event.order, shop, cancellation(event.order, event.adjustment.lines, event.adjustment.reason, shop));
+    case 'refunded':
+      return buyerMail(event.order, shop, refund(event.order, event.adjustment.amount, event.adjustment.lines, event.adjustment.reason, shop));
+    case 'captured':
+      return [];
+    default:
+      return noMailFor(event);
+  }
+}
+
+// A new event type fails to compile here until it is given its mail; at run time it never blocks the order's change.
+const noMailFor = (_event: never): MailMessage[] => [];
+
+// Control characters (line breaks included), line and paragraph separators, and bidi overrides that could reorder what a reader sees.
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu;
+
+/** Text on one line: every control character becomes a space, runs of spaces one. What a header or a one-line field may hold. */
+export function oneLine(value: string): string {
+  return value.replace(UNPRINTABLE, ' ').replace(/\s+/g, ' ').trim();
+}
+
+const LOCAL_PART = /^[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+(?:\.[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
+const DOMAIN_LABEL = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?$/u;
+
+/**
+ * The address when `value` is exactly one plain address (`name@example.com`: no display name, no brackets, no
+ * quotes, comments, lists or whitespace); undefined otherwise, and then no message is addressed to it.
+ */
+export function plainMailAddress(value: string): string | undefined {
+  const at = value.lastIndexOf('@');
+  if (at <= 0 || value.length > 254) return undefined;
+  const local = value.slice(0, at);
+  const labels = value.slice(at + 1).split('.');
+  if (local.length > 64 || !LOCAL_PART.test(local)) return undefined;
+  if (labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label))) return undefined;
+  return value;
+}
+
+/** The address of a configured mailbox (`orders@example.com` or `Name <orders@example.com>`); the name never reaches a header. */
+function mailboxAddress(value: string): string | undefined {
+  const bracketed = /^[^<>]*<([^<>]+)>$/.exec(value.trim());
+  return plainMailAddress(bracketed ? bracketed[1]! : value.trim());
+}
+
+/** What one mail says, before it is addressed: the subject's words after the store's name, the text part's lines, the HTML body. */
+interface MailContent {
+  subject: string;
+  text: string[];
+  body: Html;
+}
+
+function addressed(to: string, shop: MailShop, content: MailContent): MailMessage {
+  const store = oneLine(shop.storeName);
+  const subject = oneLine(store ? `${store}: ${content.subject}` : content.subject);
+  return { to, subject, text: `${content.text.join('\n')}\n`, html: htmlDocument(subject, content.body) };
+}
+
+function buyerMail(order: Order, shop: MailShop, content: MailContent): MailMessage[] {
+  const to = plainMailAddress(order.buyerEmail);
+  return to ? [addressed(to, shop, content)] : [];
+}
+
+function merchantMail(order: Order, shop: MailShop): MailMessage[] {
+  const to = shop.merchantEmail ? mailboxAddress(shop.merchantEmail) : undefined;
+  return to ? [addressed(to, shop, newOrderNotice(order))] : [];
+}
+
+function htmlDocument(title: string, body: Html): string {
+  return html`<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title></head>
+<body style="margin:0;padding:16px;font-family:Arial,Helvetica,sans-serif;font-size:15px;line-height:1.5;color:#111111;background:#ffffff">
+${body}
+</body>
+</html>
+`.text;
+}
+
+/** A line as a mail lists it; prices only where the mail is about money (the confirmation, the merchant's notice). */
+interface MailLine {
+  title: string;
+  quantity: number;
+  unitPrice?: number;
+  lineTotal?: number;
+  details: string[];
+}
+
+const orderUrl = (order: Order, shop: MailShop) => `${shop.baseUrl.replace(/\/+$/, '')}/orders/${encodeURIComponent(order.id)}`;
+const money = (order: Order, cents: number) => formatMoney(cents, order.currency);
+
+function pricedLines(order: Order): MailLine[] {
+  return order.lines.map((line) => ({
+    title: oneLine(line.title),
+    quantity: line.quantity,
+    unitPrice: line.unitPrice,
+    lineTotal: line.lineTotal,
+    details: [
+      ...Object.entries(line.properties).map(([name, value]) => oneLine(`${name}: ${value}`)),
+      ...(line.backordered > 0 ? [`${line.backordered} of ${line.quantity} ship later`] : []),
+    ],
+  }));
+}
+
+/** The lines an event concerns (a shipment's, a cancellation's), with their titles from the order. */
+function linesOf(order: Order, quantities: readonly LineQuantity[]): MailLine[] {
+  return quantities
+    .filter((entry) => entry.quantity > 0)
+    .map((entry) => ({ title: oneLine(order.lines.find((line) => line.id === entry.lineId)?.title ?? 'An item'), quantity: entry.quantity, details: [] }));
+}
+
+/** Units neither shipped nor canceled yet. */
+function stillToShip(order: Order): MailLine[] {
+  return order.lines
+    .map((line) => ({ title: oneLine(line.title), quantity: line.quantity - line.fulfilled - line.canceled, details: [] }))
+    .filter((line) => line.quantity > 0);
+}
+
+function linesText(order: Order, lines: readonly MailLine[]): string[] {
+  return lines.flatMap((line) => [
+    line.unitPrice === undefined || line.lineTotal === undefined
+      ? `- ${line.quantity} × ${line.title}`
+      : `- ${line.title}\n  ${line.quantity} × ${money(order, line.unitPrice)} = ${money(order, line.lineTotal)}`,
+    ...line.details.map((detail) => `  ${detail}`),
+  ]);
+}
+
+const CELL = 'padding:6px 8px;border-bottom:1px solid #dddddd;vertical-align:top';
+const NUMBER_CELL = `${CELL};text-align:right;white-space:nowrap`;
+
+function linesHtml(order: Order, lines: readonly MailLine[]): Html {
+  const priced = lines.some((line) => line.unitPrice !== undefined);
+  return html`<table role="presentation" cellpadding="0" cellspacing="0" style="border-collapse:collapse;margin:8px 0 16px">
+<tr><th align="left" style="${CELL}">Item</th><th align="right" style="${NUMBER_CELL}">Quantity</th>${
+    priced ? html`<th align="right" style="${NUMBER_CELL}">Price</th><th align="right" style="${NUMBER_CELL}">Total</th>` : ''
+  }</tr>
+${lines.map(
+  (line) => html`<tr><td style="${CELL}">${line.title}${line.details.map((detail) => html`<br><span style="color:#555555;font-size:13px">${detail}</span>`)}</td><td align="right" style="${NUMBER_CELL}">${line.quantity}</td>${
+    priced
+      ? html`<td align="right" style="${NUMBER_CELL}">${line.unitPrice === undefined ? '' : money(order, line.unitPrice)}</td><td align="right" style="${NUMBER_CELL}">${line.lineTotal === undefined ? '' : money(order, line.lineTotal)}</td>`
+      : ''
+  }</tr>
+`,
+)}</table>`;
+}
+
+function totalsRows(order: Order): [string, string][] {
+  return [
+    ['Subtotal', money(order, order.subtotal)],
+    ['Shipping', money(order, order.shipping)],
+    ['Tax', money(order, order.tax)],
+    ['Total', money(order, order.total)],
+  ];
+}
+
+function totalsHtml(order: Order): Html {
+  return html`<table role="presentation" cellpadding="0" cellspacing="0" style="border-collapse:collapse;margin:0 0 16px">
+${totalsRows(order).map(
+  ([label, amount]) =>
+    html`<tr><td style="padding:2px 16px 2px 0${label === 'Total' ? ';font-weight:bold' : ''}">${label}</td><td align="right" style="padding:2px 0;text-align:right${label === 'Total' ? ';font-weight:bold' : ''}">${amount}</td></tr>
+`,
+)}</table>`;
+}
+
+// The order keeps the option's id, title and price, not its estimate: these are shippingOptions' descriptions (src/checkout/shipping.ts).
+const DELIVERY_ESTIMATES: Record<string, string> = { standard: '5 to 8 business days', express: '2 business days' };
+
+function shippingWords(order: Order): string {
+  const option = order.shippingOption;
+  const estimate = DELIVERY_ESTIMATES[option.id];
+  return `${oneLine(option.title)}${estimate ? `, ${estimate}` : ''} (${money(order, option.amount)})`;
+}
+
+const addressLines = (order: Order) => formatAddress(order.shippingAddress).map(oneLine).filter(Boolean);
+
+const addressHtml = (lines: readonly string[]) => html`<p style="margin:0 0 16px">${lines.map((line, index) => html`${index > 0 ? html`<br>` : ''}${line}`)}</p>`;
+
+const heading = (text: string) => html`<h2 style="font-size:17px;margin:20px 0 4px">${text}</h2>`;
+const paragraph = (text: string | Html) => html`<p style="margin:0 0 12px">${text}</p>`;
+const link = (url: string) => html`<a href="${url}" style="color:#0645ad">${url}</a>`;
+
+function buyerName(order: Order): string {
+  const name = [order.buyer.firstName, order.buyer.lastName].filter(Boolean).join(' ') || [order.shippingAddress.firstName, order.shippingAddress.lastName].filter(Boolean).join(' ');
+  return oneLine(name);
+}
+
+function greeting(order: Order): string {
+  const first = oneLine(order.buyer.firstName ?? order.shippingAddress.firstName ?? '');
+  return first ? `Hello ${first},` : 'Hello,';
+}
+
+function orderLinkText(order: Order, shop: MailShop): string[] {
+  return ['', `Your order: ${orderUrl(order, shop)}`];
+}
+
+function orderLinkHtml(order: Order, shop: MailShop): Html {
+  return paragraph(html`Your order: ${link(orderUrl(order, shop))}`);
+}
+
+function confirmation(order: Order, shop: MailShop): MailContent {
+  const store = oneLine(shop.storeName);
+  const lines = pricedLines(order);
+  const address = addressLines(order);
+  const intro = `Thank you for your order #${order.number}${store ? ` with ${store}` : ''}. It is confirmed.`;
+  const later = order.lines.some((line) => line.backordered > 0) ? 'Some items are not in stock yet: they ship later, as soon as they arrive.' : undefined;
+  return {
+    subject: `order #${order.number} confirmed`,
+    text: [
+      greeting(order),
+      '',
+      intro,
+      ...(later ? ['', later] : []),
+      '',
+      'Items',
+      ...linesText(order, lines),
+      '',
+      ...totalsRows(order).map(([label, amount]) => `${label}: ${amount}`),
+      '',
+      'Ship to',
+      ...address,
+      '',
+      `Delivery: ${shippingWords(order)}`,
+      `Payment: ${oneLine(order.paymentSummary)}`,
+      ...orderLinkText(order, shop),
+      `Quote #${order.number} when you contact the store.`,
+    ],
+    body: html`${paragraph(greeting(order))}
+${paragraph(intro)}
+${later ? paragraph(later) : ''}
+${heading('Items')}
+${linesHtml(order, lines)}
+${totalsHtml(order)}
+${heading('Ship to')}
+${addressHtml(address)}
+${paragraph(`Delivery: ${shippingWords(order)}`)}
+${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${orderLinkHtml(order, shop)}
+${paragraph(`Quote #${order.number} when you contact the store.`)}`,
+  };
+}
+
+function newOrderNotice(order: Order): MailContent {
+  const name = buyerName(order);
+  const email = oneLine(order.buyerEmail);
+  const buyer = name ? `${name}, ${email}` : email;
+  const preparedBy = order.channel === 'agent' ? 'an agent (the buyer approved it)' : 'a browser';
+  const unmailed = plainMailAddress(order.buyerEmail) ? undefined : "No confirmation was mailed: the buyer's email is not a single plain address.";
+  const command = `storefront orders show ${order.number}`;
+  const lines = pricedLines(order);
+  const address = addressLines(order);
+  return {
+    subject: `new order #${order.number}, ${money(order, order.total)}`,
+    text: [
+      `New order #${order.number}: ${money(order, order.total)}`,
+      '',
+      `Buyer: ${buyer}`,
+      `Checkout prepared by: ${preparedBy}`,
+      ...(unmailed ? [unmailed] : []),
+      '',
+      'Items',
+      ...linesText(order, lines),
+      '',
+      ...totalsRows(order).map(([label, amount]) => `${label}: ${amount}`),
+      '',
+      'Ship to',
+      ...address,
+      '',
+      `Delivery: ${shippingWords(order)}`,
+      `Payment: ${oneLine(order.paymentSummary)}`,
+      '',
+      `See it: ${command}`,
+    ],
+    body: html`${paragraph(`New order #${order.number}: ${money(order, order.total)}`)}
+${paragraph(`Buyer: ${buyer}`)}
+${paragraph(`Checkout prepared by: ${preparedBy}`)}
+${unmailed ? paragraph(unmailed) : ''}
+${heading('Items')}
+${linesHtml(order, lines)}
+${totalsHtml(order)}
+${heading('Ship to')}
+${addressHtml(address)}
+${paragraph(`Delivery: ${shippingWords(order)}`)}
+${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${paragraph(html`See it: <code>${command}</code>`)}`,
+  };
+}
+
+/** An http(s) address to link to; anything else (a `javascript:` URL, text) is not shown. */
+function webUrl(value: string | null): string | undefined {
+  if (!value) return undefined;
+  try {
+    const url = new URL(value.trim());
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function shipment(order: Order, fulfillment: Extract<OrderEvent, { type: 'fulfilled' }>['fulfillment'], shop: MailShop): MailContent {
+  const shipped = linesOf(order, fulfillment.lines);
+  const remaining = stillToShip(order);
+  const tracking: [string, string][] = [
+    ...(fulfillment.carrier && oneLine(fulfillment.carrier) ? [['Carrier', oneLine(fulfillment.carrier)] as [string, string]] : []),
+    ...(fulfillment.trackingNumber && oneLine(fulfillment.trackingNumber) ? [['Tracking number', oneLine(fulfillment.trackingNumber)] as [string, string]] : []),
+  ];
+  const trackingUrl = webUrl(fulfillment.trackingUrl);
+  const intro = remaining.length > 0 ? `Part of your order #${order.number} has shipped.` : `Your order #${order.number} has shipped.`;
+  const done = 'Everything in this order has now shipped.';
+  return {
+    subject: remaining.length > 0 ? `part of order #${order.number} shipped` : `order #${order.number} shipped`,
+    text: [
+      greeting(order),
+      '',
+      intro,
+      '',
+      'Shipped',
+      ...linesText(order, shipped),
+      ...(tracking.length > 0 || trackingUrl ? [''] : []),
+      ...tracking.map(([label, value]) => `${label}: ${value}`),
+      ...(trackingUrl ? [`Track it: ${trackingUrl}`] : []),
+      '',
+      ...(remaining.length > 0 ? ['Still to ship', ...linesText(order, remaining)] : [done]),
+      ...orderLinkText(order, shop),
+    ],
+    body: html`${paragraph(greeting(order))}
+${paragraph(intro)}
+${heading('Shipped')}
+${linesHtml(order, shipped)}
+${tracking.map(([label, value]) => paragraph(`${label}: ${value}`))}
+${trackingUrl ? paragraph(html`Track it: ${link(trackingUrl)}`) : ''}
+${remaining.length > 0 ? html`${heading('Still to ship')}${linesHtml(order, remaining)}` : paragraph(done)}
+${orderLinkHtml(order, shop)}`,
+  };
+}
+
+function cancellation(order: Order, quantities: readonly LineQuantity[], reason: string | null, shop: MailShop): MailContent {
+  const whole = order.status === 'canceled';
+  const canceled =
+    quantities.length > 0 ? linesOf(order, quantities) : linesOf(order, order.lines.map((line) => ({ lineId: line.id, quantity: line.canceled })));
+  const why = oneLine(reason ?? order.cancelReason ?? '');
+  const intro = whole ? `Your order #${order.number} is canceled.` : `Part of your order #${order.number} is canceled.`;
+  return {
+    subject: whole ? `order #${order.number} canceled` : `part of order #${order.number} canceled`,
+    text: [
+      greeting(order),
+      '',
+      intro,
+      ...(why ? [`Reason: ${why}`] : []),
+      ...(canceled.length > 0 ? ['', 'Canceled', ...linesText(order, canceled)] : []),
+      '',
+      `Payment: ${oneLine(order.paymentSummary)}`,
+      ...orderLinkText(order, shop),
+    ],
+    body: html`${paragraph(greeting(order))}
+${paragraph(intro)}
+${why ? paragraph(`Reason: ${why}`) : ''}
+${canceled.length > 0 ? html`${heading('Canceled')}${linesHtml(order, canceled)}` : ''}
+${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${orderLinkHtml(order, shop)}`,
+  };
+}
+
+function refund(order: Order, amount: number, quantities: readonly LineQuantity[], reason: string | null, shop: MailShop): MailContent {
+  // A refund's adjustment is negative cents (money given back); the buyer reads the amount they get.
+  const refunded = money(order, Math.abs(amount));
+  const why = oneLine(reason ?? '');
+  const lines = linesOf(order, quantities);
+  const intro = `We refunded ${refunded} for your order #${order.number}.`;
+  const soFar = `Refunded so far, in all: ${money(order, order.refunded)}.`;
+  return {
+    subject: `refund of ${refunded} for order #${order.number}`,
+    text: [
+      greeting(order),
+      '',
+      intro,
+      ...(why ? [`Reason: ${why}`] : []),
+      ...(lines.length > 0 ? ['', 'Refunded items', ...linesText(order, lines)] : []),
+      '',
+      soFar,
+      `Payment: ${oneLine(order.paymentSummary)}`,
+      ...orderLinkText(order, shop),
+    ],
+    body: html`${paragraph(greeting(order))}
+${paragraph(intro)}
+${why ? paragraph(`Reason: ${why}`) : ''}
+${lines.length > 0 ? html`${heading('Refunded items')}${linesHtml(order, lines)}` : ''}
+${paragraph(soFar)}
+${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${orderLinkHtml(order, shop)}`,
+  };
+}

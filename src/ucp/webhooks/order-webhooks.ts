@@ -1,0 +1,28 @@
+/**
+ * Order events for the agent platform that asked for them (its profile's order capability `config.webhook_url`,
+ * kept on the order): each event becomes one outbox row in the transaction that made it happen, holding the full
+ * order as UCP renders it (the order event webhook's request body is the order entity, rest.openapi.json
+ * 2026-04-08; the event's id and time travel in the Webhook-Id and Webhook-Timestamp headers).
+ */
+import type { OrderEvent, OrderEventSubscriber } from '../../orders/order-events.js';
+import { addToOutbox } from '../../outbox/outbox.js';
+import { ucpOrder } from '../checkout/ucp-checkout.js';
+
+/** When the event happened: its fulfillment's or adjustment's time, the order's creation, else now (its transaction). */
+function occurredAt(event: OrderEvent): Date {
+  if ('fulfillment' in event) return event.fulfillment.occurredAt;
+  if ('adjustment' in event) return event.adjustment.occurredAt;
+  if (event.type === 'placed') return event.order.createdAt;
+  return new Date();
+}
+
+export function orderWebhookSubscriber(options: { baseUrl: string; deadlineSeconds: number }): OrderEventSubscriber {
+  return async (tx, event) => {
+    const url = event.order.webhookUrl;
+    if (!url) return;
+    const body = JSON.stringify(ucpOrder(event.order, { baseUrl: options.baseUrl, versions: new Map() }));
+    const timestamp = Math.floor(occurredAt(event).getTime() / 1000);
+    const message = { url, body, timestamp };
+    await addToOutbox(tx, { kind: 'webhook', orderId: event.order.id, topic: `order.${event.type}`, message }, options.deadlineSeconds);
+  };
+}

@@ -1,0 +1,410 @@
+/**
+ * The order emails as pure renderings (src/mail/order-mail.ts): what the buyer's confirmation, shipment,
+ * cancellation and refund mails and the merchant's notice say, in both parts; that whatever a buyer or an agent
+ * typed is escaped in HTML and never reaches a header; and that a doubtful address gets no mail at all.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { shippingOptions } from '../../src/checkout/shipping.js';
+import { loadConfig } from '../../src/config.js';
+import { oneLine, orderMails, plainMailAddress } from '../../src/mail/order-mail.js';
+import { orderMailSubscriber } from '../../src/mail/order-mail-subscriber.js';
+import type { Queryable } from '../../src/db/database.js';
+import type { OrderEvent } from '../../src/orders/order-events.js';
+import type { Adjustment, Fulfillment, Order, OrderLine } from '../../src/orders/orders.js';
+
+const SHOP = { storeName: 'Storefront', baseUrl: 'https://shop.example', merchantEmail: 'merchant@shop.example' };
+
+function line(overrides: Partial<OrderLine> = {}): OrderLine {
+  return {
+    id: 'line_1',
+    position: 0,
+    variantId: 1,
+    productId: 1,
+    sku: 'STICK-MANGO',
+    productTitle: 'Drink stick',
+    variantTitle: 'Mango',
+    title: 'Drink stick - Mango',
+    quantity: 2,
+    unitPrice: 1250,
+    lineTotal: 2500,
+    sellingPlanId: null,
+    properties: {},
+    fulfilled: 0,
+    canceled: 0,
+    backordered: 0,
+    ...overrides,
+  };
+}
+
+function order(overrides: Partial<Order> = {}): Order {
+  return {
+    id: 'ord_abc123',
+    number: 1001,
+    checkoutId: 'chk_1',
+    status: 'placed',
+    channel: 'agent',
+    currency: 'USD',
+    buyerEmail: 'ada@example.com',
+    buyer: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+    shippingAddress: { firstName: 'Ada', lastName: 'Lovelace', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' },
+    shippingOption: { id: 'standard', title: 'Standard shipping', amount: 500 },
+    subtotal: 124_500,
+    shipping: 500,
+    tax: 9026,
+    total: 134_026,
+    paymentState: 'authorized',
+    paymentHandler: 'manual',
+    paymentSummary: 'Payment authorized.',
+    captured: 0,
+    refunded: 0,
+    canceledAt: null,
+    cancelReason: null,
+    webhookUrl: null,
+    createdAt: new Date('2026-04-08T12:00:00Z'),
+    lines: [
+      line(),
+      line({ id: 'line_2', position: 1, productTitle: 'Capsule', variantTitle: 'Default Title', title: 'Capsule', sku: 'CAPSULE', quantity: 5, unitPrice: 24_400, lineTotal: 122_000, backordered: 2 }),
+    ],
+    fulfillments: [],
+    adjustments: [],
+    ...overrides,
+  };
+}
+
+const placed = (value: Order = order()): OrderEvent => ({ type: 'placed', order: value });
+const buyerMailOf = (event: OrderEvent, shop = SHOP) => orderMails(event, shop).find((mail) => mail.to === event.order.buyerEmail);
+const merchantMailOf = (event: OrderEvent, shop = SHOP) => orderMails(event, shop).find((mail) => mail.to === 'merchant@shop.example');
+
+describe('the buyer’s confirmation', () => {
+  const mail = buyerMailOf(placed())!;
+
+  it('goes to the buyer, with the store’s name and the order number in the subject', () => {
+    assert.equal(mail.to, 'ada@example.com');
+    assert.equal(mail.subject, 'Storefront: order #1001 confirmed');
+  });
+
+  it('lists each line with its title, quantity, unit price and line price, in both parts', () => {
+    assert.match(mail.text, /- Drink stick - Mango\n {2}2 × \$12\.50 = \$25\.00/);
+    assert.match(mail.text, /- Capsule\n {2}5 × \$244\.00 = \$1,220\.00/);
+    for (const expected of ['Drink stick - Mango', '>2<', '$12.50', '$25.00', 'Capsule', '>5<', '$244.00', '$1,220.00']) {
+      assert.ok(mail.html.includes(expected), `the HTML part has ${expected}`);
+    }
+  });
+
+  it('gives the subtotal, shipping, tax and total as money', () => {
+    // A label, then its amount: after a colon in the text part, in the next cell in the HTML part.
+    const amount = (label: string, money: string) => new RegExp(`${label}(?::\\s|(?:<[^>]*>)+)${money.replace(/[$.]/g, '\\$&')}`);
+    for (const part of [mail.text, mail.html]) {
+      assert.match(part, amount('Subtotal', '$1,245.00'));
+      assert.match(part, amount('Shipping', '$5.00'));
+      assert.match(part, amount('Tax', '$90.26'));
+      assert.match(part, amount('Total', '$1,340.26'));
+    }
+  });
+
+  it('gives the address, the shipping option with its delivery estimate, the payment in words and the order link', () => {
+    for (const part of [mail.text, mail.html]) {
+      for (const expected of ['Ada Lovelace', '1 Market St', 'San Francisco, CA 94105', 'United States', 'Standard shipping, 5 to 8 business days', 'Payment authorized.']) {
+        assert.ok(part.includes(expected), `${expected} in ${part === mail.text ? 'text' : 'HTML'}`);
+      }
+      assert.ok(part.includes('https://shop.example/orders/ord_abc123'));
+    }
+    assert.ok(mail.html.includes('href="https://shop.example/orders/ord_abc123"'));
+  });
+
+  it('says how many units of a backordered line ship later', () => {
+    assert.match(mail.text, /- Capsule\n.*\n {2}2 of 5 ship later/);
+    assert.ok(mail.html.includes('2 of 5 ship later'));
+    assert.ok(!buyerMailOf(placed(order({ lines: [line()] })))!.text.includes('ship later'));
+  });
+
+  it('gives express shipping its own estimate, the one the checkout offered', () => {
+    const express = buyerMailOf(placed(order({ shippingOption: { id: 'express', title: 'Express shipping', amount: 1500 } })))!;
+    assert.ok(express.text.includes('Delivery: Express shipping, 2 business days ($15.00)'));
+  });
+
+  it('uses the same delivery estimates as the checkout’s shipping options', () => {
+    for (const option of shippingOptions(loadConfig({}).checkout, 0)) {
+      const mail = buyerMailOf(placed(order({ shippingOption: { id: option.id, title: option.title, amount: option.amount } })))!;
+      assert.ok(mail.text.includes(`${option.title}, ${option.description}`), option.id);
+    }
+  });
+
+  it('shows a line’s properties', () => {
+    const engraved = buyerMailOf(placed(order({ lines: [line({ properties: { Engraving: 'For Ada' } })] })))!;
+    assert.ok(engraved.text.includes('  Engraving: For Ada'));
+    assert.ok(engraved.html.includes('Engraving: For Ada'));
+  });
+
+  it('is a whole HTML document and a text part that reads on its own', () => {
+    assert.match(mail.html, /^<!DOCTYPE html>/);
+    assert.ok(mail.html.includes('<title>Storefront: order #1001 confirmed</title>'));
+    assert.ok(!/<[a-z]/i.test(mail.text), 'no markup in the text part');
+  });
+});
+
+describe('the merchant’s notice', () => {
+  it('gives the number, the buyer’s email and name, the total, the lines and the command that shows the order', () => {
+    const mail = merchantMailOf(placed())!;
+    assert.equal(mail.subject, 'Storefront: new order #1001, $1,340.26');
+    for (const part of [mail.text, mail.html]) {
+      for (const expected of ['#1001', 'ada@example.com', 'Ada Lovelace', '$1,340.26', 'Drink stick - Mango', 'Capsule', 'storefront orders show 1001']) {
+        assert.ok(part.includes(expected), `${expected} in ${part === mail.text ? 'text' : 'HTML'}`);
+      }
+    }
+  });
+
+  it('says whether an agent or a browser prepared the checkout', () => {
+    assert.match(merchantMailOf(placed())!.text, /Checkout prepared by: an agent/);
+    const browser = merchantMailOf(placed(order({ channel: 'browser' })))!;
+    assert.match(browser.text, /Checkout prepared by: a browser/);
+    assert.ok(!browser.text.includes('agent'));
+  });
+
+  it('is not written without a merchant address', () => {
+    const mails = orderMails(placed(), { storeName: 'Storefront', baseUrl: 'https://shop.example' });
+    assert.deepEqual(
+      mails.map((mail) => mail.to),
+      ['ada@example.com'],
+    );
+  });
+
+  it('goes to the merchant’s address alone when the configured mailbox has a name', () => {
+    const mails = orderMails(placed(), { ...SHOP, merchantEmail: 'Shop Owner <owner@shop.example>' });
+    assert.deepEqual(
+      mails.map((mail) => mail.to),
+      ['ada@example.com', 'owner@shop.example'],
+    );
+  });
+
+  it('tells the merchant when the buyer got no confirmation', () => {
+    const mails = orderMails(placed(order({ buyerEmail: 'ada@example.com>, eve@example.com' })), SHOP);
+    assert.deepEqual(
+      mails.map((mail) => mail.to),
+      ['merchant@shop.example'],
+    );
+    assert.match(mails[0]!.text, /No confirmation was mailed/);
+  });
+});
+
+describe('what a buyer or an agent typed', () => {
+  const hostile = order({
+    buyer: { email: 'ada@example.com', firstName: '<script>alert(1)</script>', lastName: 'Lovelace\r\nBcc: x@y' },
+    shippingAddress: {
+      firstName: '<script>alert(1)</script>',
+      lastName: 'Lovelace\r\nBcc: x@y',
+      streetAddress: '1 <b>Market</b> St',
+      locality: 'San Francisco',
+      region: 'CA',
+      postalCode: '94105',
+      country: 'US',
+    },
+    lines: [line({ title: 'Stick <img src=x onerror=alert(1)>', properties: { '<i>Note</i>': '"quoted" & <u>underlined</u>' } })],
+  });
+
+  it('is escaped in the HTML part', () => {
+    for (const mail of orderMails(placed(hostile), SHOP)) {
+      assert.ok(!mail.html.includes('<script>'), mail.to);
+      assert.ok(!mail.html.includes('<img'), mail.to);
+      assert.ok(!mail.html.includes('<b>Market'), mail.to);
+      assert.ok(!mail.html.includes('<i>Note'), mail.to);
+      assert.ok(!mail.html.includes('<u>'), mail.to);
+      assert.ok(mail.html.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), mail.to);
+      assert.ok(mail.html.includes('&lt;i&gt;Note&lt;/i&gt;: &quot;quoted&quot; &amp; &lt;u&gt;underlined&lt;/u&gt;'), mail.to);
+    }
+  });
+
+  it('never reaches a header: the subject is one line without a name, and the recipient is the plain address', () => {
+    const mails = orderMails(placed(hostile), SHOP);
+    assert.equal(mails.length, 2);
+    for (const mail of mails) {
+      assert.ok(!/[\r\n]/.test(mail.subject) && !/[\r\n]/.test(mail.to));
+      assert.ok(!mail.subject.includes('Lovelace') && !mail.subject.includes('script') && !mail.subject.includes('Bcc'));
+      assert.ok(!mail.to.includes('Lovelace') && !mail.to.includes('<'));
+    }
+    assert.deepEqual(
+      mails.map((mail) => mail.to),
+      ['ada@example.com', 'merchant@shop.example'],
+    );
+  });
+
+  it('keeps a name on one line in the bodies', () => {
+    const mail = buyerMailOf(placed(hostile))!;
+    assert.ok(mail.text.includes('Lovelace Bcc: x@y'));
+    assert.ok(!/\r/.test(mail.text));
+    assert.ok(!/^Bcc:/m.test(mail.text));
+  });
+
+  it('a store name with line breaks becomes one line in the subject', () => {
+    const mail = buyerMailOf(placed(), { ...SHOP, storeName: 'Shop\r\nBcc: x@y\u202e' })!;
+    assert.equal(mail.subject, 'Shop Bcc: x@y: order #1001 confirmed');
+  });
+
+  for (const email of ['ada@example.com\r\nBcc: x@y', 'ada@example.com\nx', 'Ada <ada@example.com>', 'ada@example.com, eve@example.com', '<ada@example.com>', 'ada@example', '"ada"@example.com', 'ada(x)@example.com', '']) {
+    it(`gets no mail at ${JSON.stringify(email)}`, () => {
+      const mails = orderMails(placed(order({ buyerEmail: email })), SHOP);
+      assert.deepEqual(
+        mails.map((mail) => mail.to),
+        ['merchant@shop.example'],
+      );
+      for (const type of ['fulfilled', 'canceled', 'refunded'] as const) {
+        const event = eventOf(type);
+        event.order.buyerEmail = email;
+        assert.deepEqual(orderMails(event, SHOP), [], type);
+      }
+    });
+  }
+
+  it('plain addresses pass as they are, international ones included', () => {
+    for (const email of ['ada@example.com', 'ada.lovelace+orders@mail.example.co.uk', 'o\'brien@example.ie', 'zoë@exämple.de']) {
+      assert.equal(plainMailAddress(email), email);
+    }
+  });
+
+  it('oneLine turns every control character into one space', () => {
+    assert.equal(oneLine(' a\r\n\tb\u0000c\u2028d\u202ee '), 'a b c d e');
+  });
+});
+
+const shipped: Fulfillment = {
+  id: 'ful_1',
+  type: 'shipped',
+  lines: [
+    { lineId: 'line_1', quantity: 2 },
+    { lineId: 'line_2', quantity: 3 },
+  ],
+  trackingNumber: '1Z999AA10123456784',
+  trackingUrl: 'https://carrier.example/track?n=1Z999AA10123456784',
+  carrier: 'UPS',
+  occurredAt: new Date('2026-04-09T12:00:00Z'),
+};
+
+const adjustment = (overrides: Partial<Adjustment>): Adjustment => ({
+  id: 'adj_1',
+  type: 'refund',
+  amount: -2500,
+  lines: [],
+  reason: null,
+  occurredAt: new Date('2026-04-10T12:00:00Z'),
+  ...overrides,
+});
+
+function eventOf(type: 'fulfilled' | 'canceled' | 'refunded'): OrderEvent {
+  if (type === 'fulfilled') {
+    const after = order();
+    after.lines[0]!.fulfilled = 2;
+    after.lines[1]!.fulfilled = 3;
+    return { type, order: after, fulfillment: shipped };
+  }
+  if (type === 'canceled') {
+    const after = order({ status: 'canceled', paymentState: 'voided', paymentSummary: 'No payment: the order was canceled before it was paid.', cancelReason: 'Out of <stock>' });
+    after.lines.forEach((each) => (each.canceled = each.quantity));
+    return {
+      type,
+      order: after,
+      adjustment: adjustment({ type: 'cancellation', amount: 0, reason: 'Out of <stock>', lines: after.lines.map((each) => ({ lineId: each.id, quantity: each.quantity })) }),
+    };
+  }
+  return {
+    type,
+    order: order({ paymentState: 'partially_refunded', paymentSummary: 'Paid, partly refunded.', captured: 134_026, refunded: 4000 }),
+    adjustment: adjustment({ amount: -2500, reason: 'Damaged in <transit>', lines: [{ lineId: 'line_1', quantity: 2 }] }),
+  };
+}
+
+describe('after the order is placed', () => {
+  it('a shipment tells the buyer what shipped, the tracking, what is still to ship, and the order link', () => {
+    const [mail, ...others] = orderMails(eventOf('fulfilled'), SHOP);
+    assert.equal(others.length, 0, 'the merchant is not mailed');
+    assert.equal(mail!.to, 'ada@example.com');
+    assert.equal(mail!.subject, 'Storefront: part of order #1001 shipped');
+    assert.match(mail!.text, /Shipped\n- 2 × Drink stick - Mango\n- 3 × Capsule/);
+    assert.match(mail!.text, /Carrier: UPS\nTracking number: 1Z999AA10123456784\nTrack it: https:\/\/carrier\.example\/track\?n=1Z999AA10123456784/);
+    assert.match(mail!.text, /Still to ship\n- 2 × Capsule/);
+    assert.ok(mail!.text.includes('https://shop.example/orders/ord_abc123'));
+    assert.ok(mail!.html.includes('href="https://carrier.example/track?n=1Z999AA10123456784"'));
+    assert.ok(mail!.html.includes('Still to ship'));
+  });
+
+  it('the last shipment says everything has shipped', () => {
+    const event = eventOf('fulfilled') as Extract<OrderEvent, { type: 'fulfilled' }>;
+    event.order.lines[1]!.fulfilled = 3;
+    event.order.lines[1]!.canceled = 2;
+    const [mail] = orderMails(event, SHOP);
+    assert.equal(mail!.subject, 'Storefront: order #1001 shipped');
+    assert.ok(mail!.text.includes('Everything in this order has now shipped.'));
+    assert.ok(!mail!.text.includes('Still to ship'));
+  });
+
+  it('a shipment without tracking says nothing of it, and a tracking address that is not a web page is not linked', () => {
+    const event = eventOf('fulfilled') as Extract<OrderEvent, { type: 'fulfilled' }>;
+    const [plain] = orderMails({ ...event, fulfillment: { ...shipped, trackingNumber: null, trackingUrl: null, carrier: null } }, SHOP);
+    assert.ok(!/Carrier|Tracking|Track it/.test(plain!.text));
+    const [hostile] = orderMails({ ...event, fulfillment: { ...shipped, trackingUrl: 'javascript:alert(1)', carrier: '<b>UPS</b>' } }, SHOP);
+    assert.ok(!hostile!.html.includes('javascript:'));
+    assert.ok(!hostile!.text.includes('javascript:'));
+    assert.ok(hostile!.html.includes('&lt;b&gt;UPS&lt;/b&gt;'));
+  });
+
+  it('a cancellation says the order is canceled, why, what, and the payment’s state, promising no refund', () => {
+    const [mail, ...others] = orderMails(eventOf('canceled'), SHOP);
+    assert.equal(others.length, 0);
+    assert.equal(mail!.subject, 'Storefront: order #1001 canceled');
+    assert.ok(mail!.text.includes('Your order #1001 is canceled.'));
+    assert.ok(mail!.text.includes('Reason: Out of <stock>'));
+    assert.ok(mail!.html.includes('Reason: Out of &lt;stock&gt;'));
+    assert.match(mail!.text, /Canceled\n- 2 × Drink stick - Mango\n- 5 × Capsule/);
+    assert.ok(mail!.text.includes('Payment: No payment: the order was canceled before it was paid.'));
+    assert.ok(!/will be refunded|refund/i.test(mail!.text));
+    assert.ok(mail!.text.includes('https://shop.example/orders/ord_abc123'));
+  });
+
+  it('a cancellation of some units says part of the order is canceled', () => {
+    const after = order();
+    after.lines[1]!.canceled = 2;
+    const [mail] = orderMails({ type: 'canceled', order: after, adjustment: adjustment({ type: 'cancellation', amount: 0, lines: [{ lineId: 'line_2', quantity: 2 }] }) }, SHOP);
+    assert.equal(mail!.subject, 'Storefront: part of order #1001 canceled');
+    assert.match(mail!.text, /Canceled\n- 2 × Capsule\n\n/);
+    assert.ok(!mail!.text.includes('Reason:'));
+  });
+
+  it('a refund gives the amount as a positive sum, the reason and the total refunded so far', () => {
+    const [mail, ...others] = orderMails(eventOf('refunded'), SHOP);
+    assert.equal(others.length, 0);
+    assert.equal(mail!.subject, 'Storefront: refund of $25.00 for order #1001');
+    assert.ok(mail!.text.includes('We refunded $25.00 for your order #1001.'));
+    assert.ok(!mail!.text.includes('-$25.00'));
+    assert.ok(mail!.text.includes('Reason: Damaged in <transit>'));
+    assert.ok(mail!.html.includes('Reason: Damaged in &lt;transit&gt;'));
+    assert.ok(mail!.text.includes('Refunded so far, in all: $40.00.'));
+    assert.ok(mail!.text.includes('Payment: Paid, partly refunded.'));
+    assert.ok(mail!.text.includes('https://shop.example/orders/ord_abc123'));
+  });
+
+  it('a capture mails no one', () => {
+    assert.deepEqual(orderMails({ type: 'captured', order: order({ captured: 134_026, paymentState: 'captured', paymentSummary: 'Paid.' }) }, SHOP), []);
+  });
+});
+
+describe('the mail subscriber', () => {
+  it('writes each mail of an event to the outbox in the event’s transaction, with its order, topic and deadline', async () => {
+    const writes: (readonly unknown[])[] = [];
+    const tx: Queryable = {
+      query: async <T,>(_sql: string, params: readonly unknown[] = []) => {
+        writes.push(params);
+        return [] as T[];
+      },
+    };
+    const subscriber = orderMailSubscriber(SHOP, 259_200);
+    await subscriber(tx, placed());
+    await subscriber(tx, { type: 'captured', order: order() });
+    assert.deepEqual(
+      writes.map(([kind, topic, , orderId, payload, deadline]) => [kind, topic, orderId, (JSON.parse(payload as string) as { to: string }).to, deadline]),
+      [
+        ['mail', 'order.placed', 'ord_abc123', 'ada@example.com', 259_200],
+        ['mail', 'order.placed', 'ord_abc123', 'merchant@shop.example', 259_200],
+      ],
+    );
+  });
+});
