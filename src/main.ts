@@ -51,8 +51,9 @@ const USAGE = `usage: storefront <command> [arguments]
 
   serve                      serve the store (the default): migrates, seeds the demo catalog into an empty store
   migrate                    apply the database migrations and exit
-  import FILE                import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json)
-  stock                      list every variant: SKU, variant id, product, units on hand
+  import FILE [--set-stock]  import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json); new variants
+                             get the file's stock, existing ones keep theirs (sales since the export) unless --set-stock
+  stock                      list every variant: SKU, variant id, product, units on hand, units backordered
   stock set SKU QUANTITY     set a variant's units on hand (a whole number from 0)
   orders                     list the ${ORDER_LIST_LIMIT} newest orders: number, id, time, buyer email, total, status, agent or browser
   orders show ID             one order (ID is its id, ord_..., or its number, 1001 or #1001): lines, totals, address,
@@ -207,7 +208,7 @@ function remoteCommands(socketPath: string): MerchantCommands {
   return {
     stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
     setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
-    importCatalog: (document) => sendControlCommand<ImportReport>(socketPath, 'POST', '/import', { document }),
+    importCatalog: (document, options = {}) => sendControlCommand<ImportReport>(socketPath, 'POST', '/import', { document, setStock: options.setStock === true }),
     orders: () => sendControlCommand<OrderListing[]>(socketPath, 'GET', '/orders'),
     order: (idOrNumber) => sendControlCommand<OrderDetails | null>(socketPath, 'GET', `/orders/${encodeURIComponent(idOrNumber)}`),
     capture: (id) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/capture', { id }),
@@ -348,8 +349,14 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'import': {
-      const document = await readCatalogFile(rest[0]);
-      console.log(describeImport(await withCommands(config, (commands) => commands.importCatalog(document))));
+      const usage = 'usage: storefront import FILE [--set-stock]';
+      const setStock = rest.includes('--set-stock');
+      const files = rest.filter((arg) => arg !== '--set-stock');
+      const unknown = files.find((arg) => arg.startsWith('--'));
+      if (unknown) throw new UsageError(`unknown option ${unknown.slice(0, 40)}\n${usage}`);
+      if (files.length > 1) throw new UsageError(usage);
+      const document = await readCatalogFile(files[0]);
+      console.log(describeImport(await withCommands(config, (commands) => commands.importCatalog(document, { setStock }))));
       return;
     }
     case 'stock':

@@ -95,6 +95,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const idempotency = new IdempotencyStore(onError);
     const payments = manualCapture(config.baseUrl, UCP_VERSION);
     const signingKeys = await SigningKeys.open(db, config.signingKey);
+    // A key rotated by another instance or the CLI is signed with, and published, within a minute.
+    signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));
     const subscribers = orderEventSubscribers(config);
     const checkouts = new CheckoutService({
       catalog,
@@ -122,7 +124,6 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const purge = () =>
       Promise.all([
         purgeDelivered(db).catch((error: unknown) => onError('outbox purge failed', error)),
-        signingKeys.refresh(db).catch((error: unknown) => onError('signing key refresh failed', error)),
         checkouts.expireDue(db).catch((error: unknown) => onError('checkout expiry sweep failed', error)),
         carts.purgeExpired(db).catch((error: unknown) => onError('cart purge failed', error)),
         idempotency.purgeExpired(db).catch((error: unknown) => onError('idempotency key purge failed', error)),
@@ -153,6 +154,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
           for (const timer of timers) clearInterval(timer);
           catalog.close();
           inventory.close();
+          signingKeys.close();
           await listening?.close();
           await outbox?.close();
           mail?.close();

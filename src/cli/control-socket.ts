@@ -29,7 +29,7 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   const input = (body ?? {}) as Record<string, unknown>;
   if (method === 'GET' && url === '/stock') return { status: 200, body: await commands.stock() };
   if (method === 'POST' && url === '/stock') return { status: 200, body: await commands.setStock(String(input.sku), Number(input.onHand)) };
-  if (method === 'POST' && url === '/import') return { status: 200, body: await commands.importCatalog(input.document) };
+  if (method === 'POST' && url === '/import') return { status: 200, body: await commands.importCatalog(input.document, { setStock: input.setStock === true }) };
   if (method === 'GET' && url === '/orders') return { status: 200, body: await commands.orders() };
   const id = String(input.id ?? '');
   if (method === 'POST' && url === '/orders/capture') return { status: 200, body: await commands.capture(id) };

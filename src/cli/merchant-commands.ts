@@ -89,7 +89,8 @@ export type OutboxRetry = DeliveryOutcome | { refused: string };
 export interface MerchantCommands {
   stock(): Promise<StockListing[]>;
   setStock(sku: string, onHand: number): Promise<StockSet>;
-  importCatalog(document: unknown): Promise<ImportReport>;
+  /** `setStock`: existing variants take the file's stock levels too (by default only new variants do). */
+  importCatalog(document: unknown, options?: { setStock?: boolean }): Promise<ImportReport>;
   /** The newest orders first, at most ORDER_LIST_LIMIT. */
   orders(): Promise<OrderListing[]>;
   /** An order by its id (`ord_…`) or number (`1001`, `#1001`); null when there is none. */
@@ -150,8 +151,8 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
         throw error;
       }
     },
-    async importCatalog(document) {
-      const report = await importCatalog(db, document);
+    async importCatalog(document, options = {}) {
+      const report = await importCatalog(db, document, options);
       await afterChange();
       return report;
     },
@@ -267,6 +268,14 @@ function columns(table: readonly (readonly string[])[], right: ReadonlySet<numbe
   );
 }
 
+const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+
+/** Units on hand, and what they do not show: stock not tracked, units sold beyond stock and not shipped yet. */
+function onHandCell(row: StockListing): string {
+  const notes = [...(row.tracked ? [] : ['not tracked']), ...(row.backordered > 0 ? [`${row.backordered} backordered`] : [])];
+  return notes.length ? `${row.onHand} (${notes.join(', ')})` : String(row.onHand);
+}
+
 export function describeStock(rows: readonly StockListing[]): string {
   const table = [
     ['SKU', 'VARIANT ID', 'PRODUCT', 'ON HAND'],
@@ -274,16 +283,38 @@ export function describeStock(rows: readonly StockListing[]): string {
       row.sku ?? '-',
       String(row.variantId),
       row.variantTitle === 'Default Title' ? row.productTitle : `${row.productTitle} - ${row.variantTitle}`,
-      row.tracked ? String(row.onHand) : `${row.onHand} (not tracked)`,
+      onHandCell(row),
     ]),
   ];
   return columns(table).join('\n');
 }
 
+/** The stock part of an import: every existing level it set (was, now), or how many it kept because --set-stock was not given. */
+function describeImportedStock(stock: ImportReport['stock']): string[] {
+  if (stock.set.length > 0) {
+    const table = [
+      ['SKU', 'VARIANT ID', 'WAS', 'NOW'],
+      ...stock.set.map((level) => [level.sku ?? '-', String(level.variantId), String(level.previous), String(level.onHand)]),
+    ];
+    return [`stock: ${plural(stock.set.length, 'existing level', 'existing levels')} set to the file's quantity:`, ...columns(table, new Set([1, 2, 3])).map((line) => `  ${line}`)];
+  }
+  if (stock.keptExisting > 0) {
+    const kept = plural(stock.keptExisting, 'existing level differs from the file and was kept', 'existing levels differ from the file and were kept');
+    return [`stock: ${kept} (sales since the export stay counted; --set-stock sets the file's quantities)`];
+  }
+  return ['stock: no existing level changed'];
+}
+
 export function describeImport(report: ImportReport): string {
   const line = (name: string, t: ImportReport['products']) =>
     `${name}: ${t.created} created, ${t.updated} changed, ${t.unchanged} unchanged${t.removed ? `, ${t.removed} removed` : ''}`;
-  return ['imported', line('products', report.products), line('variants', report.variants), line('collections', report.collections)].join('\n  ');
+  return [
+    'imported',
+    line('products', report.products),
+    line('variants', report.variants),
+    line('collections', report.collections),
+    ...describeImportedStock(report.stock),
+  ].join('\n  ');
 }
 
 /** An ISO time in UTC to the second: 2026-01-31T09:05:00Z. */

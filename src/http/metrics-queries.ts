@@ -24,7 +24,12 @@ export interface StoreFigures {
   checkouts: Record<CheckoutStatus, number>;
   approvals: Record<ApprovalState, number>;
   orders: Record<OrderStatus, number>;
+  /** Outbox messages by kind and state (`mail:pending`, `webhook:failed`, …): pending, delivered, failed (given up). */
+  outbox: Record<string, number>;
 }
+
+export const OUTBOX_KINDS = ['mail', 'webhook'] as const;
+export const OUTBOX_STATES = ['pending', 'delivered', 'failed'] as const;
 
 const FIGURES_SQL = `
   select 'carts' as figure, 'open' as key, count(*) as n from carts where updated_at > now() - make_interval(days => ${CART_LIFETIME_DAYS})
@@ -36,7 +41,10 @@ const FIGURES_SQL = `
     count(*)
   from checkout_approvals group by 2
   union all
-  select 'orders', status, count(*) from orders group by status`;
+  select 'orders', status, count(*) from orders group by status
+  union all
+  select 'outbox', kind || ':' || case when sent_at is not null then 'delivered' when failed_at is not null then 'failed' else 'pending' end, count(*)
+  from outbox where kind in ('mail', 'webhook') group by 2`;
 
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
 
@@ -46,10 +54,16 @@ export async function readStoreFigures(db: Database, timeoutMs: number): Promise
     await tx.exec(`set transaction read only; set local statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
     return tx.query<{ figure: string; key: string; n: number }>(FIGURES_SQL);
   });
-  const figures: StoreFigures = { openCarts: 0, checkouts: zeros(CHECKOUT_STATUSES), approvals: zeros(APPROVAL_STATES), orders: zeros(ORDER_STATUSES) };
+  const figures: StoreFigures = {
+    openCarts: 0,
+    checkouts: zeros(CHECKOUT_STATUSES),
+    approvals: zeros(APPROVAL_STATES),
+    orders: zeros(ORDER_STATUSES),
+    outbox: zeros(OUTBOX_KINDS.flatMap((kind) => OUTBOX_STATES.map((state) => `${kind}:${state}`))),
+  };
   for (const { figure, key, n } of rows) {
     if (figure === 'carts') figures.openCarts = Number(n);
-    else if (figure === 'checkouts' || figure === 'approvals' || figure === 'orders') (figures[figure] as Record<string, number>)[key] = Number(n);
+    else if (figure === 'checkouts' || figure === 'approvals' || figure === 'orders' || figure === 'outbox') (figures[figure] as Record<string, number>)[key] = Number(n);
   }
   return figures;
 }

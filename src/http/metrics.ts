@@ -270,6 +270,21 @@ function storeFigureGauges(register: Registry, figures: StoreFiguresReader): voi
     (read) => read.approvals,
   );
   labelled('storefront_orders', 'Orders in the store by status, read from the database.', 'status', (read) => read.orders);
+  new Gauge({
+    name: 'storefront_outbox_messages',
+    help: 'Outbox messages (mail to buyers and the merchant, order webhooks to platforms) by kind and state: pending, delivered (kept 30 days), failed (given up after the deadline; storefront outbox lists them), read from the database.',
+    labelNames: ['kind', 'state'],
+    registers: [register],
+    async collect() {
+      const read = await figures.read();
+      this.reset();
+      if (read === undefined) return;
+      for (const [key, count] of Object.entries(read.outbox)) {
+        const [kind, state] = key.split(':') as [string, string];
+        this.set({ kind, state }, count);
+      }
+    },
+  });
 }
 
 /** The pg pool's connections and waiting queries; nothing on PGlite, which has no pool. */

@@ -107,7 +107,7 @@ export class OrderActions {
   }
 
   /** The merchant received the order's payment (manual capture): the order is paid. */
-  capture(db: Database, idOrNumber: string): Promise<Order> {
+  async capture(db: Database, idOrNumber: string): Promise<Order> {
     return this.change(db, idOrNumber, async (tx, order) => {
       if (order.status === 'canceled') throw new OrderActionRefused(`order #${order.number} is canceled; there is no payment to capture`);
       if (order.captured > 0) throw new OrderActionRefused(`order #${order.number} is already paid (${formatMoney(order.captured, order.currency)} captured)`);
@@ -118,7 +118,7 @@ export class OrderActions {
   }
 
   /** Units shipped, with tracking: every unit not yet shipped, or the lines and quantities given. */
-  fulfill(db: Database, idOrNumber: string, input: FulfillInput = {}): Promise<Order> {
+  async fulfill(db: Database, idOrNumber: string, input: FulfillInput = {}): Promise<Order> {
     const tracking = {
       trackingNumber: text(input.trackingNumber, 'the tracking number'),
       trackingUrl: trackingUrl(input.trackingUrl),
@@ -147,7 +147,7 @@ export class OrderActions {
    * Cancels what has not shipped: those units are canceled on their lines, the ones taken from stock go back
    * exactly once (a canceled order cannot be canceled again), and an unpaid order's payment is void.
    */
-  cancel(db: Database, idOrNumber: string, reason?: string): Promise<Order> {
+  async cancel(db: Database, idOrNumber: string, reason?: string): Promise<Order> {
     const why = text(reason, 'the reason');
     return this.change(db, idOrNumber, async (tx, order) => {
       if (order.status === 'canceled') throw new OrderActionRefused(`order #${order.number} is already canceled`);
@@ -178,7 +178,7 @@ export class OrderActions {
   }
 
   /** Gives back `amount` cents of what was captured; the refunds of an order never add up to more than that. */
-  refund(db: Database, idOrNumber: string, amount: number, reason?: string): Promise<Order> {
+  async refund(db: Database, idOrNumber: string, amount: number, reason?: string): Promise<Order> {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw new OrderActionRefused('the refund must be a positive amount');
     const why = text(reason, 'the reason');
     return this.change(db, idOrNumber, async (tx, order) => {

@@ -149,13 +149,15 @@ export class OutboxDispatcher {
    * one more attempt. Undefined when there is no such row; refused when it was delivered or another instance holds it.
    */
   async retryNow(id: number): Promise<DeliveryOutcome | { refused: string } | undefined> {
-    const [existing] = await this.db.query<{ sent_at: Date | null; held: boolean }>(
-      'select sent_at, claimed_until is not null and claimed_until > now() as held from outbox where id = $1',
+    const [existing] = await this.db.query<{ kind: OutboxKind; sent_at: Date | null; held: boolean }>(
+      'select kind, sent_at, claimed_until is not null and claimed_until > now() as held from outbox where id = $1',
       [id],
     );
     if (!existing) return undefined;
     if (existing.sent_at !== null) return { refused: `message ${id} was already delivered` };
     if (existing.held) return { refused: `message ${id} is being delivered right now` };
+    // Refused before anything is written: a refusal changes nothing.
+    if (!this.senders[existing.kind]) return { refused: `this store cannot deliver ${existing.kind} messages` };
     const [record] = await this.db.query<RowRecord>(
       `update outbox o set claimed_until = now() + make_interval(secs => $2), attempts = o.attempts + 1, failed_at = null,
               deadline_at = greatest(o.deadline_at, now())
@@ -164,9 +166,7 @@ export class OutboxDispatcher {
       [id, this.options.leaseSeconds],
     );
     if (!record) return { refused: `message ${id} is being delivered right now` };
-    const row = fromRecord(record);
-    if (!this.senders[row.kind]) return { refused: `this store cannot deliver ${row.kind} messages` };
-    return this.track(this.deliver(row));
+    return this.track(this.deliver(fromRecord(record)));
   }
 
   private track<T>(work: Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@
  * announce does (a rolled-back approval leaves none), and are delivered after commit by the dispatcher
  * (outbox-dispatcher.ts), at least once, until delivered or their deadline passes.
  */
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
 
 export type OutboxKind = 'mail' | 'webhook';
@@ -31,8 +31,8 @@ export type OutboxEntry =
   | { kind: 'mail'; orderId?: string; topic: string; message: MailMessage }
   | { kind: 'webhook'; orderId?: string; topic: string; message: WebhookMessage };
 
-/** One id per event, kept across retries (the webhook's Webhook-Id, the mail's Message-ID). */
-export const newEventId = () => `evt_${randomBytes(16).toString('base64url')}`;
+/** One id per event, kept across retries: the webhook's Webhook-Id (a UUID, as UCP's order webhook asks) and the mail's Message-ID. */
+export const newEventId = () => randomUUID();
 
 /**
  * Adds a message to the outbox in the caller's transaction; `deadlineSeconds` from now it is given up if still

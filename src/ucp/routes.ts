@@ -75,6 +75,6 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     }
   });
 
-  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: advertised, paymentHandlers: paymentHandlersEntry(store.payments) });
+  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: advertised, paymentHandlers: paymentHandlersEntry(store.payments), signingKeys: store.signingKeys });
   mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl });
 };

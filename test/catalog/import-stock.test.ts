@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { CatalogDocument } from '../../src/catalog/import/catalog-document.js';
 import { importCatalog, type ImportReport } from '../../src/catalog/import/import-catalog.js';
 import { parseShopifyCsv } from '../../src/catalog/import/shopify-csv.js';
-import { describeImport } from '../../src/cli/describe-stock-and-import.js';
+import { describeImport } from '../../src/cli/merchant-commands.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 
 after(dropTestDatabases);

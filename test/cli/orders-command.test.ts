@@ -139,8 +139,8 @@ for (const target of targets) {
 
       const line = ann.lines[0]!;
       assert.equal(line.quantity, 2);
-      assert.match(out, /^ {2}TITLE\s+SKU\s+QTY\s+UNIT PRICE\s+LINE TOTAL$/m);
-      assert.match(out, new RegExp(`^  ${escape(line.title)}\\s+ESP-DEC-10\\s+2\\s+${escape(dollars(line.unitPrice))}\\s+${escape(dollars(line.unitPrice * 2))}$`, 'm'));
+      assert.match(out, /^ {2}LINE\s+TITLE\s+SKU\s+QTY\s+SHIPPED\s+CANCELED\s+BACKORDERED\s+UNIT PRICE\s+LINE TOTAL$/m);
+      assert.match(out, new RegExp(`^  ${line.id}\\s+${escape(line.title)}\\s+ESP-DEC-10\\s+2\\s+0\\s+0\\s+-\\s+${escape(dollars(line.unitPrice))}\\s+${escape(dollars(line.unitPrice * 2))}$`, 'm'));
       assert.equal(ann.subtotal, line.unitPrice * 2);
       for (const [label, cents] of [
         ['Subtotal', ann.subtotal],

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import type { LineInput } from '../../src/checkout/checkout-service.js';
-import { describeStock } from '../../src/cli/describe-stock-and-import.js';
+import { describeStock } from '../../src/cli/merchant-commands.js';
 import { listStock, type StockListing } from '../../src/inventory/inventory-store.js';
 import type { Order } from '../../src/orders/orders.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';

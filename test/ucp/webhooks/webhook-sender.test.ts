@@ -7,7 +7,7 @@
 import dns from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createVerifier, httpbis } from 'http-message-signatures';
@@ -66,7 +66,7 @@ async function verifiedWithProfileKeys(request: Received, published: PublishedKe
       keyLookup: async ({ keyid }) => {
         const jwk = published.find((key) => key.kid === keyid);
         if (!jwk) return null;
-        return { id: jwk.kid, algs: ['ecdsa-p256-sha256'], verify: createVerifier(createPublicKey({ key: jwk, format: 'jwk' }), 'ecdsa-p256-sha256') };
+        return { id: jwk.kid, algs: ['ecdsa-p256-sha256'], verify: createVerifier(createPublicKey({ key: { ...jwk } as JsonWebKey, format: 'jwk' }), 'ecdsa-p256-sha256') };
       },
       requiredFields: ['@method', '@authority', '@path', 'content-digest', 'content-type'],
       requiredParams: ['created', 'keyid'],

@@ -1,0 +1,119 @@
+/**
+ * What a buyer and an agent see once an order is placed: the cart it was bought from is closed (the storefront
+ * cookie gets a fresh empty cart, get_cart answers not found), and units sold beyond stock under a continue-selling
+ * policy are visible at every step (a message on the checkout, a line on the approval page, the order's backordered
+ * count, the order page, get_order's expectations) while stock stops at zero. The approval is made through the
+ * domain, as the approval page calls it. Every UCP answer validates against the official schemas.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { officialSchemaErrors, resultSchemaFor } from '../ucp/official-schemas.js';
+
+after(dropTestDatabases);
+
+const HEADERS = { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' };
+const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const FULFILLMENT = { methods: [{ type: 'shipping', destinations: [ADDRESS], groups: [{ selected_option_id: 'standard' }] }] };
+
+for (const backend of backends) {
+  describe(`after the order (${backend.name})`, () => {
+    let test: TestStore;
+    let nextId = 1;
+    before(async () => {
+      test = await startTestStore(backend);
+    });
+    after(() => test.close());
+
+    async function call(name: string, args: Record<string, unknown>): Promise<any> {
+      const response = await test.app.inject({
+        method: 'POST',
+        url: '/api/ucp/mcp',
+        headers: HEADERS,
+        payload: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      const body = JSON.parse(response.body);
+      assert.ok(body.result, response.body);
+      const structured = body.result.structuredContent;
+      assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), [], `${name}: ${JSON.stringify(structured).slice(0, 600)}`);
+      return structured;
+    }
+    const variantOf = (sku: string) => {
+      for (const product of test.store.catalog.snapshot.products) for (const variant of product.variants) if (variant.sku === sku) return variant.id;
+      throw new Error(`no variant ${sku}`);
+    };
+    /** The agent asks to complete; the buyer approves what the approval page shows (through the domain). */
+    async function completeAndApprove(checkoutId: string) {
+      const escalated = await call('complete_checkout', { id: checkoutId, meta: { 'idempotency-key': randomUUID() } });
+      assert.equal(escalated.status, 'requires_escalation');
+      const token = new URL(escalated.continue_url).pathname.split('/').pop()!;
+      const state = await test.store.checkouts.approvalState(test.store.db, token);
+      assert.equal(state.kind, 'pending');
+      if (state.kind !== 'pending') throw new Error('not pending');
+      const page = await test.app.inject({ url: `/checkout/approve/${token}` });
+      const outcome = await test.store.checkouts.approve(test.store.db, token, state.approval.formSecret, state.approval.digest);
+      assert.equal(outcome.kind, 'placed');
+      if (outcome.kind !== 'placed') throw new Error('not placed');
+      return { order: outcome.order, approvalPage: page.body };
+    }
+
+    it('the cart an order was bought from is closed: the cookie gets a fresh empty cart, get_cart answers not found', async () => {
+      const cart = await call('create_cart', { cart: { line_items: [{ item: { id: String(variantOf('ESP-CLA-10')) }, quantity: 2 }] } });
+      const before = JSON.parse((await test.app.inject({ url: '/cart.js', cookies: { cart: cart.id } })).body);
+      assert.equal(before.item_count, 2);
+      const checkout = await call('create_checkout', { checkout: { cart_id: cart.id, buyer: { email: 'closed@example.com' }, fulfillment: FULFILLMENT } });
+      assert.equal(checkout.status, 'ready_for_complete');
+      await completeAndApprove(checkout.id);
+
+      const browser = JSON.parse((await test.app.inject({ url: '/cart.js', cookies: { cart: cart.id } })).body);
+      assert.equal(browser.item_count, 0);
+      assert.deepEqual(browser.items, []);
+      assert.notEqual(browser.token, cart.id);
+      const gone = await call('get_cart', { id: cart.id });
+      assert.equal(gone.ucp.status, 'error');
+      assert.equal(gone.messages[0].code, 'not_found');
+      // The checkout it became stays completed with its order.
+      const completed = await call('get_checkout', { id: checkout.id });
+      assert.equal(completed.status, 'completed');
+    });
+
+    it('units sold beyond stock are shown on the checkout, the approval page, the order and get_order, and stock stops at zero', async () => {
+      const sku = 'ESP-RIS-10';
+      const variantId = variantOf(sku);
+      // The merchant sells it past zero (Shopify's "continue selling when out of stock"), as an import would set it.
+      await test.store.db.transaction(async (tx) => {
+        await tx.query(`update variants set inventory_policy = 'continue' where id = $1`, [variantId]);
+        await tx.query('update catalog_version set version = version + 1');
+      });
+      await test.store.catalog.refresh(test.store.db);
+      await test.store.inventory.setOnHand(test.store.db, sku, 2);
+      const checkout = await call('create_checkout', {
+        checkout: { line_items: [{ item: { id: String(variantId) }, quantity: 5 }], buyer: { email: 'later@example.com' }, fulfillment: FULFILLMENT },
+      });
+      assert.equal(checkout.status, 'ready_for_complete');
+      const warning = checkout.messages.find((message: any) => message.code === 'backordered');
+      assert.ok(warning, JSON.stringify(checkout.messages));
+      assert.equal(warning.type, 'warning');
+      assert.match(warning.content, /^3 of 5 .* ship later/);
+
+      const { order, approvalPage } = await completeAndApprove(checkout.id);
+      assert.match(approvalPage, /3 of 5 ship later \(backordered\)/);
+      assert.equal(order.lines[0]!.backordered, 3);
+      const [level] = await test.store.db.query<{ on_hand: number }>('select on_hand from inventory_levels where variant_id = $1', [variantId]);
+      assert.equal(level!.on_hand, 0);
+      const [stored] = await test.store.db.query<{ backordered: number }>('select backordered from order_lines where order_id = $1', [order.id]);
+      assert.equal(stored!.backordered, 3);
+
+      const orderPage = await test.app.inject({ url: `/orders/${order.id}` });
+      assert.match(orderPage.body, /3 of 5 ship later \(backordered\)/);
+      const ucpOrder = await call('get_order', { id: order.id });
+      const expectations = ucpOrder.fulfillment.expectations;
+      assert.deepEqual(
+        expectations.map((e: any) => e.line_items),
+        [[{ id: order.lines[0]!.id, quantity: 2 }], [{ id: order.lines[0]!.id, quantity: 3 }]],
+      );
+      assert.match(expectations[1].description, /Backordered/);
+    });
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * Order events for the platform that asked for them: one outbox row per event, in the event's transaction,
+ * holding the full UCP order (the order event webhook's body is the order entity) and the event's time.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Database } from '../../../src/db/database.js';
+import { migrate } from '../../../src/db/migrate.js';
+import type { OrderEvent } from '../../../src/orders/order-events.js';
+import type { Order } from '../../../src/orders/orders.js';
+import type { WebhookMessage } from '../../../src/outbox/outbox.js';
+import { orderWebhookSubscriber } from '../../../src/ucp/webhooks/order-webhooks.js';
+import { backends, dropTestDatabases } from '../../helpers/store.js';
+import { OfficialSchema, officialSchemaErrors } from '../official-schemas.js';
+
+after(dropTestDatabases);
+
+const WEBHOOK = 'https://platform.example.com/webhooks/ucp/orders';
+const DAY = 24 * 3600;
+
+function order(overrides: Partial<Order> = {}): Order {
+  return {
+    id: `ord_${Math.random().toString(36).slice(2)}`,
+    number: 1001,
+    checkoutId: 'chk_1',
+    status: 'placed',
+    channel: 'agent',
+    currency: 'USD',
+    buyerEmail: 'ada@example.com',
+    buyer: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+    shippingAddress: { firstName: 'Ada', lastName: 'Lovelace', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' },
+    shippingOption: { id: 'standard', title: 'Standard shipping', amount: 500 },
+    subtotal: 2500,
+    shipping: 500,
+    tax: 0,
+    total: 3000,
+    paymentState: 'authorized',
+    paymentHandler: 'manual',
+    paymentSummary: 'Payment authorized.',
+    captured: 0,
+    refunded: 0,
+    canceledAt: null,
+    cancelReason: null,
+    webhookUrl: WEBHOOK,
+    createdAt: new Date('2026-04-08T12:00:00Z'),
+    lines: [
+      {
+        id: 'line_1',
+        position: 0,
+        variantId: 11,
+        productId: 1,
+        sku: 'STICK-MANGO',
+        productTitle: 'Drink stick',
+        variantTitle: 'Mango',
+        title: 'Drink stick - Mango',
+        quantity: 2,
+        unitPrice: 1250,
+        lineTotal: 2500,
+        sellingPlanId: null,
+        properties: {},
+        fulfilled: 0,
+        canceled: 0,
+        backordered: 0,
+      },
+    ],
+    fulfillments: [],
+    adjustments: [],
+    ...overrides,
+  };
+}
+
+interface OutboxRow {
+  kind: string;
+  topic: string;
+  event_id: string;
+  order_id: string;
+  payload: WebhookMessage;
+  deadline_in: number;
+}
+
+const rowsFor = (db: Database, orderId: string) =>
+  db.query<OutboxRow & Record<string, unknown>>(
+    `select kind, topic, event_id, order_id, payload, extract(epoch from deadline_at - now())::float8 as deadline_in
+       from outbox where order_id = $1 order by id`,
+    [orderId],
+  );
+
+for (const backend of backends) {
+  describe(`${backend.name}: order events for the platform's webhook`, () => {
+    const subscriber = orderWebhookSubscriber({ baseUrl: 'https://shop.example', deadlineSeconds: DAY });
+    const withDatabase = async (run: (db: Database) => Promise<void>) => {
+      const { db } = await backend.open({ migrated: true });
+      try {
+        await migrate(db);
+        await run(db);
+      } finally {
+        await db.close();
+      }
+    };
+
+    it('a placed order with a webhook URL is one outbox row: the UCP order as the body, the order time, a 24 h deadline', () =>
+      withDatabase(async (db) => {
+        const placed = order();
+        await db.transaction((tx) => subscriber(tx, { type: 'placed', order: placed }));
+        const rows = await rowsFor(db, placed.id);
+        assert.equal(rows.length, 1);
+        const [row] = rows;
+        assert.equal(row!.kind, 'webhook');
+        assert.equal(row!.topic, 'order.placed');
+        assert.match(row!.event_id, /^evt_/);
+        assert.equal(row!.payload.url, WEBHOOK);
+        assert.equal(row!.payload.timestamp, Date.parse('2026-04-08T12:00:00Z') / 1000);
+        assert.ok(Math.abs(row!.deadline_in - DAY) < 600, `deadline in ${row!.deadline_in} s`);
+        const body = JSON.parse(row!.payload.body);
+        assert.deepEqual(officialSchemaErrors(OfficialSchema.order, body), []);
+        assert.equal(body.id, placed.id);
+        assert.equal(body.checkout_id, 'chk_1');
+        assert.equal(body.permalink_url.startsWith('https://shop.example/'), true);
+        assert.equal(body.event_id, undefined, 'the event id travels in Webhook-Id, not in the order');
+      }));
+
+    it('every change is an event of its own, timed by what it announces', () =>
+      withDatabase(async (db) => {
+        const shippedAt = new Date('2026-04-09T08:30:00Z');
+        const refundedAt = new Date('2026-04-10T10:00:00Z');
+        const fulfillment = { id: 'ful_1', type: 'shipped' as const, lines: [{ lineId: 'line_1', quantity: 2 }], trackingNumber: '1Z', trackingUrl: null, carrier: 'UPS', occurredAt: shippedAt };
+        const refund = { id: 'adj_1', type: 'refund' as const, amount: -1250, lines: [{ lineId: 'line_1', quantity: 1 }], reason: null, occurredAt: refundedAt };
+        const placed = order();
+        const events: OrderEvent[] = [
+          { type: 'placed', order: placed },
+          { type: 'fulfilled', order: { ...placed, fulfillments: [fulfillment] }, fulfillment },
+          { type: 'refunded', order: { ...placed, fulfillments: [fulfillment], adjustments: [refund] }, adjustment: refund },
+        ];
+        for (const event of events) await db.transaction((tx) => subscriber(tx, event));
+        const rows = await rowsFor(db, placed.id);
+        assert.deepEqual(rows.map((row) => row.topic), ['order.placed', 'order.fulfilled', 'order.refunded']);
+        assert.deepEqual(rows.map((row) => row.payload.timestamp), [placed.createdAt, shippedAt, refundedAt].map((date) => date.getTime() / 1000));
+        assert.equal(new Set(rows.map((row) => row.event_id)).size, 3, 'one id per event');
+      }));
+
+    it('no webhook URL, no row; a rolled-back change leaves none either', () =>
+      withDatabase(async (db) => {
+        const silent = order({ webhookUrl: null });
+        await db.transaction((tx) => subscriber(tx, { type: 'placed', order: silent }));
+        assert.equal((await rowsFor(db, silent.id)).length, 0);
+        const rolledBack = order();
+        await assert.rejects(
+          db.transaction(async (tx) => {
+            await subscriber(tx, { type: 'placed', order: rolledBack });
+            throw new Error('the approval failed');
+          }),
+          /approval failed/,
+        );
+        assert.equal((await rowsFor(db, rolledBack.id)).length, 0);
+      }));
+  });
+}
