@@ -67,6 +67,7 @@ const USAGE = `usage: storefront <command> [arguments]
                              give back AMOUNT (dollars and cents, such as 12.50), never more than was captured
   outbox                     messages not delivered yet (mail, webhooks) and those given up, with their last error
   outbox retry ID            deliver one now (a given-up one gets another attempt)
+  signing-key rotate         sign webhooks with a new key; the old one stays in the profile 7 more days
   help                       this text
 
 The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
@@ -197,7 +198,7 @@ async function withCommands<T>(config: Config, run: (commands: MerchantCommands)
       const keys = await SigningKeys.open(db, config.signingKey);
       return outboxDispatcher(db, config, keys, mail, (what, error) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? error}`));
     };
-    return await run(merchantCommands({ db, inventory, orders, outbox }));
+    return await run(merchantCommands({ db, inventory, orders, outbox, signingKeys: () => SigningKeys.open(db, config.signingKey) }));
   } finally {
     mail?.close();
     await db.close();
@@ -217,6 +218,7 @@ function remoteCommands(socketPath: string): MerchantCommands {
     refund: (id, amount, reason) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/refund', { id, amount, reason }),
     outbox: () => sendControlCommand<OutboxListing[]>(socketPath, 'GET', '/outbox'),
     retryOutbox: (id) => sendControlCommand<OutboxRetry>(socketPath, 'POST', '/outbox/retry', { id }),
+    rotateSigningKey: () => sendControlCommand<{ kid: string; retired: string[] }>(socketPath, 'POST', '/signing-key/rotate'),
   };
 }
 
@@ -365,6 +367,12 @@ async function main(argv: string[]): Promise<void> {
       return orders(config, rest);
     case 'outbox':
       return outbox(config, rest);
+    case 'signing-key': {
+      if (rest.length !== 1 || rest[0] !== 'rotate') throw new UsageError('usage: storefront signing-key rotate');
+      const rotated = await withCommands(config, (commands) => commands.rotateSigningKey());
+      console.log(`signing with key ${rotated.kid}; ${rotated.retired.length ? `${rotated.retired.join(', ')} retired, published 7 more days` : 'no key was retired'}`);
+      return;
+    }
     default:
       throw new UsageError(`unknown command "${command.slice(0, 40)}"\n${USAGE}`);
   }

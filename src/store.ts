@@ -21,7 +21,7 @@ import { orderMailSubscriber } from './mail/order-mail-subscriber.js';
 import { OrderActions } from './orders/order-actions.js';
 import type { OrderEventSubscriber } from './orders/order-events.js';
 import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';
-import type { MailMessage, WebhookMessage } from './outbox/outbox.js';
+import { OUTBOX_CHANNEL, type MailMessage, type WebhookMessage } from './outbox/outbox.js';
 import { PROFILE_PATH, UCP_VERSION } from './ucp/protocol.js';
 import { orderWebhookSubscriber } from './ucp/webhooks/order-webhooks.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
@@ -90,7 +90,6 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const inventory = await Inventory.load(db);
     catalog.watch(db, POLL_MS[db.kind].catalog, (error) => onError(CATALOG_REFRESH_FAILED, error));
     inventory.watch(db, POLL_MS[db.kind].stock, (error) => onError(STOCK_REFRESH_FAILED, error), { full: db.kind === 'postgres' });
-    if (db.kind === 'postgres') listening = await followOtherInstances(db, catalog, inventory, onError);
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore(onError);
     const payments = manualCapture(config.baseUrl, UCP_VERSION);
@@ -119,8 +118,12 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       );
       // The embedded database is this process's alone: a delivery it had under way when it last stopped is not.
       if (db.kind === 'pglite') await db.query('update outbox set claimed_until = null where sent_at is null and claimed_until is not null');
-      await outbox.start();
+      outbox.start();
     }
+    // One listening connection hears every instance's commits: catalog, stock, and outbox rows to deliver.
+    const wakeOutbox = outbox ? () => outbox!.wake() : undefined;
+    if (db.kind === 'postgres') listening = await followOtherInstances(db, catalog, inventory, onError, wakeOutbox);
+    else if (wakeOutbox) listening = await db.listen([OUTBOX_CHANNEL], wakeOutbox);
     const purge = () =>
       Promise.all([
         purgeDelivered(db).catch((error: unknown) => onError('outbox purge failed', error)),
@@ -212,13 +215,21 @@ export function outboxDispatcher(
  * Refreshes coalesce (one running, one queued), so a burst of notifications costs two reads. After the listening
  * connection was lost and made again, both are refreshed once: changes in between were not announced here.
  */
-function followOtherInstances(db: Database, catalog: Catalog, inventory: Inventory, onError: (what: string, error: unknown) => void): Promise<Listening> {
+function followOtherInstances(
+  db: Database,
+  catalog: Catalog,
+  inventory: Inventory,
+  onError: (what: string, error: unknown) => void,
+  wakeOutbox: (() => void) | undefined,
+): Promise<Listening> {
   const refreshCatalog = () => void catalog.refresh(db).catch((error: unknown) => onError(CATALOG_REFRESH_FAILED, error));
   const refreshStock = () => void inventory.refresh(db).catch((error: unknown) => onError(STOCK_REFRESH_FAILED, error));
-  return db.listen([CATALOG_CHANNEL, STOCK_CHANNEL], (channel) => (channel === CATALOG_CHANNEL ? refreshCatalog() : refreshStock()), {
+  const heard: Record<string, () => void> = { [CATALOG_CHANNEL]: refreshCatalog, [STOCK_CHANNEL]: refreshStock, ...(wakeOutbox ? { [OUTBOX_CHANNEL]: wakeOutbox } : {}) };
+  return db.listen(Object.keys(heard), (channel) => heard[channel]?.(), {
     onReconnect: () => {
       refreshCatalog();
       refreshStock();
+      wakeOutbox?.();
     },
     onError: (error) => onError("the connection listening for other instances' changes was lost; reconnecting", error),
   });

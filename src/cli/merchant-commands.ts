@@ -6,6 +6,8 @@
  */
 import { formatMoney } from '../catalog/types.js';
 import type { Store } from '../store.js';
+import { ConfigError } from '../config.js';
+import type { SigningKeys } from '../ucp/webhooks/signing-keys.js';
 import type { Database } from '../db/database.js';
 import { importCatalog, type ImportReport } from '../catalog/import/import-catalog.js';
 import { readTransitions, type TransitionRecord } from '../checkout/checkout-store.js';
@@ -28,6 +30,7 @@ export function storeCommands(store: Store): MerchantCommands {
       if (!store.outbox) throw new CommandError('this store does not deliver messages');
       return store.outbox;
     },
+    signingKeys: async () => store.signingKeys,
     afterChange: async () => {
       await store.inventory.refresh(store.db);
       await store.catalog.refresh(store.db);
@@ -104,6 +107,8 @@ export interface MerchantCommands {
   outbox(): Promise<OutboxListing[]>;
   /** Delivers one message now (a given-up one gets another attempt); CommandError when there is no such message. */
   retryOutbox(id: number): Promise<OutboxRetry>;
+  /** A new key signs from now on; the retired one stays published for 7 days (every event signed with it verifies). */
+  rotateSigningKey(): Promise<{ kid: string; retired: string[] }>;
 }
 
 /** What the commands work with: the database, the one writer of stock, the order's moves and (for retry) a dispatcher. */
@@ -113,6 +118,8 @@ export interface CommandParts {
   orders: OrderActions;
   /** Made when first needed (the CLI on its own builds senders only for `outbox retry`). */
   outbox: () => Promise<Pick<OutboxDispatcher, 'retryNow'>>;
+  /** The store's signing keys (read when first needed). */
+  signingKeys: () => Promise<Pick<SigningKeys, 'rotate'>>;
   /** After a change to stock or the catalog: a running store takes it in at once. */
   afterChange?: () => Promise<void>;
 }
@@ -182,6 +189,14 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
       const outcome = await (await parts.outbox()).retryNow(id);
       if (!outcome) throw new CommandError(`no outbox message has the id ${id}`);
       return outcome;
+    },
+    async rotateSigningKey() {
+      try {
+        return await (await parts.signingKeys()).rotate(db);
+      } catch (error) {
+        if (error instanceof ConfigError) throw new CommandError(error.message);
+        throw error;
+      }
     },
   };
 }

@@ -1,14 +1,16 @@
 /**
  * Delivers the outbox after commit, in every instance: a round claims the rows that are due (FOR UPDATE SKIP
- * LOCKED, so two instances never claim one row, and a lease, so a row whose instance died mid-send is taken over
- * when the lease ends), sends each through the sender of its kind, and records the outcome: delivered, or tried
- * again later (exponential backoff with jitter), or given up once its deadline has passed. At least once: a
- * process that dies between sending and recording sends again after the lease. A row exists only for a committed
- * change (it is written in the change's transaction), so nothing is sent for a rolled-back order.
+ * LOCKED, so two instances never claim one row, and a lease, renewed while the send runs, so a row whose instance
+ * died mid-send is taken over when the lease ends and a slow receiver is never sent to twice), sends each through
+ * the sender of its kind, and records the outcome: delivered, or tried again later (exponential backoff with
+ * jitter), or given up once its deadline has passed. Sends run side by side, up to a bound: a slow receiver holds
+ * up its own message, not the others. At least once: a process that dies between sending and recording sends
+ * again after the lease. A row exists only for a committed change (it is written in the change's transaction),
+ * so nothing is sent for a rolled-back order.
  */
-import type { Database, Listening, Queryable } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { DeliveryError } from './delivery.js';
-import { OUTBOX_CHANNEL, type MailMessage, type OutboxKind, type WebhookMessage } from './outbox.js';
+import type { MailMessage, OutboxKind, WebhookMessage } from './outbox.js';
 
 export interface OutboxRow {
   id: number;
@@ -30,7 +32,7 @@ export interface DispatcherOptions {
   retryBaseSeconds: number;
   /** The longest wait between two attempts (an hour). */
   retryMaxSeconds?: number;
-  /** Rows claimed per round, and sent at once. */
+  /** The most messages this instance sends at once. */
   batch?: number;
   /** How often an idle dispatcher looks for due rows (the safety net under NOTIFY). */
   pollMs?: number;
@@ -80,11 +82,13 @@ export function retryDelaySeconds(attempt: number, baseSeconds: number, maxSecon
 
 export class OutboxDispatcher {
   private timer: NodeJS.Timeout | undefined;
-  private listening: Listening | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Rows this instance is sending: their leases are renewed until each outcome is recorded. */
+  private readonly sending = new Set<number>();
+  private renewal: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Database,
@@ -92,15 +96,27 @@ export class OutboxDispatcher {
     private readonly options: DispatcherOptions,
   ) {}
 
-  /** Starts delivering: at once, on every outbox insert committed anywhere (NOTIFY), and every poll. */
-  async start(): Promise<void> {
-    this.listening = await this.db.listen([OUTBOX_CHANNEL], () => this.wake(), {
-      onReconnect: () => this.wake(),
-      onError: (error) => this.options.onError('the connection listening for outbox messages was lost; reconnecting', error),
-    });
+  /**
+   * Starts delivering: at once and every poll. The store's listening connection calls `wake` when an outbox row is
+   * committed anywhere (NOTIFY on OUTBOX_CHANNEL), so a message goes out without waiting for the poll.
+   */
+  start(): void {
     this.timer = setInterval(() => this.wake(), this.options.pollMs ?? 1000);
     this.timer.unref();
+    this.renewal = setInterval(() => void this.renewLeases(), (this.options.leaseSeconds * 1000) / 3);
+    this.renewal.unref();
     this.wake();
+  }
+
+  /** Extends the lease of every row under way here, so no other instance takes over a send that is only slow. */
+  private async renewLeases(): Promise<void> {
+    if (this.sending.size === 0) return;
+    await this.db
+      .query('update outbox set claimed_until = now() + make_interval(secs => $2) where id = any($1::bigint[]) and sent_at is null', [
+        [...this.sending],
+        this.options.leaseSeconds,
+      ])
+      .catch((error: unknown) => this.options.onError('renewing the leases of outbox messages under way failed', error));
   }
 
   /** Runs a round now, or right after the one under way. */
@@ -120,14 +136,19 @@ export class OutboxDispatcher {
   private async rounds(): Promise<void> {
     do {
       this.again = false;
-      const claimed = await this.deliverDue();
-      // A full batch means more may be due: go on without waiting for the poll.
-      if (claimed >= (this.options.batch ?? 16)) this.again = true;
+      const room = (this.options.batch ?? 16) - this.sending.size;
+      if (room <= 0) return; // a send that ends wakes the next round
+      const claimed = await this.claimDue(room);
+      for (const row of claimed) {
+        void this.track(this.deliver(row)).finally(() => this.wake());
+      }
+      // As many as there was room for: more may be due, go on without waiting for the poll.
+      if (claimed.length >= room) this.again = true;
     } while (this.again && !this.closed);
   }
 
-  /** One round: claims the rows due and delivers them; answers how many were claimed. */
-  async deliverDue(): Promise<number> {
+  /** Claims up to `limit` rows that are due, for this instance, for one lease. */
+  private async claimDue(limit: number): Promise<OutboxRow[]> {
     const kinds = Object.keys(this.senders);
     const records = await this.db.query<RowRecord>(
       `update outbox o set claimed_until = now() + make_interval(secs => $2), attempts = o.attempts + 1
@@ -138,10 +159,9 @@ export class OutboxDispatcher {
                         limit $1
                         for update skip locked)
        returning ${ROW_COLUMNS}`,
-      [this.options.batch ?? 16, this.options.leaseSeconds, kinds],
+      [limit, this.options.leaseSeconds, kinds],
     );
-    await Promise.all(records.map((record) => this.track(this.deliver(fromRecord(record)))));
-    return records.length;
+    return records.map(fromRecord);
   }
 
   /**
@@ -176,13 +196,18 @@ export class OutboxDispatcher {
   }
 
   private async deliver(row: OutboxRow): Promise<DeliveryOutcome> {
+    this.sending.add(row.id);
     try {
-      await this.senders[row.kind]!(row);
-    } catch (error) {
-      return this.failed(row, error);
+      try {
+        await this.senders[row.kind]!(row);
+      } catch (error) {
+        return await this.failed(row, error);
+      }
+      await recordDelivered(this.db, row.id).catch((error: unknown) => this.options.onError('recording a delivered outbox message failed (it will be sent again)', error));
+      return { delivered: true };
+    } finally {
+      this.sending.delete(row.id);
     }
-    await recordDelivered(this.db, row.id).catch((error: unknown) => this.options.onError('recording a delivered outbox message failed (it will be sent again)', error));
-    return { delivered: true };
   }
 
   private async failed(row: OutboxRow, error: unknown): Promise<DeliveryOutcome> {
@@ -211,11 +236,11 @@ export class OutboxDispatcher {
   async close(waitMs = 5000): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    await this.listening?.close().catch(() => {});
     const settled = Promise.allSettled([this.running, ...this.inFlight]);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
+    if (this.renewal) clearInterval(this.renewal);
   }
 }
 
@@ -271,18 +296,6 @@ export async function listUndelivered(db: Queryable, limit = 100): Promise<Outbo
     deadlineAt: iso(row.deadline_at),
     lastError: row.last_error,
   }));
-}
-
-/** Figures for /metrics: messages pending, delivered and given up, by kind. */
-export async function outboxFigures(db: Queryable): Promise<{ kind: string; pending: number; delivered: number; failed: number }[]> {
-  const rows = await db.query<{ kind: string; pending: number | string; delivered: number | string; failed: number | string }>(
-    `select kind,
-            count(*) filter (where sent_at is null and failed_at is null) as pending,
-            count(*) filter (where sent_at is not null) as delivered,
-            count(*) filter (where failed_at is not null and sent_at is null) as failed
-       from outbox where kind in ('mail', 'webhook') group by kind`,
-  );
-  return rows.map((row) => ({ kind: row.kind, pending: Number(row.pending), delivered: Number(row.delivered), failed: Number(row.failed) }));
 }
 
 /** Delivered messages are kept 30 days (what was sent, for the merchant's questions), then deleted. */

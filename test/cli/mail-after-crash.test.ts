@@ -7,48 +7,24 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, describe, it } from 'node:test';
-import pg from 'pg';
+import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/store.js';
 import { freePort } from '../helpers/browser.js';
-import { cliTargets, storefrontArgs } from '../helpers/cli.js';
+import { cliScratch, cliTargets, storefrontArgs } from '../helpers/cli.js';
+import { placeOrder } from '../helpers/orders.js';
 import { startSmtpServer } from '../helpers/smtp.js';
-import { POSTGRES_URL } from '../helpers/store.js';
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'sf-crash-mail-'));
-const databases: string[] = [];
-after(async () => {
-  rmSync(scratch, { recursive: true, force: true });
-  if (databases.length === 0) return;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  for (const database of databases) await admin.query(`drop database if exists ${database} with (force)`).catch(() => {});
-  await admin.end();
-});
+const { scratch, databases } = cliScratch('sf-crash-mail');
 
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
-
-/** Places one order through the checkout (an agent asks, the buyer approves) in a store that delivers nothing; answers its number. */
-async function placeOrder(env: Record<string, string>, email: string): Promise<number> {
+/** Places one order through the checkout in a store that delivers nothing (this process's); answers its number. */
+async function placeOneOrder(env: Record<string, string>, email: string): Promise<number> {
   const store = await openStore(loadConfig({ ...env, LOG_LEVEL: 'silent' }), { onBackgroundError: () => {} });
   try {
     const variantId = store.catalog.snapshot.productByHandle('espresso-capsules')!.variants[0]!.id;
-    const created = await store.checkouts.create(
-      store.db,
-      { lines: [{ variantId, quantity: 2 }], buyer: { email }, destination: ADDRESS, shippingOption: 'standard' },
-      'agent',
-      'agent',
-    );
-    const asked = await store.checkouts.requestCompletion(store.db, created.view.record.id, 'agent');
-    const outcome = await store.checkouts.approve(store.db, asked.approval!.token, asked.approval!.formSecret, asked.approval!.digest);
-    assert.equal(outcome.kind, 'placed');
-    return outcome.kind === 'placed' ? outcome.order.number : 0;
+    return (await placeOrder(store, [{ variantId, quantity: 2 }], { email })).number;
   } finally {
     await store.close();
   }
@@ -89,7 +65,7 @@ for (const target of cliTargets(scratch, 'sf_crash_mail', databases)) {
     it('a store killed while sending the confirmation sends it after restart, once', { timeout: 120_000 }, async () => {
       const env = { ...(await target.env()), BASE_URL: 'http://shop.test', OUTBOX_LEASE: '5', OUTBOX_RETRY_BASE: '1' };
       const email = `crash-${Date.now()}@example.com`;
-      const number = await placeOrder(env, email);
+      const number = await placeOneOrder(env, email);
 
       const silent = await silentMailServer();
       const first = serve({ ...env, PORT: String(await freePort()), HOST: '127.0.0.1', SMTP_URL: silent.url });

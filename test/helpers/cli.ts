@@ -1,7 +1,10 @@
 /** The storefront CLI as a merchant runs it, in its own process (through tsx, from the checkout). */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after } from 'node:test';
 import pg from 'pg';
 import { POSTGRES_URL } from './store.js';
 
@@ -48,4 +51,22 @@ export function cliTargets(scratch: string, prefix: string, databases: string[])
       },
     },
   ];
+}
+
+/**
+ * A scratch folder for a CLI test file and the list its PostgreSQL databases go on (see cliTargets): after the file's
+ * tests the folder is removed and the databases dropped.
+ */
+export function cliScratch(prefix: string): { scratch: string; databases: string[] } {
+  const scratch = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
+  const databases: string[] = [];
+  after(async () => {
+    rmSync(scratch, { recursive: true, force: true });
+    if (databases.length === 0) return;
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    for (const database of databases) await admin.query(`drop database if exists ${database} with (force)`).catch(() => {});
+    await admin.end();
+  });
+  return { scratch, databases };
 }

@@ -226,6 +226,14 @@ for (const backend of backends) {
       assert.equal(delta(placed, 'storefront_checkout_approvals', { state: 'pending' }), 0);
       assert.equal(delta(placed, 'storefront_checkout_approvals', { state: 'used' }), 1);
       assert.equal(delta(placed, 'storefront_orders', { status: 'placed' }), 1);
+      // The buyer's confirmation waits in the outbox (this store does not deliver); the webhook kind is reported at zero.
+      assert.equal(delta(placed, 'storefront_outbox_messages', { kind: 'mail', state: 'pending' }), 1);
+      assert.equal(delta(placed, 'storefront_outbox_messages', { kind: 'mail', state: 'delivered' }), 0);
+      assert.notEqual(figure(placed, 'storefront_outbox_messages', { kind: 'webhook', state: 'failed' }), undefined);
+      await t.store.db.query(`update outbox set sent_at = now() where order_id = $1`, [outcome.kind === 'placed' ? outcome.order.id : '']);
+      const delivered = await scrapeWithFigures(t.app);
+      assert.equal(delta(delivered, 'storefront_outbox_messages', { kind: 'mail', state: 'pending' }), 0);
+      assert.equal(delta(delivered, 'storefront_outbox_messages', { kind: 'mail', state: 'delivered' }), 1);
     });
 
     it('rateLimited() and rateLimitStoreFailed() are counted, the former by route class', async () => {

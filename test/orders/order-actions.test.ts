@@ -7,17 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { CheckoutInput } from '../../src/checkout/checkout-service.js';
 import { OrderActionRefused, OrderActions } from '../../src/orders/order-actions.js';
 import type { OrderEventSubscriber } from '../../src/orders/order-events.js';
 import { readOrder, type Order } from '../../src/orders/orders.js';
 import { openStore, orderEventSubscribers, type Store } from '../../src/store.js';
+import { placeOrder } from '../helpers/orders.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 
 after(dropTestDatabases);
 
 const BUYER = { email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
-const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
 
 /** Line of an order to place: a SKU of the demo catalog and its units. */
 type Wanted = [sku: string, quantity: number];
@@ -41,20 +40,12 @@ for (const backend of backends) {
       (await store.db.query<{ on_hand: number }>('select on_hand from inventory_levels where variant_id = $1', [variant(sku)]))[0]!.on_hand;
 
     /** An order placed the way a buyer places one: an agent's checkout, then the buyer's approval. */
-    async function placed(wanted: Wanted[]): Promise<Order> {
-      const input: CheckoutInput = {
-        lines: wanted.map(([sku, quantity]) => ({ variantId: variant(sku), quantity })),
-        buyer: BUYER,
-        destination: ADDRESS,
-        shippingOption: 'standard',
-      };
-      const created = await store.checkouts.create(store.db, input, 'agent', 'agent');
-      const asked = await store.checkouts.requestCompletion(store.db, created.view.record.id, 'agent');
-      assert.ok(asked.approval, `an approval link (status ${asked.view.record.status})`);
-      const outcome = await store.checkouts.approve(store.db, asked.approval.token, asked.approval.formSecret, asked.approval.digest);
-      assert.equal(outcome.kind, 'placed', outcome.kind === 'refused' ? outcome.reason : '');
-      return outcome.order;
-    }
+    const placed = (wanted: Wanted[]): Promise<Order> =>
+      placeOrder(
+        store,
+        wanted.map(([sku, quantity]) => ({ variantId: variant(sku), quantity })),
+        BUYER,
+      );
 
     const reread = async (order: Order) => (await readOrder(store.db, order.id))!;
 

@@ -107,7 +107,7 @@ for (const backend of backends) {
         const [row] = rows;
         assert.equal(row!.kind, 'webhook');
         assert.equal(row!.topic, 'order.placed');
-        assert.match(row!.event_id, /^evt_/);
+        assert.match(row!.event_id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
         assert.equal(row!.payload.url, WEBHOOK);
         assert.equal(row!.payload.timestamp, Date.parse('2026-04-08T12:00:00Z') / 1000);
         assert.ok(Math.abs(row!.deadline_in - DAY) < 600, `deadline in ${row!.deadline_in} s`);
