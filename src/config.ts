@@ -118,7 +118,8 @@ function mailbox(env: NodeJS.ProcessEnv, name: string): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   const bracketed = raw.includes('<');
   if (!MAILBOX.test(raw) || bracketed !== raw.endsWith('>')) {
-    throw new ConfigError(name, `expected an address such as orders@example.com or "Store <orders@example.com>", got "${raw.slice(0, 100)}"`);
+    // The value is not repeated: it is an address, and the line goes to logs.
+    throw new ConfigError(name, 'expected one address such as orders@example.com or "Store <orders@example.com>", on one line');
   }
   return raw;
 }

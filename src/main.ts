@@ -19,6 +19,7 @@ import {
   parseAmount,
   parseFulfillLines,
   parseQuantity,
+  RETRY_WAIT_MS,
   storeCommands,
   type FulfillRequest,
   type MerchantCommands,
@@ -33,10 +34,9 @@ import { DatabaseInUseError, openDatabase, type Database } from './db/database.j
 import { migrate } from './db/migrate.js';
 import type { StockListing } from './inventory/inventory-store.js';
 import { Inventory } from './inventory/inventory.js';
-import { openMailSender, type MailSender } from './mail/mail-sender.js';
 import { OrderActions } from './orders/order-actions.js';
-import type { OutboxListing } from './outbox/outbox-dispatcher.js';
-import { openStore, orderEventSubscribers, outboxDispatcher } from './store.js';
+import { retryWhenDue, type OutboxListing } from './outbox/outbox-dispatcher.js';
+import { openStore, orderEventSubscribers } from './store.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 
 /** How long requests under way may take to finish once serve is asked to stop. */
@@ -187,20 +187,14 @@ async function withCommands<T>(config: Config, run: (commands: MerchantCommands)
     if (!(error instanceof DatabaseInUseError)) throw error;
     return run(remoteCommands(controlSocketPath(config.dataDir)));
   }
-  let mail: MailSender | undefined;
   try {
     await migrate(db);
     const inventory = await Inventory.load(db);
     const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config) });
-    // Senders are made only for `outbox retry`: the other commands write the outbox, and running stores deliver it.
-    const outbox = async () => {
-      mail = openMailSender(config.mail);
-      const keys = await SigningKeys.open(db, config.signingKey);
-      return outboxDispatcher(db, config, keys, mail, (what, error) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? error}`));
-    };
-    return await run(merchantCommands({ db, inventory, orders, outbox, signingKeys: () => SigningKeys.open(db, config.signingKey) }));
+    // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
+    const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);
+    return await run(merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey) }));
   } finally {
-    mail?.close();
     await db.close();
   }
 }
@@ -325,13 +319,16 @@ async function outbox(config: Config, args: string[]): Promise<void> {
   }
   if (action !== 'retry' || !id || !/^\d{1,15}$/.test(id) || extra.length > 0) throw new UsageError('usage: storefront outbox, or storefront outbox retry ID');
   const outcome = await withCommands(config, (commands) => commands.retryOutbox(Number(id)));
-  console.log(describeRetry(Number(id), outcome));
-  if ('refused' in outcome || !outcome.delivered) process.exitCode = 1;
+  const told = describeRetry(Number(id), outcome);
+  if ('delivered' in outcome && outcome.delivered) return console.log(told);
+  console.error(`storefront: ${told}`);
+  process.exitCode = 1;
 }
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (command === 'help' || command === '--help' || command === '-h' || rest.includes('--help') || rest.includes('-h')) {
+  // Help when asked for in place of a command or its first argument: `--reason -h` is a reason, not a question.
+  if (command === 'help' || command === '--help' || command === '-h' || rest[0] === '--help' || rest[0] === '-h') {
     console.log(USAGE);
     return;
   }

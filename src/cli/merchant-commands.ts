@@ -15,7 +15,7 @@ import { listStock, type StockListing } from '../inventory/inventory-store.js';
 import { UnknownSku, type Inventory } from '../inventory/inventory.js';
 import { OrderActionRefused, OrderNotFound, unitsBackordered, unitsToShip, type FulfillInput, type OrderActions } from '../orders/order-actions.js';
 import { listOrders, readOrder, type Order } from '../orders/orders.js';
-import { listUndelivered, type DeliveryOutcome, type OutboxDispatcher, type OutboxListing } from '../outbox/outbox-dispatcher.js';
+import { listUndelivered, retryWhenDue, type DeliveryOutcome, type OutboxListing } from '../outbox/outbox-dispatcher.js';
 
 /** Largest stock a variant may hold (the same bound the catalog import accepts). */
 export const MAX_ON_HAND = 1_000_000_000;
@@ -26,10 +26,8 @@ export function storeCommands(store: Store): MerchantCommands {
     db: store.db,
     inventory: store.inventory,
     orders: store.orders,
-    outbox: async () => {
-      if (!store.outbox) throw new CommandError('this store does not deliver messages');
-      return store.outbox;
-    },
+    // The store delivers it itself when it delivers at all; otherwise it is made due for whoever does.
+    retry: (id) => (store.outbox ? store.outbox.retryNow(id) : retryWhenDue(store.db, id, RETRY_WAIT_MS)),
     signingKeys: async () => store.signingKeys,
     afterChange: async () => {
       await store.inventory.refresh(store.db);
@@ -54,6 +52,9 @@ export interface StockSet {
   previous: number;
   onHand: number;
 }
+
+/** How long `outbox retry` waits for a running store to deliver a message it made due. */
+export const RETRY_WAIT_MS = 20_000;
 
 /** How many orders `storefront orders` lists (the newest). */
 export const ORDER_LIST_LIMIT = 50;
@@ -87,7 +88,8 @@ export interface FulfillRequest {
   lines?: [string, number][];
 }
 
-export type OutboxRetry = DeliveryOutcome | { refused: string };
+/** How `outbox retry` went: delivered or not (with the error), refused, or still waiting for a running store. */
+export type OutboxRetry = DeliveryOutcome | { refused: string } | { waiting: true };
 
 export interface MerchantCommands {
   stock(): Promise<StockListing[]>;
@@ -116,8 +118,8 @@ export interface CommandParts {
   db: Database;
   inventory: Pick<Inventory, 'setOnHand'>;
   orders: OrderActions;
-  /** Made when first needed (the CLI on its own builds senders only for `outbox retry`). */
-  outbox: () => Promise<Pick<OutboxDispatcher, 'retryNow'>>;
+  /** Delivers one message now, or makes it due for the running stores and waits for the outcome; undefined when none. */
+  retry: (id: number) => Promise<OutboxRetry | undefined>;
   /** The store's signing keys (read when first needed). */
   signingKeys: () => Promise<Pick<SigningKeys, 'rotate'>>;
   /** After a change to stock or the catalog: a running store takes it in at once. */
@@ -186,7 +188,7 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
     refund: (idOrNumber, amount, reason) => move(() => parts.orders.refund(db, idOrNumber, amount, reason)),
     outbox: () => listUndelivered(db),
     async retryOutbox(id) {
-      const outcome = await (await parts.outbox()).retryNow(id);
+      const outcome = await parts.retry(id);
       if (!outcome) throw new CommandError(`no outbox message has the id ${id}`);
       return outcome;
     },
@@ -237,9 +239,12 @@ export function parseAmount(raw: string | undefined): number {
 
 /** `--lines li_1=2,SKU-9=1` to pairs of line (id or SKU) and units. */
 export function parseFulfillLines(raw: string): [string, number][] {
+  const seen = new Set<string>();
   return raw.split(',').map((entry) => {
     const match = /^\s*([^=\s]{1,100})\s*=\s*(\d{1,6})\s*$/.exec(entry);
     if (!match) throw new CommandError(`--lines takes LINE=QTY pairs separated by commas (LINE a line id such as li_1, or a SKU), got "${entry.slice(0, 60)}"`);
+    if (seen.has(match[1]!)) throw new CommandError(`--lines names ${match[1]!.slice(0, 60)} twice; give each line once`);
+    seen.add(match[1]!);
     return [match[1]!, Number(match[2])];
   });
 }
@@ -265,6 +270,7 @@ export function describeOutbox(rows: readonly OutboxListing[]): string {
 
 export function describeRetry(id: number, outcome: OutboxRetry): string {
   if ('refused' in outcome) return outcome.refused;
+  if ('waiting' in outcome) return `message ${id} is due now, and no running store delivered it within ${RETRY_WAIT_MS / 1000} s: a store delivers it once one runs (storefront serve)`;
   if (outcome.delivered) return `message ${id} delivered`;
   return `message ${id} was not delivered: ${outcome.error}${outcome.givenUp ? ' (given up again)' : ' (it will be tried again)'}`;
 }

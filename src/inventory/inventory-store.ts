@@ -58,9 +58,11 @@ export interface TakeResult {
  * Takes units out of stock, all or nothing, in the caller's transaction. The rows are locked first (in variant
  * order, so two takes never deadlock), so two takes of the last unit cannot both succeed: the second reads the
  * level the first committed. Variants whose stock is not tracked are not touched; back-orderable ones go down
- * to zero, never below, and the units beyond stock are reported as backordered.
+ * to zero, never below, and the units beyond stock are reported as backordered (unless `backorder` is false:
+ * shipping units that were backordered takes them from stock for real).
  */
-export async function takeStock(tx: Queryable, demand: ReadonlyMap<number, number>): Promise<TakeResult> {
+export async function takeStock(tx: Queryable, demand: ReadonlyMap<number, number>, options: { backorder?: boolean } = {}): Promise<TakeResult> {
+  const backorder = options.backorder ?? true;
   const wanted = new Map([...demand].filter(([, quantity]) => quantity > 0));
   const result: TakeResult = { short: [], backordered: new Map() };
   if (wanted.size === 0) return result;
@@ -72,14 +74,21 @@ export async function takeStock(tx: Queryable, demand: ReadonlyMap<number, numbe
       for update of i`,
     [[...wanted.keys()]],
   );
+  // A tracked variant without a level row has none on hand (a store predating its import writing one).
+  const tracked = await tx.query<{ id: number | string; inventory_policy: string }>(
+    'select id, inventory_policy from variants where id = any($1::bigint[]) and inventory_tracked',
+    [[...wanted.keys()]],
+  );
+  const levelOf = new Map(levels.map((level) => [Number(level.variant_id), level.on_hand]));
   const updates: [number, number][] = [];
-  for (const level of levels) {
-    const variantId = Number(level.variant_id);
+  for (const variant of tracked) {
+    const variantId = Number(variant.id);
     const quantity = wanted.get(variantId)!;
-    if (level.on_hand >= quantity) updates.push([variantId, level.on_hand - quantity]);
-    else if (level.inventory_policy === 'continue') {
-      updates.push([variantId, 0]);
-      result.backordered.set(variantId, quantity - level.on_hand);
+    const onHand = levelOf.get(variantId) ?? 0;
+    if (onHand >= quantity) updates.push([variantId, onHand - quantity]);
+    else if (variant.inventory_policy === 'continue' && backorder) {
+      if (levelOf.has(variantId)) updates.push([variantId, 0]);
+      result.backordered.set(variantId, quantity - onHand);
     } else result.short.push(variantId);
   }
   if (result.short.length > 0) return { short: result.short, backordered: new Map() };
@@ -96,6 +105,8 @@ export async function takeStock(tx: Queryable, demand: ReadonlyMap<number, numbe
 export async function returnStock(tx: Queryable, units: ReadonlyMap<number, number>): Promise<void> {
   const back = [...units].filter(([, quantity]) => quantity > 0);
   if (back.length === 0) return;
+  // Locked in variant order, as takeStock locks them: a cancel and an approval never deadlock.
+  await tx.query('select variant_id from inventory_levels where variant_id = any($1::bigint[]) order by variant_id for update', [back.map(([id]) => id)]);
   await tx.query(
     `update inventory_levels i set on_hand = i.on_hand + u.quantity, change_seq = nextval('inventory_change_seq'), updated_at = now()
        from unnest($1::bigint[], $2::int[]) as u(variant_id, quantity), variants v

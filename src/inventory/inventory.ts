@@ -126,8 +126,8 @@ export class Inventory implements StockLevels {
    * is thrown and the caller's transaction must roll back. Answers the units sold beyond stock by variant
    * (back-orderable variants). The copy here follows after commit (refresh).
    */
-  async take(tx: Queryable, demand: ReadonlyMap<number, number>): Promise<ReadonlyMap<number, number>> {
-    const { short, backordered } = await takeStock(tx, demand);
+  async take(tx: Queryable, demand: ReadonlyMap<number, number>, options: { backorder?: boolean } = {}): Promise<ReadonlyMap<number, number>> {
+    const { short, backordered } = await takeStock(tx, demand, options);
     if (short.length > 0) throw new InsufficientStock(short);
     return backordered;
   }

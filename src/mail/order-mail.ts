@@ -363,7 +363,10 @@ ${orderLinkHtml(order, shop)}`,
 function cancellation(order: Order, quantities: readonly LineQuantity[], reason: string | null, shop: MailShop): MailContent {
   const whole = order.status === 'canceled';
   const canceled =
-    quantities.length > 0 ? linesOf(order, quantities) : linesOf(order, order.lines.map((line) => ({ lineId: line.id, quantity: line.canceled })));
+    // An adjustment's quantities are signed (a cancellation's are negative): the mail lists the units canceled.
+    quantities.length > 0
+      ? linesOf(order, quantities.map((entry) => ({ lineId: entry.lineId, quantity: Math.abs(entry.quantity) })))
+      : linesOf(order, order.lines.map((line) => ({ lineId: line.id, quantity: line.canceled })));
   const why = oneLine(reason ?? order.cancelReason ?? '');
   const intro = whole ? `Your order #${order.number} is canceled.` : `Part of your order #${order.number} is canceled.`;
   return {

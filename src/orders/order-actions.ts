@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import { formatMoney } from '../catalog/types.js';
+import { InsufficientStock } from '../inventory/inventory.js';
 import type { PaymentState } from '../payments/payment-handlers.js';
 import { announce, type OrderEvent, type OrderEventSubscriber } from './order-events.js';
 import { readOrder, type Adjustment, type Fulfillment, type LineQuantity, type Order, type OrderLine } from './orders.js';
@@ -35,13 +36,17 @@ export interface FulfillInput {
   lines?: ReadonlyMap<string, number>;
 }
 
-/** Where the units of a canceled order go: back to stock (the inventory, the one writer of stock). */
-export interface StockReturn {
+/**
+ * The inventory, the one writer of stock: a canceled order's units go back; backordered units that ship are taken
+ * then (they were sold beyond stock, so the approval could not take them).
+ */
+export interface OrderStock {
   giveBack(tx: Queryable, units: ReadonlyMap<number, number>): Promise<void>;
+  take(tx: Queryable, demand: ReadonlyMap<number, number>, options: { backorder: false }): Promise<unknown>;
 }
 
 export interface OrderActionsOptions {
-  inventory: StockReturn;
+  inventory: OrderStock;
   subscribers: readonly OrderEventSubscriber[];
 }
 
@@ -109,7 +114,9 @@ export class OrderActions {
   /** The merchant received the order's payment (manual capture): the order is paid. */
   async capture(db: Database, idOrNumber: string): Promise<Order> {
     return this.change(db, idOrNumber, async (tx, order) => {
-      if (order.status === 'canceled') throw new OrderActionRefused(`order #${order.number} is canceled; there is no payment to capture`);
+      // A canceled order that shipped nothing owes nothing; one canceled after a shipment is still paid for (and the rest refunded).
+      const shipped = order.lines.some((line) => line.fulfilled > 0);
+      if (order.status === 'canceled' && !shipped) throw new OrderActionRefused(`order #${order.number} was canceled before anything shipped; there is no payment to capture`);
       if (order.captured > 0) throw new OrderActionRefused(`order #${order.number} is already paid (${formatMoney(order.captured, order.currency)} captured)`);
       await tx.query(`update orders set captured = total, payment_state = 'captured' where id = $1`, [order.id]);
       await tx.query(`update payments set state = 'captured' where order_id = $1`, [order.id]);
@@ -127,6 +134,7 @@ export class OrderActions {
     return this.change(db, idOrNumber, async (tx, order) => {
       if (order.status === 'canceled') throw new OrderActionRefused(`order #${order.number} is canceled; nothing can ship`);
       const shipped = shipment(order, input.lines);
+      await this.takeShippedBackorders(tx, order, shipped);
       const fulfillment: Fulfillment = { id: newId('ful'), type: 'shipped', lines: shipped, ...tracking, occurredAt: new Date() };
       await tx.query(
         `insert into order_fulfillments (id, order_id, type, line_items, tracking_number, tracking_url, carrier)
@@ -144,6 +152,30 @@ export class OrderActions {
   }
 
   /**
+   * Backordered units that ship now come out of stock now (the in-stock units of a line ship first, so these are
+   * the units past them). The store must have them: shipping what it does not hold is refused.
+   */
+  private async takeShippedBackorders(tx: Queryable, order: Order, shipped: readonly LineQuantity[]): Promise<void> {
+    const demand = new Map<number, number>();
+    for (const { lineId, quantity } of shipped) {
+      const line = order.lines.find((l) => l.id === lineId)!;
+      const inStock = line.quantity - line.backordered;
+      const units = Math.max(0, line.fulfilled + quantity - inStock) - Math.max(0, line.fulfilled - inStock);
+      if (units > 0) demand.set(line.variantId, (demand.get(line.variantId) ?? 0) + units);
+    }
+    if (demand.size === 0) return;
+    try {
+      await this.options.inventory.take(tx, demand, { backorder: false });
+    } catch (error) {
+      if (!(error instanceof InsufficientStock)) throw error;
+      const skus = order.lines.filter((line) => error.variantIds.includes(line.variantId)).map((line) => line.sku ?? line.title);
+      throw new OrderActionRefused(
+        `units of ${skus.join(', ')} sold beyond stock are not in stock yet; when they arrive, set the stock (storefront stock set SKU QUANTITY) and ship them`,
+      );
+    }
+  }
+
+  /**
    * Cancels what has not shipped: those units are canceled on their lines, the ones taken from stock go back
    * exactly once (a canceled order cannot be canceled again), and an unpaid order's payment is void.
    */
@@ -157,13 +189,15 @@ export class OrderActions {
       for (const line of open) restock.set(line.variantId, (restock.get(line.variantId) ?? 0) + unitsInStock(line));
       await this.options.inventory.giveBack(tx, restock);
       await tx.query(`update order_lines set canceled = quantity - fulfilled where order_id = $1`, [order.id]);
+      // The payment is void only when nothing was paid and nothing shipped: shipped units are still paid for.
+      const voided = order.captured === 0 && order.lines.every((line) => line.fulfilled === 0);
       await tx.query(
         `update orders set status = 'canceled', canceled_at = now(), cancel_reason = $2,
-                payment_state = case when captured = 0 then 'voided' else payment_state end
+                payment_state = case when $3::boolean then 'voided' else payment_state end
           where id = $1`,
-        [order.id, why],
+        [order.id, why, voided],
       );
-      if (order.captured === 0) await tx.query(`update payments set state = 'voided' where order_id = $1`, [order.id]);
+      if (voided) await tx.query(`update payments set state = 'voided' where order_id = $1`, [order.id]);
       const adjustment: Adjustment = {
         id: newId('adj'),
         type: 'cancellation',

@@ -139,6 +139,11 @@ export class OutboxDispatcher {
       const room = (this.options.batch ?? 16) - this.sending.size;
       if (room <= 0) return; // a send that ends wakes the next round
       const claimed = await this.claimDue(room);
+      if (this.closed) {
+        // Claimed as the store began to close: handed back untried, for the next instance (or start) at once.
+        await releaseClaims(this.db, claimed.map((row) => row.id)).catch(() => {});
+        return;
+      }
       for (const row of claimed) {
         void this.track(this.deliver(row)).finally(() => this.wake());
       }
@@ -155,6 +160,11 @@ export class OutboxDispatcher {
         where o.id in (select id from outbox
                         where sent_at is null and failed_at is null and kind = any($3::text[]) and next_attempt_at <= now()
                           and (claimed_until is null or claimed_until < now())
+                          -- A platform hears an order's events in order: a webhook waits for the earlier ones of its order.
+                          and not (kind = 'webhook' and exists (
+                                select from outbox earlier
+                                 where earlier.kind = 'webhook' and earlier.order_id = outbox.order_id and earlier.id < outbox.id
+                                   and earlier.sent_at is null and earlier.failed_at is null))
                         order by next_attempt_at, id
                         limit $1
                         for update skip locked)
@@ -244,8 +254,48 @@ export class OutboxDispatcher {
   }
 }
 
+async function releaseClaims(db: Queryable, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query('update outbox set claimed_until = null, attempts = attempts - 1 where id = any($1::bigint[]) and sent_at is null', [ids]);
+}
+
 async function recordDelivered(db: Queryable, id: number): Promise<void> {
   await db.query('update outbox set sent_at = coalesce(sent_at, now()), claimed_until = null, last_error = null where id = $1', [id]);
+}
+
+/**
+ * Makes one undelivered message due now (a given-up one gets another attempt) for the running stores to deliver, and
+ * waits up to `waitMs` for the outcome: the merchant's `storefront outbox retry ID` when the command reaches the
+ * database itself (PostgreSQL, or an embedded database no store holds), so messages are only ever sent by stores,
+ * with the store's own mail server and signing key. Undefined when there is no such message.
+ */
+export async function retryWhenDue(
+  db: Queryable,
+  id: number,
+  waitMs: number,
+): Promise<DeliveryOutcome | { refused: string } | { waiting: true } | undefined> {
+  const [row] = await db.query<{ kind: string; sent_at: Date | null; attempts: number }>('select kind, sent_at, attempts from outbox where id = $1', [id]);
+  if (!row) return undefined;
+  if (row.sent_at !== null) return { refused: `message ${id} was already delivered` };
+  if (row.kind !== 'mail' && row.kind !== 'webhook') return { refused: `no store delivers ${row.kind} messages` };
+  await db.query(
+    `update outbox set failed_at = null, next_attempt_at = now(), deadline_at = greatest(deadline_at, now() + interval '1 minute')
+      where id = $1 and sent_at is null`,
+    [id],
+  );
+  await db.query(`select pg_notify('storefront_outbox', '')`);
+  const until = Date.now() + waitMs;
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const [now] = await db.query<{ sent_at: Date | null; attempts: number; claimed: boolean; failed_at: Date | null; last_error: string | null }>(
+      'select sent_at, attempts, claimed_until is not null as claimed, failed_at, last_error from outbox where id = $1',
+      [id],
+    );
+    if (!now) return undefined;
+    if (now.sent_at !== null) return { delivered: true };
+    if (now.attempts > row.attempts && !now.claimed) return { delivered: false, error: now.last_error ?? 'the attempt failed', givenUp: now.failed_at !== null };
+  }
+  return { waiting: true };
 }
 
 /** One row of `storefront outbox`: a message not delivered (pending or given up), oldest first. */

@@ -115,5 +115,51 @@ for (const backend of backends) {
       );
       assert.match(expectations[1].description, /Backordered/);
     });
+
+    it("the merchant's moves show on the order page and in get_order: shipments with tracking, refunds, a cancellation", async () => {
+      const checkout = await call('create_checkout', {
+        checkout: {
+          line_items: [
+            { item: { id: String(variantOf('ESP-CLA-10')) }, quantity: 2 },
+            { item: { id: String(variantOf('ESP-DEC-10')) }, quantity: 1 },
+          ],
+          buyer: { email: 'moves@example.com' },
+          fulfillment: FULFILLMENT,
+        },
+      });
+      const { order } = await completeAndApprove(checkout.id);
+      await test.store.orders.capture(test.store.db, order.id);
+      await test.store.orders.fulfill(test.store.db, order.id, {
+        lines: new Map([[order.lines[0]!.id, 2]]),
+        trackingNumber: '1Z<b>9',
+        trackingUrl: 'https://carrier.example/track?n=1Z9',
+        carrier: 'UPS',
+      });
+      await test.store.orders.refund(test.store.db, order.id, 150, 'late <delivery>');
+      await test.store.orders.cancel(test.store.db, order.id, 'out of decaf');
+
+      const page = (await test.app.inject({ url: `/orders/${order.id}` })).body;
+      assert.match(page, /<h2>Shipments<\/h2>/);
+      assert.match(page, /via UPS, tracking <a href="https:\/\/carrier\.example\/track\?n=1Z9">1Z&lt;b&gt;9<\/a>/);
+      assert.match(page, /<h2>Refunds<\/h2>[\s\S]*\$1\.50 \(late &lt;delivery&gt;\)/);
+      assert.match(page, /This order was canceled: out of decaf\./);
+      assert.match(page, /2 of 2 shipped/);
+      assert.match(page, /1 of 1 canceled/);
+
+      const ucpOrder = await call('get_order', { id: order.id });
+      const [shipped, canceled] = ucpOrder.line_items;
+      assert.deepEqual([shipped.quantity, shipped.status], [{ original: 2, total: 2, fulfilled: 2 }, 'fulfilled']);
+      assert.deepEqual([canceled.quantity, canceled.status], [{ original: 1, total: 0, fulfilled: 0 }, 'removed']);
+      assert.deepEqual(ucpOrder.fulfillment.events.map((e: any) => [e.type, e.line_items, e.tracking_number, e.tracking_url, e.carrier]), [
+        ['shipped', [{ id: shipped.id, quantity: 2 }], '1Z<b>9', 'https://carrier.example/track?n=1Z9', 'UPS'],
+      ]);
+      assert.deepEqual(
+        ucpOrder.adjustments.map((a: any) => [a.type, a.status, a.totals, a.line_items, a.description]),
+        [
+          ['refund', 'completed', [{ type: 'total', amount: -150 }], undefined, 'late <delivery>'],
+          ['cancellation', 'completed', undefined, [{ id: canceled.id, quantity: -1 }], 'out of decaf'],
+        ],
+      );
+    });
   });
 }

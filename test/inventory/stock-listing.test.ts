@@ -84,18 +84,24 @@ for (const backend of backends) {
       assert.deepEqual([(await listed('NGT-30')).onHand, (await listed('NGT-30')).backordered], [0, 3], "a canceled order's backorders do not count");
     });
 
-    it('units shipped are no longer backordered: the in-stock units ship first, then the backordered ones', async () => {
+    it('units shipped are no longer backordered: the in-stock units ship first, then the backordered ones, taken from stock when they arrive', async () => {
       await t.store.orders.fulfill(t.store.db, first.id, { lines: new Map([[first.lines[0]!.id, 2]]) });
       assert.equal((await listed('NGT-30')).backordered, 3, 'the two units that were in stock shipped');
+      // Backordered units cannot ship before the store has them: refused, nothing changed.
+      await assert.rejects(t.store.orders.fulfill(t.store.db, first.id, { lines: new Map([[first.lines[0]!.id, 2]]) }), /sold beyond stock are not in stock yet/);
+      assert.equal((await listed('NGT-30')).backordered, 3);
+      // They arrive: the merchant counts 5; shipping 2 of the backordered units takes them out of those 5.
+      await t.store.inventory.setOnHand(t.store.db, 'NGT-30', 5);
       await t.store.orders.fulfill(t.store.db, first.id, { lines: new Map([[first.lines[0]!.id, 2]]) });
-      assert.equal((await listed('NGT-30')).backordered, 1);
+      assert.deepEqual([(await listed('NGT-30')).onHand, (await listed('NGT-30')).backordered], [3, 1]);
       await t.store.orders.cancel(t.store.db, first.id);
       assert.equal((await listed('NGT-30')).backordered, 0, 'the unshipped backordered unit was canceled');
-      assert.equal((await listed('NGT-30')).onHand, 0, 'a backordered unit never came out of stock, so none goes back');
+      assert.equal((await listed('NGT-30')).onHand, 3, 'a backordered unit never came out of stock, so none goes back');
     });
 
     it('`storefront stock` shows the committed backorders beside the units on hand', async () => {
-      await placeOrder([{ variantId: variantId('NGT-30'), quantity: 3 }]);
+      // 3 on hand (the units that arrived above): an order of 6 takes them and backorders 3.
+      await placeOrder([{ variantId: variantId('NGT-30'), quantity: 6 }]);
       const lines = describeStock(await listStock(t.store.db)).split('\n');
       assert.match(lines[0]!, /^SKU\s+VARIANT ID\s+PRODUCT\s+ON HAND$/);
       assert.match(lines[1]!, new RegExp(`^DAY-30\\s+${variantId('DAY-30')}\\s+Day Capsules\\s+5$`));

@@ -100,11 +100,24 @@ for (const backend of backends) {
         await refusedChangingNothing(order, () => store.orders.capture(store.db, order.id), /already paid/);
       });
 
-      it('capturing a canceled order is refused and changes nothing', async () => {
+      it('capturing an order canceled before anything shipped is refused and changes nothing', async () => {
         const order = await placed([['ESP-CLA-10', 1]]);
         await store.orders.cancel(store.db, order.id);
-        await refusedChangingNothing(order, () => store.orders.capture(store.db, order.id), /canceled/);
+        await refusedChangingNothing(order, () => store.orders.capture(store.db, order.id), /canceled before anything shipped/);
         assert.equal((await reread(order)).captured, 0);
+      });
+
+      it('an order canceled after a shipment is not voided: what shipped is still paid for, and can be captured', async () => {
+        const order = await placed([
+          ['ESP-CLA-10', 1],
+          ['ESP-DEC-10', 1],
+        ]);
+        await store.orders.fulfill(store.db, order.id, { lines: new Map([[order.lines[0]!.id, 1]]) });
+        const canceled = await store.orders.cancel(store.db, order.id);
+        assert.equal(canceled.paymentState, 'pending');
+        const paid = await store.orders.capture(store.db, order.id);
+        assert.equal(paid.paymentState, 'captured');
+        assert.equal(paid.captured, order.total);
       });
     });
 

@@ -15,7 +15,7 @@ import type { Config } from '../../src/config.js';
 import type { OrderEventSubscriber } from '../../src/orders/order-events.js';
 import type { Order } from '../../src/orders/orders.js';
 import { readStoreFigures } from '../../src/http/metrics-queries.js';
-import { listUndelivered, retryDelaySeconds } from '../../src/outbox/outbox-dispatcher.js';
+import { listUndelivered, retryDelaySeconds, retryWhenDue } from '../../src/outbox/outbox-dispatcher.js';
 
 /** The mail figures /metrics reports (storefront_outbox_messages), read as a scrape reads them. */
 async function mailFigures(store: { db: Parameters<typeof readStoreFigures>[0] }): Promise<{ pending: number; delivered: number; failed: number }> {
@@ -365,6 +365,25 @@ for (const backend of backends) {
       assert.equal(received.length, 1);
       assert.equal(received[0]!.subject, 'Storefront: a message left mid-send');
       assert.deepEqual(recipients(received[0]!), ['ada@example.com']);
+    });
+
+    it('retryWhenDue (the command run on the database itself) makes a given-up message due, and the running store delivers it once', async () => {
+      const order = await placed([['ESP-DEC-10', 1]]);
+      await delivered(order, 2);
+      smtp.refuse(451, { message: 'Mailbox busy, try again later' });
+      await store.orders.cancel(store.db, order.id, 'changed my mind');
+      const waiting = await until('the refused message to record its error', async () => {
+        const row = (await rowsOf(order)).find((r) => r.topic === 'order.canceled');
+        return row && row.attempts >= 1 && row.last_error !== null && row;
+      });
+      await store.db.query(`update outbox set deadline_at = now() - interval '1 second', next_attempt_at = now() where id = $1`, [waiting.id]);
+      await until('the message to be given up', async () => (await rowById(waiting.id)).failed_at !== null);
+      smtp.accept();
+      assert.deepEqual(await retryWhenDue(store.db, waiting.id, 30_000), { delivered: true });
+      await sleep(GRACE_MS);
+      assert.equal(messagesOf(smtp, [waiting.event_id]).length, 1);
+      assert.deepEqual(await retryWhenDue(store.db, waiting.id, 1000), { refused: `message ${waiting.id} was already delivered` });
+      assert.equal(await retryWhenDue(store.db, 2_000_000_000, 1000), undefined);
     });
 
     it('retryNow on a message this store has no sender for (a row of an older version) is refused and leaves it given up, as it was', async () => {

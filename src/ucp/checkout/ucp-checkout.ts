@@ -171,15 +171,19 @@ function lineStatus(total: number, fulfilled: number): 'removed' | 'fulfilled' |
   return fulfilled > 0 ? 'partial' : 'processing';
 }
 
-/** The promise to the buyer, by line: what ships with the chosen option, and what is backordered and ships later. */
+/**
+ * The promise to the buyer, by line: what ships with the chosen option, and what is backordered and ships later.
+ * The units taken from stock ship first, so a line's backordered units still to come are the last ones.
+ */
 function expectations(order: Order): Record<string, unknown>[] {
   const destination = addressJson(order.shippingAddress);
-  const inStock = order.lines
-    .map((line) => ({ id: line.id, quantity: line.quantity - line.canceled - Math.min(line.backordered, line.quantity - line.canceled) }))
-    .filter((entry) => entry.quantity > 0);
-  const later = order.lines
-    .map((line) => ({ id: line.id, quantity: Math.min(line.backordered, line.quantity - line.canceled) }))
-    .filter((entry) => entry.quantity > 0);
+  const split = order.lines.map((line) => {
+    const total = line.quantity - line.canceled;
+    const later = Math.min(line.backordered, line.quantity - line.fulfilled - line.canceled);
+    return { id: line.id, now: total - later, later };
+  });
+  const inStock = split.filter((entry) => entry.now > 0).map((entry) => ({ id: entry.id, quantity: entry.now }));
+  const later = split.filter((entry) => entry.later > 0).map((entry) => ({ id: entry.id, quantity: entry.later }));
   return [
     ...(inStock.length
       ? [{ id: 'exp_1', line_items: inStock, method_type: 'shipping', destination, description: order.shippingOption.title, fulfillable_on: 'now' }]

@@ -67,6 +67,8 @@ export function signRequest(request: RequestToSign, key: SignatureKey, created =
     ...(url.search ? ['@query'] : []),
     // UCP verifiers require ucp-agent covered when the header is sent (Message Signatures, request verification).
     ...('ucp-agent' in headers ? ['ucp-agent'] : []),
+    // A webhook's id and time are bound too: a captured event cannot be replayed under another id past a receiver's dedupe.
+    ...(['webhook-id', 'webhook-timestamp'] as const).filter((name) => name in headers),
     'content-digest',
     'content-type',
   ];

@@ -129,7 +129,8 @@ export class SigningKeys {
     const listed = new Map<string, PublishedKey>();
     if (this.#configured) listed.set(this.#configured.published.kid, this.#configured.published);
     for (const { published, retiredAt } of this.#known) {
-      if (retiredAt === null || retiredAt > now - RETIRED_KEY_GRACE_MS) listed.set(published.kid, published);
+      // With SIGNING_KEY the database's own key signs nothing (signatures are made when a message is sent): unpublished.
+      if (retiredAt === null ? !this.#configured : retiredAt > now - RETIRED_KEY_GRACE_MS) listed.set(published.kid, published);
     }
     return [...listed.values()].map((key) => ({ ...key }));
   }

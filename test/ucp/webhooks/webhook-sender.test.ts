@@ -121,7 +121,7 @@ for (const backend of backends) {
       assert.equal(request.headers['webhook-timestamp'], '1767225600');
       assert.equal(request.headers['ucp-agent'], 'profile="https://shop.example/.well-known/ucp"');
       assert.equal(request.headers['content-digest'], contentDigest(request.body), 'the digest is of the raw body');
-      assert.match(String(request.headers['signature-input']), /^sig1=\("@method" "@authority" "@path" "ucp-agent" "content-digest" "content-type"\);created=\d+;keyid="[^"]+"$/);
+      assert.match(String(request.headers['signature-input']), /^sig1=\("@method" "@authority" "@path" "ucp-agent" "webhook-id" "webhook-timestamp" "content-digest" "content-type"\);created=\d+;keyid="[^"]+"$/);
 
       const profile = await getJson(test.app, '/.well-known/ucp');
       const published = profile.body.signing_keys as PublishedKey[] | undefined;
