@@ -303,7 +303,8 @@ function eventOf(type: 'fulfilled' | 'canceled' | 'refunded'): OrderEvent {
     return {
       type,
       order: after,
-      adjustment: adjustment({ type: 'cancellation', amount: 0, reason: 'Out of <stock>', lines: after.lines.map((each) => ({ lineId: each.id, quantity: each.quantity })) }),
+      // As OrderActions.cancel records it: the units canceled, as negative quantities.
+      adjustment: adjustment({ type: 'cancellation', amount: 0, reason: 'Out of <stock>', lines: after.lines.map((each) => ({ lineId: each.id, quantity: -each.quantity })) }),
     };
   }
   return {
@@ -363,7 +364,7 @@ describe('after the order is placed', () => {
   it('a cancellation of some units says part of the order is canceled', () => {
     const after = order();
     after.lines[1]!.canceled = 2;
-    const [mail] = orderMails({ type: 'canceled', order: after, adjustment: adjustment({ type: 'cancellation', amount: 0, lines: [{ lineId: 'line_2', quantity: 2 }] }) }, SHOP);
+    const [mail] = orderMails({ type: 'canceled', order: after, adjustment: adjustment({ type: 'cancellation', amount: 0, lines: [{ lineId: 'line_2', quantity: -2 }] }) }, SHOP);
     assert.equal(mail!.subject, 'Storefront: part of order #1001 canceled');
     assert.match(mail!.text, /Canceled\n- 2 × Capsule\n\n/);
     assert.ok(!mail!.text.includes('Reason:'));
