@@ -224,10 +224,34 @@ function orderLinkHtml(order: Order, shop: MailShop): Html {
   return paragraph(html`Your order: ${link(orderUrl(order, shop))}`);
 }
 
+/** What the buyer's confirmation and the merchant's notice both show: items, totals, address, delivery, payment. */
+function summaryText(order: Order): string[] {
+  return [
+    'Items',
+    ...linesText(order, pricedLines(order)),
+    '',
+    ...totalsRows(order).map(([label, amount]) => `${label}: ${amount}`),
+    '',
+    'Ship to',
+    ...addressLines(order),
+    '',
+    `Delivery: ${shippingWords(order)}`,
+    `Payment: ${oneLine(order.paymentSummary)}`,
+  ];
+}
+
+function summaryHtml(order: Order): Html {
+  return html`${heading('Items')}
+${linesHtml(order, pricedLines(order))}
+${totalsHtml(order)}
+${heading('Ship to')}
+${addressHtml(addressLines(order))}
+${paragraph(`Delivery: ${shippingWords(order)}`)}
+${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}`;
+}
+
 function confirmation(order: Order, shop: MailShop): MailContent {
   const store = oneLine(shop.storeName);
-  const lines = pricedLines(order);
-  const address = addressLines(order);
   const intro = `Thank you for your order #${order.number}${store ? ` with ${store}` : ''}. It is confirmed.`;
   const later = order.lines.some((line) => line.backordered > 0) ? 'Some items are not in stock yet: they ship later, as soon as they arrive.' : undefined;
   return {
@@ -238,29 +262,14 @@ function confirmation(order: Order, shop: MailShop): MailContent {
       intro,
       ...(later ? ['', later] : []),
       '',
-      'Items',
-      ...linesText(order, lines),
-      '',
-      ...totalsRows(order).map(([label, amount]) => `${label}: ${amount}`),
-      '',
-      'Ship to',
-      ...address,
-      '',
-      `Delivery: ${shippingWords(order)}`,
-      `Payment: ${oneLine(order.paymentSummary)}`,
+      ...summaryText(order),
       ...orderLinkText(order, shop),
       `Quote #${order.number} when you contact the store.`,
     ],
     body: html`${paragraph(greeting(order))}
 ${paragraph(intro)}
 ${later ? paragraph(later) : ''}
-${heading('Items')}
-${linesHtml(order, lines)}
-${totalsHtml(order)}
-${heading('Ship to')}
-${addressHtml(address)}
-${paragraph(`Delivery: ${shippingWords(order)}`)}
-${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${summaryHtml(order)}
 ${orderLinkHtml(order, shop)}
 ${paragraph(`Quote #${order.number} when you contact the store.`)}`,
   };
@@ -273,8 +282,6 @@ function newOrderNotice(order: Order): MailContent {
   const preparedBy = order.channel === 'agent' ? 'an agent (the buyer approved it)' : 'a browser';
   const unmailed = plainMailAddress(order.buyerEmail) ? undefined : "No confirmation was mailed: the buyer's email is not a single plain address.";
   const command = `storefront orders show ${order.number}`;
-  const lines = pricedLines(order);
-  const address = addressLines(order);
   return {
     subject: `new order #${order.number}, ${money(order, order.total)}`,
     text: [
@@ -284,16 +291,7 @@ function newOrderNotice(order: Order): MailContent {
       `Checkout prepared by: ${preparedBy}`,
       ...(unmailed ? [unmailed] : []),
       '',
-      'Items',
-      ...linesText(order, lines),
-      '',
-      ...totalsRows(order).map(([label, amount]) => `${label}: ${amount}`),
-      '',
-      'Ship to',
-      ...address,
-      '',
-      `Delivery: ${shippingWords(order)}`,
-      `Payment: ${oneLine(order.paymentSummary)}`,
+      ...summaryText(order),
       '',
       `See it: ${command}`,
     ],
@@ -301,13 +299,7 @@ function newOrderNotice(order: Order): MailContent {
 ${paragraph(`Buyer: ${buyer}`)}
 ${paragraph(`Checkout prepared by: ${preparedBy}`)}
 ${unmailed ? paragraph(unmailed) : ''}
-${heading('Items')}
-${linesHtml(order, lines)}
-${totalsHtml(order)}
-${heading('Ship to')}
-${addressHtml(address)}
-${paragraph(`Delivery: ${shippingWords(order)}`)}
-${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${summaryHtml(order)}
 ${paragraph(html`See it: <code>${command}</code>`)}`,
   };
 }

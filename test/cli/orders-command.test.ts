@@ -7,30 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { describeOrder, describeOrders, type OrderDetails } from '../../src/cli/merchant-commands.js';
 import { loadConfig } from '../../src/config.js';
 import type { Order } from '../../src/orders/orders.js';
 import { openStore } from '../../src/store.js';
-import { cliTargets, runCli, storefrontArgs } from '../helpers/cli.js';
-import { POSTGRES_URL } from '../helpers/store.js';
+import { cliScratch, cliTargets, runCli, storefrontArgs } from '../helpers/cli.js';
 import { freePort } from '../helpers/browser.js';
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'sf-orders-'));
-const databases: string[] = [];
-after(async () => {
-  rmSync(scratch, { recursive: true, force: true });
-  if (databases.length === 0) return;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  for (const database of databases) await admin.query(`drop database if exists ${database} with (force)`).catch(() => {});
-  await admin.end();
-});
+const { scratch, databases } = cliScratch('sf-orders');
 
 const storefront = runCli;
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
