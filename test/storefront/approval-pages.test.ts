@@ -548,3 +548,27 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('the merchant’s log when an order is placed (pglite)', () => {
+  const lines: string[] = [];
+  let t: TestStore;
+  before(async () => {
+    t = await startTestStore(backends[0]!, { config: { logLevel: 'info' }, app: { logger: { write: (line: string) => lines.push(line) } } });
+  });
+  after(() => t.close());
+
+  it('one info line per order placed: number, total, channel; nothing personal, and none when the page is approved again', async () => {
+    const { token } = await awaitingApproval(t);
+    const opened = await openApproval(t.app, token);
+    const approved = await approveAs(t.app, token, opened);
+    assert.equal(approved.status, 303, approved.html);
+    await approveAs(t.app, token, opened);
+    const placed = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'order placed');
+    assert.equal(placed.length, 1, lines.join(''));
+    const [order] = await t.store.db.query<{ number: number; total: number }>('select number, total from orders order by number desc limit 1');
+    assert.equal(placed[0]!.level, 30);
+    assert.deepEqual([placed[0]!.order_number, placed[0]!.total, placed[0]!.currency, placed[0]!.channel], [Number(order!.number), order!.total, 'USD', 'agent']);
+    const text = JSON.stringify(placed[0]);
+    for (const secret of ['ana@example.com', 'Market St', 'Lima', token]) assert.ok(!text.includes(secret), `no ${secret} in the line`);
+  });
+});
