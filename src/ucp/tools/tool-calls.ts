@@ -82,7 +82,7 @@ export class ToolCalls {
       return await tool.run(input, {
         store: this.store,
         capabilities,
-        ...(orderWebhookUrl === undefined ? {} : { orderWebhookUrl }),
+        orderWebhookUrl,
         products: this.products,
         admitCartStart: caller.admitCartStart,
         log: caller.log,
