@@ -33,7 +33,7 @@ export function contentDigest(body: Buffer | string): string {
 }
 
 /** An RFC 8941 sf-string: printable ASCII only, `"` and `\` escaped. */
-function sfString(value: string): string {
+export function sfString(value: string): string {
   if (!/^[\x20-\x7e]*$/.test(value)) throw new Error('A signature parameter must be printable ASCII.');
   return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }

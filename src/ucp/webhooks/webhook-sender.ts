@@ -12,7 +12,7 @@ import https from 'node:https';
 import { DeliveryError } from '../../outbox/delivery.js';
 import type { WebhookMessage } from '../../outbox/outbox.js';
 import { guardedLookup, isNoSuchName, outboundUrl, RefusedAddress, type UrlRefusal } from '../agent/profile-fetch.js';
-import { contentDigest, signRequest } from './message-signature.js';
+import { contentDigest, sfString, signRequest } from './message-signature.js';
 import type { SigningKeys } from './signing-keys.js';
 
 export interface WebhookSendOptions {
@@ -43,9 +43,6 @@ export function checkWebhookUrl(raw: string, allowInsecure: boolean): string | u
   const checked = outboundUrl(raw, allowInsecure);
   return 'url' in checked ? checked.url.href : undefined;
 }
-
-/** An RFC 8941 sf-string. */
-const sfString = (value: string) => `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
 /** Delivers one order event; resolves on a 2xx, else throws a DeliveryError. `eventId` is the same on every retry. */
 export function sendWebhook(message: WebhookMessage, eventId: string, options: WebhookSendOptions): Promise<void> {
