@@ -82,7 +82,16 @@ export interface CheckoutConfig {
   taxRatesBps: Record<string, number>;
   /** Policy pages buyers are shown (POLICY_TERMS_URL, …); by default this store's own /policies pages. */
   policies: Record<PolicyKind, string>;
+  /**
+   * APPROVAL_PROOF: what the buyer proves on the approval page before an order is placed. `passkey-or-code` (the
+   * default): a passkey registered to the checkout's email, or a code mailed to it; `code`: the mailed code only;
+   * `link`: nothing beyond holding the link (for development only: an agent holding the link can approve).
+   */
+  approvalProof: ApprovalProofMode;
 }
+
+export const APPROVAL_PROOF_MODES = ['passkey-or-code', 'code', 'link'] as const;
+export type ApprovalProofMode = (typeof APPROVAL_PROOF_MODES)[number];
 
 export const POLICY_KINDS = ['terms_of_service', 'privacy_policy', 'refund_policy', 'shipping_policy'] as const;
 export type PolicyKind = (typeof POLICY_KINDS)[number];
@@ -97,6 +106,13 @@ export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
     super(`${variable}: ${problem}`);
   }
+}
+
+function approvalProofMode(env: NodeJS.ProcessEnv): ApprovalProofMode {
+  const raw = env.APPROVAL_PROOF?.trim() || 'passkey-or-code';
+  const mode = APPROVAL_PROOF_MODES.find((m) => m === raw);
+  if (!mode) throw new ConfigError('APPROVAL_PROOF', `expected one of ${APPROVAL_PROOF_MODES.join(', ')}, got "${raw.slice(0, 40)}"`);
+  return mode;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -264,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     freeShippingOverCents: integer(env, 'FREE_SHIPPING_OVER_CENTS', 5000, 0, 100_000_000),
     taxRatesBps: taxRates(env),
     policies,
+    approvalProof: approvalProofMode(env),
   };
   const smtpUrl = env.SMTP_URL?.trim() || undefined;
   if (smtpUrl !== undefined) smtpUrlOrThrow(smtpUrl);

@@ -3,6 +3,7 @@
  * and stock, and the domain services both doors call. Services take the database handle per call; the store
  * holds the one they are given outside a transaction.
  */
+import { randomUUID } from 'node:crypto';
 import type { Config } from './config.js';
 import { DatabaseClosedError, openDatabase, quietDuringOutage, type Database, type Listening } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -10,12 +11,14 @@ import { Catalog, CATALOG_CHANNEL } from './catalog/catalog.js';
 import { demoCatalog } from './catalog/demo-catalog.js';
 import { seedCatalogIfEmpty } from './catalog/import/import-catalog.js';
 import { CartService } from './cart/cart-service.js';
+import { BuyerProof } from './checkout/buyer-proof.js';
 import { CheckoutService } from './checkout/checkout-service.js';
 import { IdempotencyStore } from './idempotency/idempotency-store.js';
 import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
 import { CatalogSearch } from './search/catalog-search.js';
 import { manualCapture, type PaymentHandler } from './payments/payment-handlers.js';
+import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
 import { orderMailSubscriber } from './mail/order-mail-subscriber.js';
 import { OrderActions } from './orders/order-actions.js';
@@ -37,6 +40,8 @@ export interface Store {
   carts: CartService;
   idempotency: IdempotencyStore;
   checkouts: CheckoutService;
+  /** What a buyer proves before an order is placed: passkeys, mailed codes (APPROVAL_PROOF). */
+  buyerProof: BuyerProof;
   /** How approved orders are paid (manual capture: the merchant collects payment after the order). */
   payments: PaymentHandler;
   /** The merchant's moves on an order: capture, fulfil, cancel, refund. */
@@ -78,6 +83,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
   const timers: NodeJS.Timeout[] = [];
   let listening: Listening | undefined;
   let mail: MailSender | undefined;
+  /** Mails approval codes at once (the buyer waits on the page), opened on the first code. */
+  let codeMail: MailSender | undefined;
   let outbox: OutboxDispatcher | undefined;
   try {
     await migrate(db);
@@ -97,6 +104,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     // A key rotated by another instance or the CLI is signed with, and published, within a minute.
     signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));
     const subscribers = orderEventSubscribers(config);
+    const buyerProof = openBuyerProof(config, () => (codeMail ??= openMailSender(config.mail)));
     const checkouts = new CheckoutService({
       catalog,
       inventory,
@@ -105,6 +113,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       maxLineQuantity: config.cartMaxLineQuantity,
       payments,
       orderEvents: subscribers,
+      buyerProof,
     });
     const orders = new OrderActions({ inventory, subscribers });
     if (options.deliver ?? false) {
@@ -146,6 +155,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       carts,
       idempotency,
       checkouts,
+      buyerProof,
       payments,
       orders,
       signingKeys,
@@ -161,6 +171,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
           await listening?.close();
           await outbox?.close();
           mail?.close();
+          codeMail?.close();
           // Before the database closes: what it could not be told of keys settled while it was away.
           await idempotency.close();
           await db.close();
@@ -171,9 +182,22 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     await listening?.close();
     await outbox?.close();
     mail?.close();
+    codeMail?.close();
     await db.close().catch(() => {});
     throw error;
   }
+}
+
+/** The approval's proof: WebAuthn bound to BASE_URL (its origin, its host as RP ID), codes mailed at once. */
+function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
+  const base = new URL(config.baseUrl);
+  return new BuyerProof({
+    mode: config.checkout.approvalProof,
+    origin: base.origin,
+    rpId: base.hostname,
+    storeName: config.storeName,
+    mailCode: (mail) => mailer().send(approvalCodeMail(mail, config.storeName), randomUUID()),
+  });
 }
 
 /** Who hears of an order's events, in the event's transaction: the buyer's and merchant's mail, the platform's webhook. */

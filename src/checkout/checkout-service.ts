@@ -45,6 +45,7 @@ import {
   type ApprovalRecord,
   type TransitionRecord,
 } from './checkout-store.js';
+import { ProofRefused, type ApprovalProof, type BuyerProof, type ProvenBy } from './buyer-proof.js';
 import { isTerminal, refusal, type Actor, type CheckoutStatus, type Refusal } from './machine.js';
 import type { AddressInput } from './shipping.js';
 
@@ -103,7 +104,12 @@ export type ApprovalState =
   | { kind: 'unknown' };
 
 /** `placedNow`: this approval placed the order (false when the page was approved again after it was placed). */
-export type ApprovalOutcome = { kind: 'placed'; order: Order; placedNow: boolean } | { kind: 'declined' } | { kind: 'refused'; reason: string; changes: string[] };
+export type ApprovalOutcome =
+  | { kind: 'placed'; order: Order; placedNow: boolean; provenBy?: ProvenBy; enrollment?: string }
+  | { kind: 'declined' }
+  | { kind: 'refused'; reason: string; changes: string[] }
+  /** The proof was missing or not accepted: the page asks again, nothing else changed. */
+  | { kind: 'unproven'; reason: string };
 
 export interface CheckoutServiceOptions {
   catalog: Catalog;
@@ -114,6 +120,8 @@ export interface CheckoutServiceOptions {
   payments: PaymentHandler;
   /** Told of each order placed, inside the approval's transaction (the confirmation mail, the platform's webhook). */
   orderEvents?: readonly OrderEventSubscriber[];
+  /** What the buyer proves on the approval page before the order is placed (APPROVAL_PROOF). */
+  buyerProof: BuyerProof;
   now?: () => Date;
 }
 
@@ -426,13 +434,18 @@ export class CheckoutService {
    * the checkout completed with its order, and an outbox row written. Any failure keeps nothing; the
    * refusal says why in words for the buyer.
    */
-  async approve(db: Database, token: string, formSecret: string, shownDigest: string): Promise<ApprovalOutcome> {
+  async approve(db: Database, token: string, formSecret: string, shownDigest: string, proof: ApprovalProof): Promise<ApprovalOutcome> {
     const state = await this.approvalState(db, token);
     if (state.kind === 'completed') return { kind: 'placed', order: state.order, placedNow: false };
     if (state.kind === 'unknown') return { kind: 'refused', reason: 'This approval link is not valid.', changes: [] };
     if (state.kind === 'closed') return { kind: 'refused', reason: state.reason, changes: state.changes };
+    const { buyerProof } = this.options;
     try {
+      // A typed code is checked (and a wrong one counted) before anything else, in a transaction of its own.
+      const checkedCodeId = proof.kind === 'code' && buyerProof.mode !== 'link' ? await buyerProof.checkCode(db, state.approval, proof.code) : undefined;
       let placedNow = false;
+      let provenBy: ProvenBy | undefined;
+      let enrollment: string | undefined;
       const order = await db.transaction(async (tx) => {
         const approval = await readApproval(tx, token, { lock: true });
         if (!approval || !sameSecret(approval.formSecret, formSecret)) throw new ApprovalRefused('This form has expired. Reload the page and approve again.');
@@ -448,7 +461,14 @@ export class CheckoutService {
           throw new ApprovalRefused('The checkout changed after this page was shown. Review it again.', describeChanges(approval.summary, summary));
         }
         if (view.blockers.length > 0) throw new ApprovalRefused(view.blockers.map((b) => b.content).join(' '));
-        const inProgress = await this.apply(tx, locked, { to: 'complete_in_progress', actor: 'buyer', reason: 'approved by the buyer on the approval page' }, { approvedByBuyer: true });
+        // The person proves they are the buyer (or nothing, in link mode): consumed with the order, kept if it fails.
+        provenBy = await buyerProof.consume(tx, approval, locked.buyer.email!, proof, checkedCodeId);
+        const inProgress = await this.apply(
+          tx,
+          locked,
+          { to: 'complete_in_progress', actor: 'buyer', reason: `approved by the buyer on the approval page (${PROVEN_BY_WORDS[provenBy]})` },
+          { approvedByBuyer: true },
+        );
         const beyondStock = await this.options.inventory.take(
           tx,
           demandByVariant(view.lines.map((priced) => ({ variantId: priced.line.variantId, quantity: priced.line.quantity }))),
@@ -494,13 +514,16 @@ export class CheckoutService {
         // The cart it was bought from is closed: its cookie gets a fresh cart, get_cart answers not found.
         if (locked.cartToken) await this.options.carts.close(tx, locked.cartToken);
         await announce(tx, this.options.orderEvents ?? [], { type: 'placed', order });
+        // A code proved the email: the browser that typed it may register a passkey for next time.
+        if (provenBy === 'code') enrollment = await buyerProof.grantEnrollment(tx, order.buyerEmail, order.id);
         placedNow = true;
         return order;
       });
       // The order is committed: a failed read of the new stock level must not report it as failed (the poll catches up).
       await this.options.inventory.refresh(db).catch(() => undefined);
-      return { kind: 'placed', order, placedNow };
+      return { kind: 'placed', order, placedNow, provenBy, enrollment };
     } catch (error) {
+      if (error instanceof ProofRefused) return { kind: 'unproven', reason: error.message };
       if (error instanceof ApprovalRefused) return { kind: 'refused', reason: error.message, changes: error.changes };
       if (error instanceof InsufficientStock) {
         await this.options.inventory.refresh(db).catch(() => undefined);
@@ -548,6 +571,8 @@ function backordersByLine(view: CheckoutView, beyondStock: ReadonlyMap<number, n
   }
   return result;
 }
+
+const PROVEN_BY_WORDS: Record<ProvenBy, string> = { passkey: 'proven with a passkey', code: 'proven with a mailed code', link: 'no proof asked' };
 
 class ApprovalRefused extends Error {
   constructor(

@@ -6,16 +6,23 @@
  *
  * The approval form is protected twice: the GET sets a cookie (HttpOnly, SameSite=Strict, scoped to the link's
  * path) holding the approval's form secret, which the form also carries; a POST needs both and they must match,
- * and a POST from another origin is refused before anything is read.
+ * and a POST from another origin is refused before anything is read. None of that proves who answers (an agent
+ * holding the link can hold the cookie and the form too): the approval also needs the buyer's proof, a passkey
+ * or a mailed code (buyer-proof.ts), unless the store runs APPROVAL_PROOF=link.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import cookie, { type CookieSerializeOptions } from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { CART_LIFETIME_DAYS } from '../cart/cart.js';
-import { approvalSummary, checkoutDigest } from '../checkout/checkout.js';
+import { MAX_CREDENTIAL_JSON, ProofRefused, type ApprovalProof } from '../checkout/buyer-proof.js';
+import type { ApprovalRecord } from '../checkout/checkout-store.js';
+import { approvalSummary, checkoutDigest, type CheckoutView } from '../checkout/checkout.js';
 import { isDatabaseUnavailable } from '../db/database.js';
-import { StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
+import { ErrorMessage, StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
 import { readOrder } from '../orders/orders.js';
 import type { Store } from '../store.js';
 import { urlencodedFields } from './form-body.js';
@@ -25,10 +32,12 @@ import {
   approvalDeclinedPage,
   approvalPath,
   approvalPendingPage,
+  offersPasskey,
   orderPath,
+  type PendingApproval,
 } from './pages/approval-page.js';
 import { checkoutPage } from './pages/checkout-page.js';
-import { PAGE_CONTENT_SECURITY_POLICY, type PageContext } from './pages/layout.js';
+import { PAGE_CONTENT_SECURITY_POLICY, PASSKEY_SCRIPTS, passkeyPagePolicy, type PageContext } from './pages/layout.js';
 import { messagePage, notFoundPage } from './pages/message-page.js';
 import { orderPage } from './pages/order-page.js';
 import { policyKindOf, policyPage, type PolicyFacts } from './pages/policy-pages.js';
@@ -43,8 +52,11 @@ const CHECKOUT_ID = /^chk_[A-Za-z0-9_-]{22}$/;
 
 /** The cookie holding the approval form's secret; its path is the one approval link it belongs to. */
 const FORM_COOKIE = 'approval_form';
-/** The form is three short fields. */
-const FORM_BODY_LIMIT = 4096;
+/** The cookie that lets the browser which proved an email with a code create a passkey; its path is the order's page. */
+const ENROLL_COOKIE = 'passkey_enroll';
+const ENROLL_COOKIE_SECONDS = 15 * 60;
+/** A few short fields, or a passkey's assertion. */
+const FORM_BODY_LIMIT = 16 * 1024;
 
 const PAGE_HEADERS = {
   'cache-control': 'no-store',
@@ -64,20 +76,40 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 interface ApprovalForm {
-  action: 'approve' | 'decline';
+  action: 'approve' | 'decline' | 'send_code';
   formToken: string;
   digest: string;
+  proof: ApprovalProof;
 }
+
+const shortString = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max;
 
 /** The approval form's fields, or undefined when it is not that form. */
 function approvalForm(body: unknown): ApprovalForm | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
-  const { action, form_token: formToken, digest = '' } = body as Record<string, unknown>;
-  if (action !== 'approve' && action !== 'decline') return undefined;
-  if (typeof formToken !== 'string' || formToken.length === 0 || formToken.length > 200) return undefined;
-  if (typeof digest !== 'string' || digest.length > 200) return undefined;
-  return { action, formToken, digest };
+  const { action, form_token: formToken, digest = '', code, challenge_id: challengeId, assertion } = body as Record<string, unknown>;
+  if (action !== 'approve' && action !== 'decline' && action !== 'send_code') return undefined;
+  if (!shortString(formToken, 200) || formToken.length === 0) return undefined;
+  if (!shortString(digest, 200)) return undefined;
+  let proof: ApprovalProof = { kind: 'none' };
+  if (shortString(assertion, MAX_CREDENTIAL_JSON) && assertion !== '' && shortString(challengeId, 100) && challengeId !== '') {
+    proof = { kind: 'passkey', challengeId, response: assertion };
+  } else if (shortString(code, 40) && code.trim() !== '') {
+    proof = { kind: 'code', code };
+  }
+  return { action, formToken, digest, proof };
 }
+
+/** The browser bundle of @simplewebauthn/browser (its package exports only the module entry; the bundle sits beside it). */
+function webauthnBundle(): string {
+  const entry = createRequire(import.meta.url).resolve('@simplewebauthn/browser');
+  return readFileSync(path.join(path.dirname(entry), '..', 'dist', 'bundle', 'index.umd.min.js'), 'utf8');
+}
+
+const SCRIPTS: Record<(typeof PASSKEY_SCRIPTS)[number], string> = {
+  '/checkout/webauthn.js': webauthnBundle(),
+  '/checkout/passkey.js': readFileSync(new URL('./pages/assets/passkey.js', import.meta.url), 'utf8'),
+};
 
 const UNKNOWN_APPROVAL = 'This approval link is not valid.';
 
@@ -92,11 +124,15 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   await app.register(cookie);
   await app.register(formbody, { parser: urlencodedFields });
 
-  // Every answer of these routes, pages and errors alike, is private, unframed and loads nothing but its own style.
+  // Every answer of these routes, pages and errors alike, is private, unframed and loads nothing but its own style
+  // (a page offering passkeys also its two scripts: its route sets that policy).
   app.addHook('onSend', (_request, reply, payload, done) => {
+    const policy = reply.getHeader('content-security-policy');
     reply.headers(PAGE_HEADERS);
+    if (policy !== undefined) reply.header('content-security-policy', policy);
     done(null, payload);
   });
+  const passkeyPolicy = passkeyPagePolicy(ownOrigin);
 
   /** The database is unavailable (restarting, unreachable): a 503 page with Retry-After, saying what the buyer can do. */
   const unavailablePage = (request: FastifyRequest, reply: FastifyReply, error: unknown, paragraphs: readonly string[]) => {
@@ -140,6 +176,29 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return site === undefined || site === 'same-origin';
   };
 
+  /** The approval page as it stands (what proof it offers now), with what the last answer did. */
+  const pendingPage = async (reply: FastifyReply, status: number, token: string, approval: ApprovalRecord, view: CheckoutView, said: Partial<Pick<PendingApproval, 'problem' | 'notice'>> = {}) => {
+    const offer = await store.buyerProof.offer(db, approval, view.record.buyer.email ?? '');
+    const page: PendingApproval = {
+      token,
+      view,
+      formToken: approval.formSecret,
+      // The digest of exactly what this page shows; approving anything else is refused.
+      digest: checkoutDigest(approvalSummary(view)),
+      expiresAt: approval.expiresAt,
+      payment,
+      offer,
+      ...said,
+    };
+    if (offersPasskey(offer)) reply.header('content-security-policy', passkeyPolicy);
+    return sendPage(reply, status, approvalPendingPage(context, page));
+  };
+
+  /** A JSON request of the passkey script: from this store's page, carrying the cookie it was given. */
+  const refuseForeign = (request: FastifyRequest) => {
+    if (!fromThisStore(request)) throw new StorefrontError(403, ErrorMessage.forbidden, 'This request was sent from another website, so it was not accepted.');
+  };
+
   app.get<{ Params: { token: string } }>('/checkout/approve/:token', { schema: { hide: true } }, async (request, reply) => {
     const { token } = request.params;
     if (!APPROVAL_TOKEN.test(token)) return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
@@ -151,20 +210,9 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
         return sendPage(reply, 200, approvalCompletedPage(context, state.order));
       case 'closed':
         return sendPage(reply, 409, approvalClosedPage(context, { title: 'This approval link no longer works', ...state }));
-      case 'pending': {
-        const { approval, view } = state;
-        reply.setCookie(FORM_COOKIE, approval.formSecret, formCookie(token, approval.expiresAt));
-        const page = approvalPendingPage(context, {
-          token,
-          view,
-          formToken: approval.formSecret,
-          // The digest of exactly what this page shows; approving anything else is refused.
-          digest: checkoutDigest(approvalSummary(view)),
-          expiresAt: approval.expiresAt,
-          payment,
-        });
-        return sendPage(reply, 200, page);
-      }
+      case 'pending':
+        reply.setCookie(FORM_COOKIE, state.approval.formSecret, formCookie(token, state.approval.expiresAt));
+        return pendingPage(reply, 200, token, state.approval, state.view);
     }
   });
 
@@ -184,9 +232,11 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       return sendPage(reply, 403, messagePage(context, { title: 'Nothing was done', tone: 'problem', paragraphs: ['This form could not be checked against the page you opened, so it was not accepted. Nothing was ordered or charged.', reopen] }));
     }
 
+    if (form.action === 'send_code') return sendCode(request, reply, token, form);
+
     let outcome;
     try {
-      outcome = form.action === 'approve' ? await checkouts.approve(db, token, form.formToken, form.digest) : await checkouts.decline(db, token, form.formToken);
+      outcome = form.action === 'approve' ? await checkouts.approve(db, token, form.formToken, form.digest, form.proof) : await checkouts.decline(db, token, form.formToken);
     } catch (error) {
       // The answer of the order's commit may be what was lost: whether it was placed is not known here.
       if (isDatabaseUnavailable(error)) {
@@ -208,7 +258,19 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
         request.log.info({ order_number: order.number, total: order.total, currency: order.currency, channel: order.channel }, 'order placed');
       }
       reply.clearCookie(FORM_COOKIE, formCookie(token));
+      // A code proved the email: this browser may create a passkey, on the order's page, for a short while.
+      if (outcome.enrollment) {
+        reply.setCookie(ENROLL_COOKIE, outcome.enrollment, { path: orderPath(outcome.order.id), httpOnly: true, sameSite: 'strict', secure, maxAge: ENROLL_COOKIE_SECONDS });
+      }
       return reply.redirect(orderPath(outcome.order.id), 303);
+    }
+    if (outcome.kind === 'unproven') {
+      // The proof was missing or wrong: the same page again, saying why; nothing else changed.
+      const state = await checkouts.approvalState(db, token);
+      if (state.kind === 'pending') return pendingPage(reply, 403, token, state.approval, state.view, { problem: outcome.reason });
+      if (state.kind === 'completed') return reply.redirect(orderPath(state.order.id), 303);
+      if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
+      return sendPage(reply, 409, approvalClosedPage(context, { title: 'Your order was not placed', reason: state.reason, changes: state.changes, view: state.view }));
     }
     if (outcome.kind === 'declined') {
       reply.clearCookie(FORM_COOKIE, formCookie(token));
@@ -226,12 +288,95 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return sendPage(reply, 409, page);
   });
 
+  /** The person asked for a code (the button): mailed to the checkout's buyer email, within the limits. */
+  async function sendCode(request: FastifyRequest, reply: FastifyReply, token: string, form: ApprovalForm) {
+    const state = await checkouts.approvalState(db, token);
+    if (state.kind === 'completed') return reply.redirect(orderPath(state.order.id), 303);
+    if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
+    if (state.kind === 'closed') return sendPage(reply, 409, approvalClosedPage(context, { title: 'No code was sent', ...state }));
+    const { approval, view } = state;
+    if (!sameSecret(approval.formSecret, form.formToken)) return pendingPage(reply, 403, token, approval, view, { problem: 'This form has expired. Use this page again.' });
+    let sent;
+    try {
+      sent = await store.buyerProof.sendCode(db, approval, view.record.buyer.email ?? '', { total: view.totals.total, items: view.lines.reduce((n, priced) => n + priced.line.quantity, 0) });
+    } catch (error) {
+      if (error instanceof ProofRefused) return pendingPage(reply, 409, token, approval, view, { problem: error.message });
+      if (isDatabaseUnavailable(error)) throw error;
+      // The mail server did not take it (the reason goes to the log, without the address or the code).
+      request.log.warn({ cause: (error as Error)?.message }, 'approval code not sent');
+      reply.header('retry-after', '30');
+      return pendingPage(reply, 503, token, approval, view, { problem: 'We could not send the code just now. Try again in a moment.' });
+    }
+    if (sent.kind === 'limited') {
+      reply.header('retry-after', String(sent.minutes * 60));
+      return pendingPage(reply, 429, token, approval, view, { problem: `Too many codes; try in ${sent.minutes} ${sent.minutes === 1 ? 'minute' : 'minutes'}.` });
+    }
+    // Back to the page (a reload does not send another code): it now asks for the code.
+    return reply.redirect(approvalPath(token), 303);
+  }
+
+  // The passkey script asks for a challenge bound to this approval (JSON in, JSON out).
+  app.post<{ Params: { token: string } }>('/checkout/approve/:token/passkey', { schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
+    const { token } = request.params;
+    if (!APPROVAL_TOKEN.test(token)) throw notFound(UNKNOWN_APPROVAL);
+    refuseForeign(request);
+    const { form_token: formToken } = (request.body ?? {}) as Record<string, unknown>;
+    const cookieSecret = request.cookies[FORM_COOKIE];
+    if (typeof formToken !== 'string' || cookieSecret === undefined || !sameSecret(cookieSecret, formToken)) {
+      throw new StorefrontError(403, ErrorMessage.forbidden, 'This request could not be checked against the page you opened. Reload the page.');
+    }
+    const state = await checkouts.approvalState(db, token);
+    if (state.kind !== 'pending' || !sameSecret(state.approval.formSecret, formToken)) throw new StorefrontError(409, ErrorMessage.conflict, 'This approval link no longer places an order. Reload the page.');
+    const challenge = await store.buyerProof.approvalOptions(db, state.approval, state.view.record.buyer.email ?? '');
+    if (!challenge) throw new StorefrontError(409, ErrorMessage.conflict, 'No passkey can approve this order. Use the emailed code.');
+    return reply.send({ challenge_id: challenge.challengeId, options: challenge.options });
+  });
+
   app.get<{ Params: { id: string } }>('/orders/:id', { schema: { hide: true } }, async (request, reply) => {
     const { id } = request.params;
     const order = ORDER_ID.test(id) ? await readOrder(db, id) : undefined;
     if (!order) return sendPage(reply, 404, notFoundPage(context, 'No order has this link.'));
-    return sendPage(reply, 200, orderPage(context, order));
+    const offerPasskey = (await store.buyerProof.enrollment(db, request.cookies[ENROLL_COOKIE], order.id)) !== undefined;
+    if (offerPasskey) reply.header('content-security-policy', passkeyPolicy);
+    return sendPage(reply, 200, orderPage(context, order, { offerPasskey }));
   });
+
+  /** The enrollment cookie of this order's page, or a 403 (JSON) saying the offer is not open here. */
+  const enrollmentSecret = (request: FastifyRequest<{ Params: { id: string } }>): string => {
+    refuseForeign(request);
+    const secret = request.cookies[ENROLL_COOKIE];
+    if (!ORDER_ID.test(request.params.id) || secret === undefined) {
+      throw new StorefrontError(403, ErrorMessage.forbidden, 'A passkey can be created only right after an order was approved with a code, from that browser.');
+    }
+    return secret;
+  };
+
+  app.post<{ Params: { id: string } }>('/orders/:id/passkey/options', { schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
+    const registration = await store.buyerProof.registrationOptions(db, enrollmentSecret(request), request.params.id);
+    if (!registration) throw new StorefrontError(403, ErrorMessage.forbidden, 'This offer to create a passkey has ended.');
+    return reply.send({ challenge_id: registration.challengeId, options: registration.options });
+  });
+
+  app.post<{ Params: { id: string } }>('/orders/:id/passkey', { schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+    const secret = enrollmentSecret(request);
+    const { challenge_id: challengeId, response } = (request.body ?? {}) as Record<string, unknown>;
+    if (!shortString(challengeId, 100) || !shortString(response, MAX_CREDENTIAL_JSON)) {
+      throw new StorefrontError(422, ErrorMessage.invalidParameter, 'Send challenge_id and response (the new credential as JSON).');
+    }
+    try {
+      const passkey = await store.buyerProof.register(db, secret, request.params.id, challengeId, response);
+      reply.clearCookie(ENROLL_COOKIE, { path: orderPath(request.params.id), httpOnly: true, sameSite: 'strict', secure });
+      request.log.info('passkey registered');
+      return reply.code(201).send({ registered: true, passkey: { id: passkey.id, created_at: passkey.createdAt.toISOString() } });
+    } catch (error) {
+      if (error instanceof ProofRefused) throw new StorefrontError(409, ErrorMessage.conflict, error.message);
+      throw error;
+    }
+  });
+
+  for (const [script, source] of Object.entries(SCRIPTS)) {
+    app.get(script, { schema: { hide: true } }, (_request, reply) => reply.type('text/javascript; charset=utf-8').send(source));
+  }
 
   app.get<{ Params: { id: string } }>('/checkouts/:id', { schema: { hide: true } }, async (request, reply) => {
     const { id } = request.params;

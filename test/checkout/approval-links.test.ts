@@ -68,7 +68,7 @@ for (const backend of backends) {
 
     it('the link that placed the order is recorded as used, not void', async () => {
       const { approval } = await escalated();
-      const placed = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+      const placed = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
       assert.equal(placed.kind, 'placed');
       const stored = await readApproval(store.db, approval.token);
       assert.ok(stored!.usedAt);
@@ -79,6 +79,7 @@ for (const backend of backends) {
       let now = new Date();
       const checkouts = new CheckoutService({
         catalog: store.catalog,
+        buyerProof: store.buyerProof,
         inventory: store.inventory,
         carts: store.carts,
         config: { ...store.config.checkout, ttlSeconds: 60 },
@@ -110,7 +111,7 @@ for (const backend of backends) {
       const asked = await store.checkouts.requestCompletion(store.db, created.view.record.id, 'agent');
       const approval = asked.approval!;
       await store.checkouts.update(store.db, created.view.record.id, input(planB!.id), 'agent');
-      const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+      const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
       assert.equal(outcome.kind, 'refused');
     });
   });

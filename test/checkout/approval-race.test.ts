@@ -39,7 +39,7 @@ for (const backend of backends) {
         await store.inventory.setOnHand(store.db, 'ESP-RIS-10', 5);
         const before = { orders: await count('orders'), payments: await count('payments'), outbox: await count('outbox') };
 
-        const outcomes = await Promise.all(approvals.map((a) => store.checkouts.approve(store.db, a.token, a.formSecret, a.digest)));
+        const outcomes = await Promise.all(approvals.map((a) => store.checkouts.approve(store.db, a.token, a.formSecret, a.digest, { kind: 'none' })));
 
         const placed = outcomes.filter((o) => o.kind === 'placed');
         const refused = outcomes.filter((o) => o.kind === 'refused');

@@ -40,6 +40,7 @@ for (const backend of backends) {
     const service = (options: { config?: Partial<CheckoutConfig>; now?: () => Date; payments?: PaymentHandler } = {}) =>
       new CheckoutService({
         catalog: store.catalog,
+        buyerProof: store.buyerProof,
         inventory: store.inventory,
         carts: store.carts,
         config: { ...store.config.checkout, ...options.config },
@@ -90,7 +91,7 @@ for (const backend of backends) {
           { variantId: classico, quantity: 2 },
           { variantId: decaf, quantity: 1 },
         ]);
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'placed');
         const order = outcome.order;
         assert.match(order.id, /^ord_[A-Za-z0-9_-]{22}$/);
@@ -129,7 +130,7 @@ for (const backend of backends) {
           { variantId: decaf, quantity: 2 },
           { variantId: decaf, quantity: 3, properties: { note: 'gift' } },
         ]);
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'placed');
         assert.equal(await onHandIn(store.db, decaf), before - 5);
         assert.equal(store.inventory.onHand(decaf), before - 5);
@@ -137,7 +138,7 @@ for (const backend of backends) {
 
       it('completes the checkout with its order id; the buyer and then the store made the moves', async () => {
         const { id, approval } = await awaitingBuyer([{ variantId: variant('ESP-LUN-10'), quantity: 1 }]);
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'placed');
         const answer = (await store.checkouts.get(store.db, id))!;
         assert.equal(answer.view.record.status, 'completed');
@@ -159,7 +160,7 @@ for (const backend of backends) {
 
       it("writes the buyer's confirmation to the outbox in the order's transaction, undelivered", async () => {
         const { approval } = await awaitingBuyer([{ variantId: variant('ESP-LUN-10'), quantity: 1 }]);
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'placed');
         assert.equal(outcome.kind === 'placed' && outcome.placedNow, true);
         const rows = await store.db.query<{ kind: string; topic: string; payload: { to: string; subject: string } | string; sent_at: Date | null }>(
@@ -177,7 +178,7 @@ for (const backend of backends) {
 
       it('records the payment as pending: manual capture charges nothing now', async () => {
         const { approval } = await awaitingBuyer([{ variantId: variant('ESP-LUN-10'), quantity: 2 }]);
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'placed');
         const payments = await store.db.query<{ state: string; amount: number; currency: string; handler: string }>(
           'select state, amount, currency, handler from payments where order_id = $1',
@@ -210,13 +211,13 @@ for (const backend of backends) {
         const declining = service({ payments: failingHandler(classico, () => new PaymentDeclined('The card was declined.'), seen) });
         const { id, approval } = await awaitingBuyer([{ variantId: classico, quantity: 3 }], declining);
         const before = await everything(id, [classico]);
-        const outcome = await declining.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await declining.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'refused');
         assert.match(outcome.kind === 'refused' ? outcome.reason : '', /The card was declined\. Nothing was ordered or charged\./);
         assert.deepEqual(seen, [before.stock[0]! - 3], 'the handler ran after the stock was taken');
         assert.deepEqual(await everything(id, [classico]), before);
         assert.equal((await store.checkouts.approvalState(store.db, approval.token)).kind, 'pending');
-        const retried = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const retried = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(retried.kind, 'placed');
         assert.equal(await onHandIn(store.db, classico), before.stock[0]! - 3);
       });
@@ -233,7 +234,7 @@ for (const backend of backends) {
           broken,
         );
         const before = await everything(id, [classico, variant('ESP-DEC-10')]);
-        await assert.rejects(broken.approve(store.db, approval.token, approval.formSecret, approval.digest), /gateway unreachable/);
+        await assert.rejects(broken.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' }), /gateway unreachable/);
         assert.equal(seen.length, 1);
         assert.equal(seen[0], before.stock[0]! - 1);
         assert.deepEqual(await everything(id, [classico, variant('ESP-DEC-10')]), before);
@@ -246,8 +247,8 @@ for (const backend of backends) {
         const lungo = variant('ESP-LUN-10');
         const { id, approval } = await awaitingBuyer([{ variantId: lungo, quantity: 1 }]);
         const stock = await onHandIn(store.db, lungo);
-        const first = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
-        const second = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const first = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
+        const second = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(first.kind, 'placed');
         assert.equal(second.kind, 'placed');
         assert.equal(first.kind === 'placed' && second.kind === 'placed' && first.order.id === second.order.id, true);
@@ -259,7 +260,7 @@ for (const backend of backends) {
         const lungo = variant('ESP-LUN-10');
         const { id, approval } = await awaitingBuyer([{ variantId: lungo, quantity: 2 }]);
         const stock = await onHandIn(store.db, lungo);
-        const outcomes = await Promise.all([1, 2, 3].map(() => store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest)));
+        const outcomes = await Promise.all([1, 2, 3].map(() => store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' })));
         assert.deepEqual(outcomes.map((o) => o.kind), ['placed', 'placed', 'placed']);
         assert.equal(new Set(outcomes.map((o) => (o.kind === 'placed' ? o.order.id : ''))).size, 1);
         assert.equal(await count('orders', 'checkout_id = $1', [id]), 1);
@@ -275,7 +276,7 @@ for (const backend of backends) {
         try {
           const a = await awaitingBuyer([{ variantId: decaf, quantity: 1 }]);
           const b = await awaitingBuyer([{ variantId: decaf, quantity: 1 }]);
-          const outcomes = await Promise.all([a, b].map(({ approval }) => store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest)));
+          const outcomes = await Promise.all([a, b].map(({ approval }) => store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' })));
           assert.deepEqual(outcomes.map((o) => o.kind).sort(), ['placed', 'refused']);
           assert.equal(await count('orders', 'checkout_id = any($1::text[])', [[a.id, b.id]]), 1);
           assert.equal(await onHandIn(store.db, decaf), 0);
@@ -297,7 +298,7 @@ for (const backend of backends) {
         const { id, approval } = await awaitingBuyer([{ variantId: classico, quantity: 1 }]);
         const before = await everything(id, [classico]);
         for (const secret of ['', 'wrong', `${approval.formSecret}x`, approval.formSecret.slice(1), approval.token]) {
-          const outcome = await store.checkouts.approve(store.db, approval.token, secret, approval.digest);
+          const outcome = await store.checkouts.approve(store.db, approval.token, secret, approval.digest, { kind: 'none' });
           assert.equal(outcome.kind, 'refused', secret);
           assert.match(outcome.kind === 'refused' ? outcome.reason : '', /Reload the page/);
         }
@@ -310,7 +311,7 @@ for (const backend of backends) {
         const { id, approval } = await awaitingBuyer([{ variantId: classico, quantity: 1 }]);
         const before = await everything(id, [classico]);
         for (const digest of ['', 'x', `${approval.digest.slice(0, -1)}A`]) {
-          const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, digest);
+          const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, digest, { kind: 'none' });
           assert.equal(outcome.kind, 'refused', digest);
           assert.match(outcome.kind === 'refused' ? outcome.reason : '', /changed/);
         }
@@ -319,7 +320,7 @@ for (const backend of backends) {
 
       it('an unknown link is refused and changes nothing', async () => {
         const orders = await count('orders');
-        const outcome = await store.checkouts.approve(store.db, 'A'.repeat(43), 'secret', 'digest');
+        const outcome = await store.checkouts.approve(store.db, 'A'.repeat(43), 'secret', 'digest', { kind: 'none' });
         assert.deepEqual(outcome, { kind: 'refused', reason: 'This approval link is not valid.', changes: [] });
         assert.equal((await store.checkouts.approvalState(store.db, 'A'.repeat(43))).kind, 'unknown');
         assert.equal(await count('orders'), orders);
@@ -333,7 +334,7 @@ for (const backend of backends) {
         assert.equal(updated.approval, undefined);
         const orders = await count('orders');
         const stock = await onHandIn(store.db, lungo);
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'refused');
         const changes = outcome.kind === 'refused' ? outcome.changes : [];
         assert.ok(changes.some((c) => /^The quantity of Espresso Capsules.* changed from 1 to 2\.$/.test(c)), changes.join(' | '));
@@ -351,7 +352,7 @@ for (const backend of backends) {
         ];
         const { id, approval } = await awaitingBuyer(lines);
         await store.checkouts.update(store.db, id, complete([{ ...lines[0]!, quantity: 4 }, lines[1]!]), 'agent');
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'refused');
         const changes = outcome.kind === 'refused' ? outcome.changes : [];
         assert.ok(changes.some((c) => /quantity of .* changed from 2 to 4/.test(c)), changes.join(' | '));
@@ -362,7 +363,7 @@ for (const backend of backends) {
         const { id, approval } = await awaitingBuyer([{ variantId: ristretto, quantity: 1 }]);
         await setPrice(ristretto, 725);
         try {
-          const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+          const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
           assert.equal(outcome.kind, 'refused');
           const changes = outcome.kind === 'refused' ? outcome.changes : [];
           assert.ok(changes.some((c) => /price of .* changed from \$6\.50 to \$7\.25/.test(c)), changes.join(' | '));
@@ -381,7 +382,7 @@ for (const backend of backends) {
         assert.equal(approval.expiresAt.getTime(), now + 30_000);
         const stock = await onHandIn(store.db, lungo);
         now += 31_000;
-        const outcome = await clocked.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await clocked.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'refused');
         assert.match(outcome.kind === 'refused' ? outcome.reason : '', /expired/);
         assert.equal(await count('orders', 'checkout_id = $1', [id]), 0);
@@ -389,7 +390,7 @@ for (const backend of backends) {
         assert.equal((await clocked.get(store.db, id))!.view.record.status, 'ready_for_complete');
         // The agent can ask again: a new link works.
         const again = await clocked.requestCompletion(store.db, id, 'agent');
-        const placed = await clocked.approve(store.db, again.approval!.token, again.approval!.formSecret, again.approval!.digest);
+        const placed = await clocked.approve(store.db, again.approval!.token, again.approval!.formSecret, again.approval!.digest, { kind: 'none' });
         assert.equal(placed.kind, 'placed');
       });
     });
@@ -404,7 +405,7 @@ for (const backend of backends) {
         const last = (await store.checkouts.transitions(store.db, id)).at(-1)!;
         assert.deepEqual([last.from, last.to, last.actor], ['requires_escalation', 'canceled', 'buyer']);
         assert.match(last.reason!, /declined/);
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'refused');
         assert.equal(await count('orders'), orders);
       });
@@ -418,7 +419,7 @@ for (const backend of backends) {
 
       it('a decline after the order was placed is refused and the order stands', async () => {
         const { id, approval } = await awaitingBuyer([{ variantId: variant('ESP-CLA-10'), quantity: 1 }]);
-        const placed = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const placed = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(placed.kind, 'placed');
         const outcome = await store.checkouts.decline(store.db, approval.token, approval.formSecret);
         assert.equal(outcome.kind, 'refused');

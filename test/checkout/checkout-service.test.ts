@@ -40,6 +40,7 @@ for (const backend of backends) {
     const service = (options: { config?: Partial<CheckoutConfig>; now?: () => Date } = {}) =>
       new CheckoutService({
         catalog: store.catalog,
+        buyerProof: store.buyerProof,
         inventory: store.inventory,
         carts: store.carts,
         config: { ...store.config.checkout, ...options.config },
@@ -411,7 +412,7 @@ for (const backend of backends) {
       it('a completed checkout cannot be canceled', async () => {
         const id = await inStatus('requires_escalation');
         const { approval } = (await store.checkouts.get(store.db, id))!;
-        const outcome = await store.checkouts.approve(store.db, approval!.token, approval!.formSecret, approval!.digest);
+        const outcome = await store.checkouts.approve(store.db, approval!.token, approval!.formSecret, approval!.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'placed');
         await assert.rejects(
           store.checkouts.cancel(store.db, id, 'merchant'),

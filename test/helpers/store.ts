@@ -117,9 +117,14 @@ export async function dropTestDatabases(): Promise<void> {
  * A test store's configuration. Rate limits are off unless a test turns them on (`rateLimit: true`): the tests of
  * other behaviour send more requests from one address in a minute than a shopper would, and the limits have tests
  * of their own (test/http/rate-limit.test.ts, test/ucp/rate-limit.test.ts, the scale-out and Redis outage tests).
+ *
+ * Approvals ask for no proof (APPROVAL_PROOF=link) unless a test asks for it: the tests of what an approval does
+ * (stock, orders, payments, events, races) call the domain as the page does once the buyer is proven. The proof
+ * has tests of its own, and the agent flows (test/e2e, conformance/ucp-cli.sh) run with the default, through it:
+ * test/checkout/buyer-proof.test.ts, test/checkout/passkey-proof.test.ts, test/storefront/buyer-proof-browser.test.ts.
  */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ BASE_URL: 'http://store.test', DATA_DIR: 'unused' }), rateLimit: false, ...overrides };
+  return { ...loadConfig({ BASE_URL: 'http://store.test', DATA_DIR: 'unused', APPROVAL_PROOF: 'link' }), rateLimit: false, ...overrides };
 }
 
 export interface TestStore {

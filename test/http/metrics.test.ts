@@ -218,7 +218,7 @@ for (const backend of backends) {
       assert.equal(delta(waiting, 'storefront_checkouts', { status: 'requires_escalation' }), 1);
       assert.equal(delta(waiting, 'storefront_checkout_approvals', { state: 'pending' }), 1);
 
-      const outcome = await t.store.checkouts.approve(t.store.db, approval.token, approval.formSecret, approval.digest);
+      const outcome = await t.store.checkouts.approve(t.store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
       assert.equal(outcome.kind, 'placed');
       const placed = await scrapeWithFigures(t.app);
       assert.equal(delta(placed, 'storefront_checkouts', { status: 'requires_escalation' }), 0);

@@ -151,7 +151,7 @@ for (const backend of backends) {
 
     async function placed(wanted: [sku: string, quantity: number][], on: Store = store): Promise<Order> {
       const { approval } = await awaitingBuyer(wanted);
-      const outcome = await on.checkouts.approve(on.db, approval.token, approval.formSecret, approval.digest);
+      const outcome = await on.checkouts.approve(on.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
       assert.equal(outcome.kind, 'placed', outcome.kind === 'refused' ? outcome.reason : '');
       return outcome.order;
     }
@@ -226,6 +226,7 @@ for (const backend of backends) {
       };
       const checkouts = new CheckoutService({
         catalog: store.catalog,
+        buyerProof: store.buyerProof,
         inventory: store.inventory,
         carts: store.carts,
         config: store.config.checkout,
@@ -235,7 +236,7 @@ for (const backend of backends) {
       });
       const { id, approval } = await awaitingBuyer([['ESP-LUN-10', 1]], checkouts);
       const [rows, received] = [await outboxCount(), smtp.messages.length];
-      await assert.rejects(checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest), /a subscriber failed/);
+      await assert.rejects(checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' }), /a subscriber failed/);
       assert.equal(rowsInTransaction, 2, "the buyer's and the merchant's mail were written inside the approval's transaction");
       store.outbox!.wake();
       await sleep(GRACE_MS);
@@ -250,7 +251,7 @@ for (const backend of backends) {
       const { previous } = await store.inventory.setOnHand(store.db, SKU, 0);
       try {
         const [rows, received] = [await outboxCount(), smtp.messages.length];
-        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest);
+        const outcome = await store.checkouts.approve(store.db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
         assert.equal(outcome.kind, 'refused');
         store.outbox!.wake();
         await sleep(GRACE_MS);

@@ -141,7 +141,7 @@ for (const backend of backends) {
       const pending = await t.store.checkouts.approvalState(t.store.db, token);
       assert.equal(pending.kind, 'pending');
       if (pending.kind !== 'pending') return;
-      const placed = await t.store.checkouts.approve(t.store.db, token, pending.approval.formSecret, pending.approval.digest);
+      const placed = await t.store.checkouts.approve(t.store.db, token, pending.approval.formSecret, pending.approval.digest, { kind: 'none' });
       assert.equal(placed.kind, 'placed');
 
       const completed = await call('get_checkout', { id: created.id });

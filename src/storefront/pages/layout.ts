@@ -1,7 +1,8 @@
 /**
  * The one layout of the store's HTML pages (approval, order, checkout status, policies): a header with the store's
  * name, the page, and the policy links. Its only style is the inline sheet below, allowed by its hash in the
- * Content-Security-Policy; the pages load nothing else and run no script.
+ * Content-Security-Policy. The pages load nothing else; only the approval and order pages, where passkeys are
+ * offered, run a script (the store's own two files, named in their policy), and they work without it.
  */
 import { createHash } from 'node:crypto';
 import type { PolicyKind } from '../../config.js';
@@ -50,6 +51,13 @@ const PAGE_STYLE = [
   'button{font:inherit;font-weight:700;min-height:2.75rem;padding:.625rem 1.25rem;border-radius:.375rem;cursor:pointer;flex:1 1 12rem}',
   'button.approve{background:#14532d;color:#fff;border:2px solid #14532d}',
   'button.decline{background:#fff;color:#8a1c1c;border:2px solid #8a1c1c}',
+  'button.secondary{background:#fff;color:#0b3d91;border:2px solid #0b3d91}',
+  'button:disabled{opacity:.6;cursor:default}',
+  'label{display:block;font-weight:700;margin:.5rem 0 .25rem}',
+  'input.code{font:inherit;font-size:1.5rem;letter-spacing:.3em;width:10ch;padding:.375rem .5rem;border:2px solid #404040;border-radius:.375rem}',
+  'input.code:focus-visible{outline:3px solid #0b3d91;outline-offset:2px}',
+  '.proof{border:1px solid #d0d0d0;border-radius:.5rem;padding:.25rem 1rem 1rem;margin:1.5rem 0}',
+  '[hidden]{display:none!important}',
   'footer{border-top:1px solid #d0d0d0;margin-top:2rem;padding:1rem}',
   'footer ul{list-style:none;margin:0 auto;padding:0;max-width:44rem;display:flex;flex-wrap:wrap;gap:.5rem 1.25rem}',
 ].join('');
@@ -63,6 +71,16 @@ export const PAGE_STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STY
 export const PAGE_CONTENT_SECURITY_POLICY =
   `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
+/** The scripts a page with passkeys loads, by path: the WebAuthn helper library and the store's glue. */
+export const PASSKEY_SCRIPTS = ['/checkout/webauthn.js', '/checkout/passkey.js'] as const;
+
+/**
+ * The policy of a page that loads the passkey scripts: those two files of this store (by their full URL, so no
+ * other script of the store, inline or not, runs) and requests back to this store, nothing else.
+ */
+export const passkeyPagePolicy = (origin: string) =>
+  `${PAGE_CONTENT_SECURITY_POLICY}; script-src ${PASSKEY_SCRIPTS.map((script) => `${origin}${script}`).join(' ')}; connect-src 'self'`;
+
 export function policyLinks(policies: Record<PolicyKind, string>): Html {
   const kinds = Object.keys(POLICY_TITLES) as PolicyKind[];
   return html`<ul>${kinds.map((kind) => html`<li><a href="${policies[kind]}" rel="noreferrer">${POLICY_TITLES[kind]}</a></li>`)}</ul>`;
@@ -72,7 +90,7 @@ export function policyLinks(policies: Record<PolicyKind, string>): Html {
  * A whole page. `personal` pages (approval, order, checkout) are kept out of search engines; every page has one
  * h1, which is the body's.
  */
-export function layout(context: PageContext, page: { title: string; body: Html; personal?: boolean }): string {
+export function layout(context: PageContext, page: { title: string; body: Html; personal?: boolean; scripts?: boolean }): string {
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">
@@ -81,6 +99,7 @@ ${page.personal ? html`<meta name="robots" content="noindex, nofollow">` : ''}
 <title>${page.title} · ${context.storeName}</title>
 <link rel="icon" href="data:,">
 <style>${STYLE_ELEMENT_TEXT}</style>
+${page.scripts ? PASSKEY_SCRIPTS.map((script) => html`<script src="${script}" defer></script>`) : ''}
 </head>
 <body>
 <header class="site"><p>${context.storeName}</p></header>
