@@ -1,4 +1,4 @@
-/* global document, window */
+/* global document, window, FormData */
 // The store's only page script: passkeys on the approval page (approve with one) and on the order page (create one
 // after a code proved the email). It asks the store for a challenge, lets the browser's WebAuthn API sign it
 // (through @simplewebauthn/browser, served beside it), and sends the answer back. The code path needs none of it.
