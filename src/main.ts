@@ -8,6 +8,7 @@ import { parseShopifyCsv } from './catalog/import/shopify-csv.js';
 import { controlSocketPath, sendControlCommand, serveControlSocket } from './cli/control-socket.js';
 import {
   CommandError,
+  describeBuyers,
   describeImport,
   describeOrder,
   describeOrders,
@@ -21,6 +22,7 @@ import {
   parseQuantity,
   RETRY_WAIT_MS,
   storeCommands,
+  type BuyerListing,
   type FulfillRequest,
   type MerchantCommands,
   type OrderDetails,
@@ -68,6 +70,9 @@ const USAGE = `usage: storefront <command> [arguments]
   outbox                     messages not delivered yet (mail, webhooks) and those given up, with their last error
   outbox retry ID            deliver one now (a given-up one gets another attempt)
   signing-key rotate         sign webhooks with a new key; the old one stays in the profile 7 more days
+  buyers                     buyers holding passkeys (approve orders with them), with each passkey's id and last use
+  buyers revoke EMAIL [--passkey ID]
+                             remove a buyer's passkeys (or one): their next order is approved with a mailed code again
   help                       this text
 
 The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
@@ -76,7 +81,7 @@ import, stock, orders and outbox work while the store runs: on PostgreSQL runnin
 with the embedded database the command is run by the running store itself, through its control socket.
 Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
 RATE_LIMIT, REDIS_URL, REDIS_KEY_PREFIX, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES, SMTP_URL,
-MAIL_FROM, MERCHANT_EMAIL, SIGNING_KEY, OUTBOX_LEASE, OUTBOX_RETRY_BASE (and the rest in the README).
+MAIL_FROM, MERCHANT_EMAIL, SIGNING_KEY, OUTBOX_LEASE, OUTBOX_RETRY_BASE, APPROVAL_PROOF (and the rest in the README).
 SIGTERM or SIGINT stops serve gracefully: requests under way get ${DRAIN_SECONDS} seconds to finish; a second signal stops at once.`;
 
 class UsageError extends Error {}
@@ -173,6 +178,9 @@ async function serve(config: Config): Promise<void> {
   }
   if (closing) return;
   app.log.info(`storefront serving ${config.baseUrl} on ${config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`}`);
+  if (config.checkout.approvalProof === 'link') {
+    app.log.warn('APPROVAL_PROOF=link: approval pages ask for no proof, so whoever holds an approval link (an agent too) can place the order; for development only');
+  }
 }
 
 /**
@@ -213,6 +221,8 @@ function remoteCommands(socketPath: string): MerchantCommands {
     outbox: () => sendControlCommand<OutboxListing[]>(socketPath, 'GET', '/outbox'),
     retryOutbox: (id) => sendControlCommand<OutboxRetry>(socketPath, 'POST', '/outbox/retry', { id }),
     rotateSigningKey: () => sendControlCommand<{ kid: string; retired: string[] }>(socketPath, 'POST', '/signing-key/rotate'),
+    buyers: () => sendControlCommand<BuyerListing[]>(socketPath, 'GET', '/buyers'),
+    revokeBuyer: (email, passkeyId) => sendControlCommand<{ email: string; removed: number }>(socketPath, 'POST', '/buyers/revoke', { email, passkeyId }),
   };
 }
 
@@ -325,6 +335,20 @@ async function outbox(config: Config, args: string[]): Promise<void> {
   process.exitCode = 1;
 }
 
+async function buyers(config: Config, args: string[]): Promise<void> {
+  const usage = 'usage: storefront buyers, or storefront buyers revoke EMAIL [--passkey ID]';
+  const [action, ...rest] = args;
+  if (action === undefined) {
+    console.log(describeBuyers(await withCommands(config, (commands) => commands.buyers())));
+    return;
+  }
+  if (action !== 'revoke') throw new UsageError(`unknown buyers command "${action.slice(0, 40)}"; ${usage}`);
+  const { positional, values } = options(rest, ['passkey'], usage);
+  if (positional.length !== 1 || !positional[0]!.includes('@')) throw new UsageError(usage);
+  const revoked = await withCommands(config, (commands) => commands.revokeBuyer(positional[0]!, values.get('passkey')));
+  console.log(`${revoked.email}: ${revoked.removed} ${revoked.removed === 1 ? 'passkey' : 'passkeys'} removed`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   // Help when asked for in place of a command or its first argument: `--reason -h` is a reason, not a question.
@@ -364,6 +388,8 @@ async function main(argv: string[]): Promise<void> {
       return orders(config, rest);
     case 'outbox':
       return outbox(config, rest);
+    case 'buyers':
+      return buyers(config, rest);
     case 'signing-key': {
       if (rest.length !== 1 || rest[0] !== 'rotate') throw new UsageError('usage: storefront signing-key rotate');
       const rotated = await withCommands(config, (commands) => commands.rotateSigningKey());

@@ -22,12 +22,10 @@ import {
 import type { ApprovalProofMode } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import {
-  allPasskeys,
   challengeUsed,
   codeMissed,
   codesSentSince,
   deleteCode,
-  deletePasskeys,
   enrollmentEmail,
   enrollmentUsed,
   insertChallenge,
@@ -105,6 +103,17 @@ export interface BuyerProofOptions {
   mailCode: (mail: CodeMail) => Promise<void>;
   now?: () => Date;
 }
+
+/** What the agent is told the buyer will be asked for (the escalation message, the profile). */
+export const APPROVAL_PROOF_WORDS: Record<ApprovalProofMode, string> = {
+  'passkey-or-code':
+    "The buyer must approve this order on the store's approval page (continue_url) before it is placed, and prove there that they are the buyer: with a passkey registered to the checkout's email, or a 6-digit code the store emails to that address when the buyer asks for it on the page. No tool can request, read or skip this step; nothing is charged until then.",
+  code: "The buyer must approve this order on the store's approval page (continue_url) before it is placed, and prove there that they are the buyer with a 6-digit code the store emails to the checkout's address when the buyer asks for it on the page. No tool can request, read or skip this step; nothing is charged until then.",
+  link: "The buyer must approve this order on the store's approval page (continue_url) before it is placed; this store asks no further proof there (development mode). Nothing is charged until then.",
+};
+
+/** The proofs a mode accepts, as the profile's checkout capability publishes them. */
+export const APPROVAL_PROOF_METHODS: Record<ApprovalProofMode, string[]> = { 'passkey-or-code': ['passkey', 'email_code'], code: ['email_code'], link: [] };
 
 export const normalEmail = (email: string) => email.trim().toLowerCase();
 
@@ -368,18 +377,6 @@ export class BuyerProof {
       await enrollmentUsed(tx, hash, now);
       return { ...passkey, lastUsedAt: null };
     });
-  }
-
-  // --- the merchant's side ---
-
-  async buyers(db: Queryable): Promise<{ email: string; passkeys: StoredPasskey[] }[]> {
-    const byEmail = new Map<string, StoredPasskey[]>();
-    for (const passkey of await allPasskeys(db)) byEmail.set(passkey.email, [...(byEmail.get(passkey.email) ?? []), passkey]);
-    return [...byEmail].map(([email, passkeys]) => ({ email, passkeys }));
-  }
-
-  async revoke(db: Queryable, email: string, passkeyId?: string): Promise<number> {
-    return deletePasskeys(db, normalEmail(email), passkeyId);
   }
 }
 

@@ -38,6 +38,10 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   if (method === 'POST' && url === '/orders/cancel') return { status: 200, body: await commands.cancel(id, reason) };
   if (method === 'POST' && url === '/orders/refund') return { status: 200, body: await commands.refund(id, Number(input.amount), reason) };
   if (method === 'POST' && url === '/signing-key/rotate') return { status: 200, body: await commands.rotateSigningKey() };
+  if (method === 'GET' && url === '/buyers') return { status: 200, body: await commands.buyers() };
+  if (method === 'POST' && url === '/buyers/revoke') {
+    return { status: 200, body: await commands.revokeBuyer(String(input.email ?? ''), typeof input.passkeyId === 'string' ? input.passkeyId : undefined) };
+  }
   if (method === 'GET' && url === '/outbox') return { status: 200, body: await commands.outbox() };
   if (method === 'POST' && url === '/outbox/retry') return { status: 200, body: await commands.retryOutbox(Number(input.id)) };
   // An order's id or number, escaped in the path (`#1001` would otherwise read as a fragment); null when none.

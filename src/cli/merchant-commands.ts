@@ -10,6 +10,8 @@ import { ConfigError } from '../config.js';
 import type { SigningKeys } from '../ucp/webhooks/signing-keys.js';
 import type { Database } from '../db/database.js';
 import { importCatalog, type ImportReport } from '../catalog/import/import-catalog.js';
+import { allPasskeys, deletePasskeys } from '../checkout/buyer-proof-store.js';
+import { normalEmail } from '../checkout/buyer-proof.js';
 import { readTransitions, type TransitionRecord } from '../checkout/checkout-store.js';
 import { listStock, type StockListing } from '../inventory/inventory-store.js';
 import { UnknownSku, type Inventory } from '../inventory/inventory.js';
@@ -111,6 +113,15 @@ export interface MerchantCommands {
   retryOutbox(id: number): Promise<OutboxRetry>;
   /** A new key signs from now on; the retired one stays published for 7 days (every event signed with it verifies). */
   rotateSigningKey(): Promise<{ kid: string; retired: string[] }>;
+  /** Buyers holding passkeys, each with their passkeys. */
+  buyers(): Promise<BuyerListing[]>;
+  /** Removes a buyer's passkeys, or one of them; how many were removed (0 is a CommandError). */
+  revokeBuyer(email: string, passkeyId?: string): Promise<{ email: string; removed: number }>;
+}
+
+export interface BuyerListing {
+  email: string;
+  passkeys: { id: string; deviceType: string; backedUp: boolean; createdAt: string; lastUsedAt: string | null }[];
 }
 
 /** What the commands work with: the database, the one writer of stock, the order's moves and (for retry) a dispatcher. */
@@ -200,7 +211,43 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
         throw error;
       }
     },
+    async buyers() {
+      const byEmail = new Map<string, BuyerListing>();
+      for (const passkey of await allPasskeys(db)) {
+        const buyer = byEmail.get(passkey.email) ?? { email: passkey.email, passkeys: [] };
+        buyer.passkeys.push({
+          id: passkey.id,
+          deviceType: passkey.deviceType,
+          backedUp: passkey.backedUp,
+          createdAt: passkey.createdAt.toISOString(),
+          lastUsedAt: passkey.lastUsedAt?.toISOString() ?? null,
+        });
+        byEmail.set(passkey.email, buyer);
+      }
+      return [...byEmail.values()];
+    },
+    async revokeBuyer(email, passkeyId) {
+      const normal = normalEmail(email);
+      const removed = await deletePasskeys(db, normal, passkeyId);
+      if (removed === 0) throw new CommandError(passkeyId === undefined ? `${normal} holds no passkey` : `${normal} holds no passkey ${passkeyId}`);
+      return { email: normal, removed };
+    },
   };
+}
+
+/** The buyers and their passkeys, one line a passkey under its buyer. */
+export function describeBuyers(buyers: readonly BuyerListing[]): string {
+  if (buyers.length === 0) return 'no buyer holds a passkey';
+  return buyers
+    .map((buyer) =>
+      [
+        `${buyer.email}: ${buyer.passkeys.length} ${buyer.passkeys.length === 1 ? 'passkey' : 'passkeys'}`,
+        ...buyer.passkeys.map(
+          (p) => `  ${p.id}  ${p.deviceType === 'multiDevice' ? 'synced' : 'this device only'}${p.backedUp ? ', backed up' : ''}  created ${p.createdAt}  last used ${p.lastUsedAt ?? 'never'}`,
+        ),
+      ].join('\n'),
+    )
+    .join('\n');
 }
 
 function fulfillInput(request: FulfillRequest): FulfillInput {

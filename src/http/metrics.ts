@@ -63,6 +63,7 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
   });
   storeFigureGauges(register, new StoreFiguresReader(store.db));
   poolGauges(register, store.db);
+  buyerProofCounters(register, store);
 
   // Each route counts its own answers under its pattern, bound once here (request.routeOptions builds an object per call).
   app.addHook('onRoute', (route) => {
@@ -282,6 +283,32 @@ function storeFigureGauges(register: Registry, figures: StoreFiguresReader): voi
       for (const [key, count] of Object.entries(read.outbox)) {
         const [kind, state] = key.split(':') as [string, string];
         this.set({ kind, state }, count);
+      }
+    },
+  });
+}
+
+/** The approval page's proofs: codes mailed and proofs refused since this instance started (the buyer-proof service counts them). */
+function buyerProofCounters(register: Registry, store: Store): void {
+  new Counter({
+    name: 'storefront_approval_codes_sent_total',
+    help: "Approval codes mailed to buyers (each when the person on the approval page asked for one).",
+    registers: [register],
+    collect() {
+      this.reset();
+      this.inc(store.buyerProof.codesSent);
+    },
+  });
+  new Counter({
+    name: 'storefront_approval_proof_failures_total',
+    help: 'Approval proofs refused, by proof (code, passkey) and reason (wrong, expired, used, locked, none_sent; invalid, replayed, unknown_challenge, unknown_passkey, malformed, expired).',
+    labelNames: ['proof', 'reason'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const [key, count] of store.buyerProof.failures) {
+        const [proof, reason] = key.split(':') as [string, string];
+        this.inc({ proof, reason }, count);
       }
     },
   });

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { JSON_TYPE } from './mcp/rpc-reply.js';
+import type { ApprovalProofMode } from '../config.js';
 import { businessProfile, SUPPORTED_VERSIONS } from './profile.js';
 import { PROFILE_PATH, type CapabilityName } from './protocol.js';
 import type { PublishedKey, SigningKeys } from './webhooks/signing-keys.js';
@@ -42,6 +43,8 @@ const ProfileSchema = Type.Object(
 export interface ProfileRoutesOptions {
   baseUrl: string;
   capabilities: CapabilityName[];
+  /** What completing a checkout asks of the buyer (APPROVAL_PROOF), published on the checkout capability. */
+  approvalProof?: ApprovalProofMode;
   paymentHandlers: Record<string, unknown[]>;
   /** The store's signing keys, published as `signing_keys`; without them the profile lists none. */
   signingKeys?: Pick<SigningKeys, 'published'>;
@@ -50,7 +53,7 @@ export interface ProfileRoutesOptions {
 export function profileRoutes(server: FastifyInstance, options: ProfileRoutesOptions): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const render = (leaf: boolean, signingKeys: PublishedKey[] | undefined) =>
-    JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf, paymentHandlers: options.paymentHandlers, signingKeys }));
+    JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf, paymentHandlers: options.paymentHandlers, signingKeys, approvalProof: options.approvalProof }));
   let rendered: { kids: string; profile: string; leaves: Map<string, string> } | undefined;
   const documents = () => {
     const signingKeys = options.signingKeys?.published();

@@ -75,6 +75,12 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     }
   });
 
-  profileRoutes(app, { baseUrl: config.baseUrl, capabilities: advertised, paymentHandlers: paymentHandlersEntry(store.payments), signingKeys: store.signingKeys });
+  profileRoutes(app, {
+    baseUrl: config.baseUrl,
+    capabilities: advertised,
+    paymentHandlers: paymentHandlersEntry(store.payments),
+    signingKeys: store.signingKeys,
+    approvalProof: config.checkout.approvalProof,
+  });
   mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl });
 };

@@ -5,12 +5,13 @@
  * approval is pending) and the order confirmation once completed; an order with its lines, expectations and
  * totals. Mapping only: every figure comes from the domain.
  */
+import { APPROVAL_PROOF_WORDS } from '../../checkout/buyer-proof.js';
 import type { CheckoutAnswer } from '../../checkout/checkout-service.js';
 import type { CheckoutView } from '../../checkout/checkout.js';
 import { isTerminal } from '../../checkout/machine.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import { STORE_CURRENCY } from '../../catalog/types.js';
-import type { PolicyKind } from '../../config.js';
+import type { ApprovalProofMode, PolicyKind } from '../../config.js';
 import type { Order, OrderAddress } from '../../orders/orders.js';
 import type { PaymentHandler } from '../../payments/payment-handlers.js';
 import { Capability, UCP_VERSION } from '../protocol.js';
@@ -22,6 +23,8 @@ export interface CheckoutMapping {
   payments: PaymentHandler;
   /** The versions of the capabilities this call negotiated. */
   versions: ReadonlyMap<string, string>;
+  /** What the buyer proves on the approval page (APPROVAL_PROOF), told to the agent with the escalation. */
+  approvalProof: ApprovalProofMode;
 }
 
 const ADDRESS_FIELDS = [
@@ -82,10 +85,7 @@ export function ucpCheckout(answer: CheckoutAnswer, mapping: CheckoutMapping): R
   const messages: UcpMessage[] = terminal ? [] : [...view.messages];
   if (record.status === 'requires_escalation') {
     messages.unshift(
-      buyerApprovalMessage(
-        answer.escalation?.content ??
-          "The buyer must approve this order on the store's approval page (continue_url) before it is placed; nothing is charged until then.",
-      ),
+      buyerApprovalMessage(APPROVAL_PROOF_WORDS[mapping.approvalProof]),
     );
   }
   const continueUrl = terminal

@@ -72,7 +72,7 @@ function checkoutInput(checkout: Json): CheckoutInput {
 
 function mapping(context: ToolContext) {
   const { config, payments } = context.store;
-  return { baseUrl: config.baseUrl, policies: config.checkout.policies, payments, versions: context.capabilities };
+  return { baseUrl: config.baseUrl, policies: config.checkout.policies, payments, versions: context.capabilities, approvalProof: config.checkout.approvalProof };
 }
 
 function checkoutOutcome(answer: CheckoutAnswer, context: ToolContext): ToolOutcome {
