@@ -204,26 +204,27 @@ export class BuyerProof {
    */
   async checkCode(db: Database, approval: ApprovalRecord, code: string): Promise<number> {
     const typed = code.replace(/[\s-]/g, '');
-    return db.transaction(async (tx) => {
+    // The outcome leaves the transaction as a value: a wrong code's count must commit before the refusal is thrown.
+    const checked = await db.transaction(async (tx): Promise<{ id: number } | { reason: string; message: string }> => {
       const latest = await latestCode(tx, approval.token, { lock: true });
       const now = this.now();
-      if (!latest) throw this.fail('code', 'none_sent', 'No code was sent for this page yet. Ask for a code first.');
-      if (latest.usedAt) throw this.fail('code', 'used', 'This code was already used. Ask for a new code.');
-      if (latest.attempts >= CODE_MAX_ATTEMPTS) throw this.fail('code', 'locked', 'Too many wrong codes were tried. Ask for a new code.');
-      if (latest.expiresAt <= now) throw this.fail('code', 'expired', 'This code has expired. Ask for a new code.');
+      if (!latest) return { reason: 'none_sent', message: 'No code was sent for this page yet. Ask for a code first.' };
+      if (latest.usedAt) return { reason: 'used', message: 'This code was already used. Ask for a new code.' };
+      if (latest.attempts >= CODE_MAX_ATTEMPTS) return { reason: 'locked', message: 'Too many wrong codes were tried. Ask for a new code.' };
+      if (latest.expiresAt <= now) return { reason: 'expired', message: 'This code has expired. Ask for a new code.' };
       const expected = Buffer.from(latest.codeHash);
-      const given = /^\d{6}$/.test(typed) ? codeHash(approval, typed) : Buffer.alloc(expected.length);
-      if (!/^\d{6}$/.test(typed) || !timingSafeEqual(expected, given)) {
-        await codeMissed(tx, latest.id);
-        const left = CODE_MAX_ATTEMPTS - latest.attempts - 1;
-        throw this.fail(
-          'code',
-          'wrong',
-          left > 0 ? `That code is not right. ${left} ${left === 1 ? 'try is' : 'tries are'} left.` : 'That code is not right, and it is now locked. Ask for a new code.',
-        );
-      }
-      return latest.id;
+      const wellFormed = /^\d{6}$/.test(typed);
+      const given = wellFormed ? codeHash(approval, typed) : Buffer.alloc(expected.length);
+      if (timingSafeEqual(expected, given) && wellFormed) return { id: latest.id };
+      await codeMissed(tx, latest.id);
+      const left = CODE_MAX_ATTEMPTS - latest.attempts - 1;
+      return {
+        reason: 'wrong',
+        message: left > 0 ? `That code is not right. ${left} ${left === 1 ? 'try is' : 'tries are'} left.` : 'That code is not right, and it is now locked. Ask for a new code.',
+      };
     });
+    if ('id' in checked) return checked.id;
+    throw this.fail('code', checked.reason, checked.message);
   }
 
   /** Challenge options for approving with a passkey, when the email holds one (undefined otherwise). */
