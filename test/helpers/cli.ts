@@ -31,11 +31,12 @@ export function runCli(args: string[], env: Record<string, string>): { code: num
 
 /**
  * Where a CLI test runs its commands: the embedded database in a scratch DATA_DIR, and a fresh PostgreSQL database
- * (its name pushed onto `databases`, which the test drops afterwards).
+ * (its name pushed onto `databases`, which the test drops afterwards). Orders are placed there as in the other
+ * tests of what an approval does, with APPROVAL_PROOF=link (test/helpers/store.ts says why).
  */
 export function cliTargets(scratch: string, prefix: string, databases: string[]): { name: string; env: () => Promise<Record<string, string>> }[] {
   return [
-    { name: 'embedded database', env: async () => ({ DATA_DIR: path.join(scratch, 'data') }) },
+    { name: 'embedded database', env: async () => ({ DATA_DIR: path.join(scratch, 'data'), APPROVAL_PROOF: 'link' }) },
     {
       name: 'PostgreSQL',
       env: async () => {
@@ -47,7 +48,7 @@ export function cliTargets(scratch: string, prefix: string, databases: string[])
         databases.push(database);
         const url = new URL(POSTGRES_URL);
         url.pathname = `/${database}`;
-        return { DATABASE_URL: url.toString() };
+        return { DATABASE_URL: url.toString(), APPROVAL_PROOF: 'link' };
       },
     },
   ];
