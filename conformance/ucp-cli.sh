@@ -7,11 +7,16 @@
 #   5. `ucp checkout create` checks that cart out with a buyer and a US address;
 #   6. `ucp checkout update` replaces its state (express shipping);
 #   7. `ucp checkout complete` is answered requires_escalation with the buyer's approval link, never an order; the
-#      CLI's --on-escalation hook (conformance/approve-in-browser.mjs) approves on that page in headless Chromium;
+#      CLI's --on-escalation hook (conformance/approve-in-browser.mjs) approves on that page in headless Chromium,
+#      passing the buyer's proof the store asks by default (APPROVAL_PROOF=passkey-or-code; a first-time buyer has no
+#      passkey): it clicks "Email me a code", reads the code from the mail the store wrote (no SMTP_URL: an .eml file
+#      in DATA_DIR/mail, named to the hook by STOREFRONT_MAIL_DIR), types it and approves. The code path needs no
+#      WebAuthn, so a BASE_URL on 127.0.0.1 (an IP address, which WebAuthn refuses as RP ID) is fine here;
 #   8. `ucp checkout get` then answers completed with the order, and `ucp order get` the order.
 # Each step's exit code and key fields are checked; the script prints PASS/FAIL per step and exits non-zero
 # on any failure. The store is built (`npm run build`, as `npm start` does) and starts on a free loopback port (embedded PostgreSQL in a temporary directory,
-# RATE_LIMIT=off, UCP_ALLOW_INSECURE_PROFILES=on so it fetches the profile over plain http from loopback);
+# RATE_LIMIT=off, UCP_ALLOW_INSECURE_PROFILES=on so it fetches the profile over plain http from loopback, the default
+# APPROVAL_PROOF and no SMTP_URL whatever the environment says, so the hook finds the code mail as a file);
 # the CLI runs with UCP_TEST_ALLOW_INSECURE_LOCALHOST=true and its state in a temporary UCP_HOME. The CLI
 # needs Node >= 22.19; npx brings Node 22 from the npm registry (`-p node@22`).
 #   UCP_CLI_FROM_SOURCE=1 runs the store from src/ with tsx instead of building dist/.
@@ -44,6 +49,9 @@ PORT="$(free_port)"
 PROFILE_PORT="$(free_port)"
 while [ "$PROFILE_PORT" = "$PORT" ]; do PROFILE_PORT="$(free_port)"; done
 BUSINESS="http://127.0.0.1:$PORT"
+# Without SMTP_URL the store writes each mail, the buyer's approval code included, as an .eml file here; the
+# --on-escalation hook reads the code from it.
+export STOREFRONT_MAIL_DIR="$WORK/data/mail"
 PROFILE_URL="http://127.0.0.1:$PROFILE_PORT/profile.json"
 PROFILE_NAME="storefront-ci"
 
@@ -113,7 +121,7 @@ else
 fi
 echo "ucp-cli: starting the storefront on $BUSINESS"
 env PORT="$PORT" HOST=127.0.0.1 BASE_URL="$BUSINESS" DATA_DIR="$WORK/data" DATABASE_URL= \
-  RATE_LIMIT=off UCP_ALLOW_INSECURE_PROFILES=on LOG_LEVEL=warn \
+  RATE_LIMIT=off UCP_ALLOW_INSECURE_PROFILES=on LOG_LEVEL=warn APPROVAL_PROOF=passkey-or-code SMTP_URL= \
   "${STORE[@]}" > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 

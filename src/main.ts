@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY] | orders [show|capture|fulfill|cancel|refund ID] | outbox [retry ID]. */
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { buildApp } from './app.js';
 import { ImportError } from './catalog/import/catalog-document.js';
 import type { ImportReport } from './catalog/import/import-catalog.js';
@@ -178,6 +179,9 @@ async function serve(config: Config): Promise<void> {
   }
   if (closing) return;
   app.log.info(`storefront serving ${config.baseUrl} on ${config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`}`);
+  if (config.checkout.approvalProof === 'passkey-or-code' && isIP(new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, ''))) {
+    app.log.warn('BASE_URL names an IP address, which passkeys cannot be bound to: buyers approve with a mailed code only; give BASE_URL a host name to offer passkeys');
+  }
   if (config.checkout.approvalProof === 'link') {
     app.log.warn('APPROVAL_PROOF=link: approval pages ask for no proof, so whoever holds an approval link (an agent too) can place the order; for development only');
   }

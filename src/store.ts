@@ -4,6 +4,7 @@
  * holds the one they are given outside a transaction.
  */
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Config } from './config.js';
 import { DatabaseClosedError, openDatabase, quietDuringOutage, type Database, type Listening } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -196,6 +197,7 @@ function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
     origin: base.origin,
     rpId: base.hostname,
     storeName: config.storeName,
+    passkeysPossible: !isIP(base.hostname.replace(/^\[|\]$/g, '')),
     mailCode: (mail) => mailer().send(approvalCodeMail(mail, config.storeName), randomUUID()),
   });
 }

@@ -99,6 +99,11 @@ export interface BuyerProofOptions {
   origin: string;
   rpId: string;
   storeName: string;
+  /**
+   * Whether passkeys can work here at all: WebAuthn takes a domain as RP ID, never an IP address, so a store whose
+   * BASE_URL names one asks for the code alone (and says so at start).
+   */
+  passkeysPossible: boolean;
   /** Mails a code now (the buyer is waiting on the page); throws when it could not be handed to the mail server. */
   mailCode: (mail: CodeMail) => Promise<void>;
   now?: () => Date;
@@ -140,7 +145,7 @@ export class BuyerProof {
   }
 
   private get passkeysAllowed(): boolean {
-    return this.mode === 'passkey-or-code';
+    return this.mode === 'passkey-or-code' && this.options.passkeysPossible;
   }
 
   private fail(proof: 'code' | 'passkey', reason: string, message: string): ProofRefused {
@@ -155,7 +160,7 @@ export class BuyerProof {
     const now = this.now();
     const passkeys = this.passkeysAllowed ? (await passkeysOf(db, email)).length : 0;
     const latest = this.mode === 'link' ? undefined : await latestCode(db, approval.token);
-    return { mode: this.mode, email, passkeys, code: codeState(latest, now), nextCodeInMinutes: this.mode === 'link' ? 0 : await this.minutesUntilNextCode(db, approval.checkoutId, email, now) };
+    return { mode: this.passkeysAllowed || this.mode === 'link' ? this.mode : 'code', email, passkeys, code: codeState(latest, now), nextCodeInMinutes: this.mode === 'link' ? 0 : await this.minutesUntilNextCode(db, approval.checkoutId, email, now) };
   }
 
   private async minutesUntilNextCode(db: Queryable, checkoutId: string, email: string, now: Date): Promise<number> {

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { insertPasskey } from '../../src/checkout/buyer-proof-store.js';
 import { CODES_PER_CHECKOUT_PER_HOUR, CODES_PER_EMAIL_PER_HOUR } from '../../src/checkout/buyer-proof.js';
 import { ConfigError, loadConfig, type Config } from '../../src/config.js';
 import { ucpCheckout } from '../../src/ucp/checkout/ucp-checkout.js';
@@ -326,6 +327,33 @@ describe('APPROVAL_PROOF', () => {
       assert.equal(approved.statusCode, 303);
       assert.match(String(approved.headers.location), /^\/orders\/ord_/);
       assert.equal(smtp.messages.length, 0, 'no code mail in link mode');
+    } finally {
+      await t.close();
+      await smtp.close();
+    }
+  });
+
+  it('a BASE_URL naming an IP address (no passkey can bind to it) offers the code alone, and no passkey after it', async () => {
+    const smtp = await startSmtpServer();
+    const config = loadConfig({ BASE_URL: 'http://127.0.0.1:3000', DATA_DIR: 'unused' });
+    const t = await startTestStore(backends[0]!, { config: { ...config, rateLimit: false, mail: { ...config.mail, smtpUrl: smtp.url } } });
+    try {
+      await insertPasskey(t.store.db, { id: 'cred-ip', email: 'ip@example.com', publicKey: new Uint8Array([1]), counter: 0, transports: [], deviceType: 'singleDevice', backedUp: false, createdAt: new Date() });
+      const v = t.store.catalog.snapshot.products[0]!.variants[0]!;
+      const created = await t.store.checkouts.create(t.store.db, { lines: [{ variantId: v.id, quantity: 1 }], buyer: { email: 'ip@example.com' }, destination: SHIP_TO, shippingOption: 'standard' }, 'agent', 'agent');
+      const asked = await t.store.checkouts.requestCompletion(t.store.db, created.view.record.id, 'agent');
+      const path = `/checkout/approve/${asked.approval!.token}`;
+      const page = await t.app.inject({ url: path });
+      assert.doesNotMatch(page.body, /passkey-approval/, 'the email holds a passkey, but none can work here');
+      const cookie = String((page.headers['set-cookie'] as string[] | string)).split(';')[0]!;
+      const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)![1]!;
+      const form = (extra: Record<string, string>) =>
+        t.app.inject({ method: 'POST', url: path, headers: { 'content-type': FORM, cookie }, payload: new URLSearchParams({ form_token: field('form_token'), digest: field('digest'), ...extra }).toString() });
+      assert.equal((await form({ action: 'send_code' })).statusCode, 303);
+      const [mail] = await smtp.waitFor(1);
+      const approved = await form({ action: 'approve', code: /^(\d{6})/.exec(mail!.subject!)![1]! });
+      assert.equal(approved.statusCode, 303);
+      assert.ok(!([] as string[]).concat(approved.headers['set-cookie'] ?? []).some((c) => c.startsWith('passkey_enroll=')), 'no passkey offer');
     } finally {
       await t.close();
       await smtp.close();

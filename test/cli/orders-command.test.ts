@@ -147,7 +147,7 @@ for (const target of targets) {
       assert.equal(history.length, 4, out);
       assert.match(history[0]!, new RegExp(`^  ${time}\\s+\\(new\\)\\s+→\\s+ready_for_complete\\s+agent\\s+created$`));
       assert.match(history[1]!, new RegExp(`^  ${time}\\s+ready_for_complete\\s+→\\s+requires_escalation\\s+agent\\s+The buyer must approve`));
-      assert.match(history[2]!, new RegExp(`^  ${time}\\s+requires_escalation\\s+→\\s+complete_in_progress\\s+buyer\\s+approved by the buyer on the approval page$`));
+      assert.match(history[2]!, new RegExp(`^  ${time}\\s+requires_escalation\\s+→\\s+complete_in_progress\\s+buyer\\s+approved by the buyer on the approval page \\(no proof asked\\)$`));
       assert.match(history[3]!, new RegExp(`^  ${time}\\s+complete_in_progress\\s+→\\s+completed\\s+system\\s+order #${ann.number} placed$`));
 
       // The order's number finds the same order.

@@ -2,9 +2,11 @@
  * The whole flow, as the people who use it do it: an agent with the MCP SDK's own client searches, fills a cart,
  * checks it out, gives the buyer, address and shipping option, and asks to complete (answered requires_escalation
  * with the approval link, never an order); then a buyer in a real headless Chromium opens that link, sees the
- * lines and totals, and clicks Approve; get_checkout then answers completed and get_order the order. Once with
- * JavaScript on (and axe-core finding no serious or critical accessibility violation on the approval and order
- * pages), once with JavaScript off. On both backends.
+ * lines and totals, proves they are the buyer as the store asks by default (APPROVAL_PROOF=passkey-or-code: a
+ * first-time buyer has no passkey, so "Email me a code", the code read from the mail a real SMTP server on loopback
+ * received, typed on the page) and approves; get_checkout then answers completed and get_order the order. Once with
+ * JavaScript on (and axe-core finding no serious or critical accessibility violation on the approval page, before and
+ * after the code is sent, and on the order page), once with JavaScript off. On both backends.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -17,6 +19,7 @@ import { loadConfig } from '../../src/config.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { officialSchemaErrors, resultSchemaFor } from '../ucp/official-schemas.js';
 import { freePort, launchChromium } from '../helpers/browser.js';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
 after(dropTestDatabases);
 
@@ -39,11 +42,16 @@ for (const backend of backends) {
     let base: string;
     let client: Client;
     let browser: Browser;
+    let smtp: TestSmtpServer;
 
     before(async () => {
+      // The store mails the buyer's approval code to this server (its order mail stays in the outbox: not delivered here).
+      smtp = await startSmtpServer();
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
-      t = await startTestStore(backend, { config: { ...loadConfig({ BASE_URL: base, DATA_DIR: 'unused', RATE_LIMIT: 'off' }), storeName: 'Fizz & Sons' } });
+      const config = loadConfig({ BASE_URL: base, DATA_DIR: 'unused', RATE_LIMIT: 'off' });
+      assert.equal(config.checkout.approvalProof, 'passkey-or-code', 'the store runs its default proof');
+      t = await startTestStore(backend, { config: { ...config, storeName: 'Fizz & Sons', mail: { ...config.mail, smtpUrl: smtp.url } } });
       await t.app.listen({ host: '127.0.0.1', port });
       client = new Client({ name: 'storefront-e2e-agent', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/ucp/mcp`)));
@@ -53,6 +61,7 @@ for (const backend of backends) {
       await browser?.close();
       await client?.close();
       await t?.close();
+      await smtp?.close();
     });
 
     async function call(name: string, args: Record<string, unknown>): Promise<any> {
@@ -114,11 +123,27 @@ for (const backend of backends) {
         assert.ok(text.includes(dollars(checkout.total)), `the total ${dollars(checkout.total)}`);
         assert.match(text, /nothing is charged|not charged/i);
         if (javaScriptEnabled) assert.deepEqual(await seriousViolations(page), [], 'approval page accessibility');
+        // Nothing approves before the buyer proves it is them: no passkey for a first-time buyer, no code yet.
+        assert.equal(await page.locator('#passkey-approval').count(), 0, 'no passkey offered');
+        assert.equal(await page.getByRole('button', { name: /approve/i }).count(), 0, 'no Approve button before a code is sent');
 
-        await Promise.all([page.waitForURL(/\/orders\/ord_/), page.getByRole('button', { name: /approve/i }).click()]);
+        // The buyer asks for a code, reads it in the mail, types it, and approves.
+        const mailsBefore = smtp.messages.length;
+        await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Email me a code' }).click()]);
+        const mail = (await smtp.waitFor(mailsBefore + 1))[mailsBefore]!;
+        assert.deepEqual(mail.envelope.to, [email], 'the code goes to the buyer email of the checkout');
+        const code = /^(\d{6}) is your code to approve your order at Fizz & Sons$/.exec(mail.subject ?? '')?.[1];
+        assert.ok(code, `the code mail's subject: ${JSON.stringify(mail.subject)}`);
+        assert.ok(mail.text?.includes(dollars(checkout.total)), 'the code mail says what it approves');
+        assert.match(await page.locator('section.proof').innerText(), new RegExp(`We emailed a 6-digit code to ${email.replace(/[.]/g, '\\.')}`));
+        if (javaScriptEnabled) assert.deepEqual(await seriousViolations(page), [], 'approval page accessibility, with the code field');
+        await page.getByLabel('Code from the email').fill(code);
+        await Promise.all([page.waitForURL(/\/orders\/ord_/), page.getByRole('button', { name: /^Approve and place order/ }).click()]);
         const orderText = await page.locator('body').innerText();
         assert.ok(orderText.includes(dollars(checkout.total)));
-        if (javaScriptEnabled) assert.deepEqual(await seriousViolations(page), [], 'order page accessibility');
+        // A code proved the email: the order page offers a passkey for next time (its script shows the offer).
+        assert.equal(await page.getByRole('button', { name: 'Create a passkey' }).isVisible(), javaScriptEnabled, 'the passkey offer shows only with the script');
+        if (javaScriptEnabled) assert.deepEqual(await seriousViolations(page), [], 'order page accessibility (with the passkey offer)');
       } finally {
         await context.close();
       }
@@ -132,11 +157,11 @@ for (const backend of backends) {
       assert.equal(row?.buyer_email, email);
     }
 
-    it('with JavaScript on: the buyer approves, the order exists, and axe finds no serious or critical violation', async () => {
+    it('with JavaScript on: the buyer proves the email with the mailed code and approves, the order exists, and axe finds no serious or critical violation', async () => {
       await buyerApproves(true, 'js-on@example.com');
     });
 
-    it('with JavaScript off: the same flow works', async () => {
+    it('with JavaScript off: the same flow works, the mailed code included', async () => {
       await buyerApproves(false, 'js-off@example.com');
     });
   });

@@ -58,7 +58,7 @@ for (const backend of backends) {
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
       t = await startTestStore(backend, {
-        config: { ...loadConfig({ BASE_URL: base, DATA_DIR: 'unused' }), storeName: 'Fizz & Sons' },
+        config: { ...loadConfig({ BASE_URL: base, DATA_DIR: 'unused', APPROVAL_PROOF: 'link' }), storeName: 'Fizz & Sons' },
         app: {
           extend: (app) =>
             app.addHook('onRequest', (request, _reply, done) => {

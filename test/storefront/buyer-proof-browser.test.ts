@@ -5,9 +5,11 @@
  *   - a first-time buyer asks for a code, reads it from the mail, types a wrong one (refused, the page says so),
  *     then the right one: the order is placed; on the order page they create a passkey (one row in buyer_passkeys);
  *   - their next checkout offers the passkey, which approves it alone (no code mailed);
- *   - an authenticator that does not verify the user places nothing (the checkout still requires_escalation);
+ *   - an authenticator that does not verify the user places no order (the checkout still requires_escalation): the
+ *     browser refuses it; and when the page's options are changed to not ask for verification, the store refuses it;
  *   - with JavaScript off, the code path works end to end (the passkey part of the page stays hidden);
- *   - five wrong codes lock the code, and five codes in an hour stop the page offering another;
+ *   - five wrong codes lock the code (the right one is then refused too), and five codes in an hour stop the page
+ *     offering another;
  *   - axe-core finds no serious or critical violation in any of those states, nor on the order page's passkey offer,
  *     and no page logs a console error (a script refused by the page's CSP would).
  * WebAuthn refuses an IP address as RP ID, so BASE_URL is http://localhost:PORT and the browser opens localhost URLs.
@@ -205,23 +207,46 @@ for (const backend of backends) {
       assert.deepEqual(errors, [], 'no console error');
     });
 
-    it('an authenticator that does not verify the user places no order; the page says the passkey failed', async () => {
+    it('an authenticator that does not verify the user places no order: the browser refuses it, and so does the store', async () => {
       assert.ok(window, 'the window of the first test');
       const { page, cdp, authenticatorId, errors } = window;
       const checkout = await awaitingApproval(email);
+      const button = page.locator('#passkey-button');
+      const failuresBefore = t.store.buyerProof.failures.get('passkey:invalid') ?? 0;
       await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: false });
       try {
+        // The store asks for user verification: the browser's WebAuthn refuses (NotAllowedError), and the page says so.
         await page.goto(checkout.url);
-        const button = page.locator('#passkey-button');
         await button.waitFor({ state: 'visible' });
         await button.click();
-        // The browser refuses (NotAllowedError: verification is required), or the store does (403, the page again).
-        const said = page.locator('#passkey-status', { hasText: /instead/ }).or(page.locator('#proof-problem'));
-        await said.first().waitFor({ timeout: 15_000 });
-        assert.match(await said.first().innerText(), /passkey (was not used|did not work|could not confirm)/i);
+        await page.locator('#passkey-status', { hasText: 'The passkey was not used. You can use the emailed code instead.' }).waitFor({ timeout: 15_000 });
+        assert.equal(await button.isEnabled(), true, 'the button can be used again');
+        assert.equal(await checkoutStatus(checkout.id), 'requires_escalation');
+        assert.equal(await ordersOf(checkout.id), 0);
+
+        // A page whose options were changed on the way to ask for no verification (as an agent driving the browser
+        // could): the authenticator signs without verifying the user, and the store refuses that assertion.
+        await page.route('**/checkout/approve/*/passkey', async (route) => {
+          const response = await route.fetch();
+          const json = (await response.json()) as { options: { userVerification?: string } };
+          json.options.userVerification = 'discouraged';
+          await route.fulfill({ response, json });
+        });
+        try {
+          await page.goto(checkout.url);
+          await button.waitFor({ state: 'visible' });
+          const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST' && r.url() === checkout.url), button.click()]);
+          assert.equal(answer.status(), 403);
+          await page.locator('#proof-problem').waitFor();
+          assert.equal(await page.locator('#proof-problem').innerText(), 'Your passkey could not confirm this order. Try again, or use the code we email you.');
+        } finally {
+          await page.unroute('**/checkout/approve/*/passkey');
+        }
+        assert.equal(t.store.buyerProof.failures.get('passkey:invalid') ?? 0, failuresBefore + 1, 'refused as invalid (no user verification)');
         assert.doesNotMatch(page.url(), /\/orders\//);
         assert.equal(await checkoutStatus(checkout.id), 'requires_escalation');
         assert.equal(await ordersOf(checkout.id), 0);
+        assert.deepEqual(await seriousViolations(page), [], 'axe: the approval page after a refused passkey');
         assert.deepEqual(errors, [], 'no console error');
       } finally {
         await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: true });
@@ -248,48 +273,69 @@ for (const backend of backends) {
       }
     });
 
-    it('five wrong codes lock the code; five codes in an hour stop the page offering another; axe finds nothing serious in either state', async () => {
-      const buyer = 'patient@example.com';
+    /** Posts the code form with `code` as the page's own form would (its form token and digest), even when the page shows no code field. */
+    async function postCode(page: Page, code: string): Promise<void> {
+      await Promise.all([
+        page.waitForEvent('load'),
+        page.evaluate((typed) => {
+          const form = document.createElement('form');
+          form.method = 'post';
+          form.action = location.pathname;
+          const fields: Record<string, string> = { action: 'approve', code: typed };
+          for (const name of ['form_token', 'digest']) fields[name] = document.querySelector<HTMLInputElement>(`input[name="${name}"]`)!.value;
+          for (const [name, value] of Object.entries(fields)) form.append(Object.assign(document.createElement('input'), { type: 'hidden', name, value }));
+          document.body.append(form);
+          form.submit();
+        }, code),
+      ]);
+    }
+
+    const attemptsOf = async (checkoutId: string) =>
+      (await t.store.db.query<{ attempts: number }>('select attempts from approval_codes where checkout_id = $1 order by id', [checkoutId])).map((row) => row.attempts);
+
+    it('five wrong codes lock the code (the right one is then refused too); five codes in an hour stop the page offering another; axe finds nothing serious in either state', async () => {
+      const buyer = 'guesser@example.com';
       const { context, page, errors } = await openWindow();
       try {
         const checkout = await awaitingApproval(buyer);
         await page.goto(checkout.url);
         const code = await askForCode(page, buyer);
-        for (let attempt = 1; attempt <= 5; attempt++) await typeCode(page, otherThan(code, attempt));
-        assert.match(await page.locator('#proof-problem').innerText(), /it is now locked/);
+        const said: string[] = [];
+        for (let attempt = 1; attempt <= 5; attempt++) {
+          await typeCode(page, otherThan(code, attempt));
+          said.push(await page.locator('#proof-problem').innerText());
+        }
+        assert.deepEqual(said, [
+          'That code is not right. 4 tries are left.',
+          'That code is not right. 3 tries are left.',
+          'That code is not right. 2 tries are left.',
+          'That code is not right. 1 try is left.',
+          'That code is not right, and it is now locked. Ask for a new code.',
+        ]);
+        assert.deepEqual(await attemptsOf(checkout.id), [5], 'each wrong code was counted');
         assert.match(await page.locator('section.proof').innerText(), /Too many wrong codes were tried, so that code is locked\./);
         assert.equal(await page.locator('#code').count(), 0, 'no code field for a locked code');
         assert.equal(await page.getByRole('button', { name: 'Email me a new code' }).count(), 1);
         assert.deepEqual(await seriousViolations(page), [], 'axe: the locked state');
-        // The right code no longer works either (posted as the code form would, with the page's form token and digest).
-        await Promise.all([
-          page.waitForEvent('load'),
-          page.evaluate((right) => {
-            const form = document.createElement('form');
-            form.method = 'post';
-            form.action = location.pathname;
-            const fields: Record<string, string> = { action: 'approve', code: right };
-            for (const name of ['form_token', 'digest']) fields[name] = document.querySelector<HTMLInputElement>(`input[name="${name}"]`)!.value;
-            for (const [name, value] of Object.entries(fields)) form.append(Object.assign(document.createElement('input'), { type: 'hidden', name, value }));
-            document.body.append(form);
-            form.submit();
-          }, code),
-        ]);
-        assert.match(await page.locator('#proof-problem').innerText(), /Too many wrong codes were tried\. Ask for a new code\./);
+        // The right code no longer works (posted as the code form would).
+        await postCode(page, code);
+        assert.equal(await page.locator('#proof-problem').innerText(), 'Too many wrong codes were tried. Ask for a new code.');
         assert.equal(await checkoutStatus(checkout.id), 'requires_escalation');
         assert.equal(await ordersOf(checkout.id), 0);
 
         // Four more codes (five for this checkout within the hour): the page stops offering another.
         let latest = code;
         for (let sent = 2; sent <= 5; sent++) latest = await askForCode(page, buyer);
-        assert.match(await page.locator('#code-limit').innerText(), /Too many codes were sent for this order or this email\. You can ask for a new code in \d+ minutes?\./);
+        assert.match(await page.locator('#code-limit').innerText(), /^Too many codes were sent for this order or this email\. You can ask for a new code in \d+ minutes?\.$/);
         assert.equal(await page.getByRole('button', { name: /Email me/ }).count(), 0);
+        assert.equal(await page.locator('#code').count(), 1, 'the newest code can still be typed');
         assert.deepEqual(await seriousViolations(page), [], 'axe: the rate-limited state');
 
         // The newest code still approves.
         await typeCode(page, latest);
         await page.waitForURL(/\/orders\/ord_[A-Za-z0-9_-]{22}$/);
         assert.equal(await checkoutStatus(checkout.id), 'completed');
+        assert.equal(smtp.messages.filter((mail) => mail.envelope.to.includes(buyer)).length, 5);
         assert.deepEqual(errors, [], 'no console error');
       } finally {
         await context.close();
