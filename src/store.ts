@@ -13,6 +13,7 @@ import { demoCatalog } from './catalog/demo-catalog.js';
 import { seedCatalogIfEmpty } from './catalog/import/import-catalog.js';
 import { CartService } from './cart/cart-service.js';
 import { BuyerProof } from './checkout/buyer-proof.js';
+import { purgeExpiredProofs } from './checkout/buyer-proof-store.js';
 import { CheckoutService } from './checkout/checkout-service.js';
 import { IdempotencyStore } from './idempotency/idempotency-store.js';
 import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
@@ -140,6 +141,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
         checkouts.expireDue(db).catch((error: unknown) => onError('checkout expiry sweep failed', error)),
         carts.purgeExpired(db).catch((error: unknown) => onError('cart purge failed', error)),
         idempotency.purgeExpired(db).catch((error: unknown) => onError('idempotency key purge failed', error)),
+        purgeExpiredProofs(db).catch((error: unknown) => onError('approval proof purge failed', error)),
       ]);
     await purge();
     const purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS);

@@ -220,3 +220,10 @@ export async function enrollmentEmail(db: Queryable, secretHash: Uint8Array, ord
 export async function enrollmentUsed(db: Queryable, secretHash: Uint8Array, now: Date): Promise<void> {
   await db.query('update passkey_enrollments set used_at = $2 where secret_hash = $1', [Buffer.from(secretHash), now.toISOString()]);
 }
+
+/** Challenges, enrollments and codes a day past their expiry are of no use (the sending limits look back an hour). */
+export async function purgeExpiredProofs(db: Queryable): Promise<void> {
+  await db.query("delete from webauthn_challenges where expires_at < now() - interval '1 day'");
+  await db.query("delete from passkey_enrollments where expires_at < now() - interval '1 day'");
+  await db.query("delete from approval_codes where expires_at < now() - interval '1 day'");
+}
