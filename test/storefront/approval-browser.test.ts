@@ -197,8 +197,8 @@ for (const backend of backends) {
       try {
         // The buyer's browser holds the approval cookie, and the other page somehow has the form's token.
         await page.goto(`${base}/checkout/approve/${token}`);
-        const formToken = (await page.locator('input[name="form_token"]').getAttribute('value'))!;
-        const digest = (await page.locator('input[name="digest"]').getAttribute('value'))!;
+        const formToken = (await page.locator('input[name="form_token"]').first().getAttribute('value'))!;
+        const digest = (await page.locator('input[name="digest"]').first().getAttribute('value'))!;
         const form = () => ({ action: `${base}/checkout/approve/${token}`, formToken, digest });
         const ordersBefore = await orderCount();
         // Once with the other origin in the Origin header, once hiding it (`Origin: null`, as a no-referrer page sends).
