@@ -24,6 +24,7 @@ import { approvalSummary, checkoutDigest, type CheckoutView } from '../checkout/
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ErrorMessage, StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
 import { readOrder } from '../orders/orders.js';
+import { DeliveryError } from '../outbox/delivery.js';
 import type { Store } from '../store.js';
 import { urlencodedFields } from './form-body.js';
 import {
@@ -302,8 +303,8 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     } catch (error) {
       if (error instanceof ProofRefused) return pendingPage(reply, 409, token, approval, view, { problem: error.message });
       if (isDatabaseUnavailable(error)) throw error;
-      // The mail server did not take it (the reason goes to the log, without the address or the code).
-      request.log.warn({ cause: (error as Error)?.message }, 'approval code not sent');
+      // The mail server did not take it. Its answer can quote the address, so the log gets only the failure's kind.
+      request.log.warn({ cause: error instanceof DeliveryError ? error.logReason : 'mail error' }, 'approval code not sent');
       reply.header('retry-after', '30');
       return pendingPage(reply, 503, token, approval, view, { problem: 'We could not send the code just now. Try again in a moment.' });
     }

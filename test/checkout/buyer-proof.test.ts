@@ -247,10 +247,14 @@ for (const backend of backends) {
     it('a code that could not be mailed is not kept and the page says so', async () => {
       const { id, path } = await awaitingApproval('bounce@example.com');
       const page = await openPage(path);
-      smtp.refuse(451, { times: 1 });
+      smtp.refuse(451, { times: 1, message: 'Mailbox <bounce@example.com> is busy' });
       const answer = await post(path, page.cookie, { form_token: page.formToken, digest: page.digest, action: 'send_code' });
       assert.equal(answer.statusCode, 503);
       assert.match(answer.body, /could not send the code/);
+      const logged = logLines.filter((line) => line.includes('approval code not sent'));
+      assert.equal(logged.length, 1);
+      assert.match(logged[0]!, /"cause":"smtp 451"/);
+      assert.ok(!logLines.join('').includes('bounce@example.com'), "the server's answer quoted the address; the log does not");
       const [codes] = await t.store.db.query<{ n: number }>('select count(*)::int as n from approval_codes where checkout_id = $1', [id]);
       assert.equal(codes!.n, 0);
     });

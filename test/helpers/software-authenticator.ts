@@ -1,6 +1,6 @@
 /**
  * A software WebAuthn authenticator for tests: what a platform authenticator (a phone's or a laptop's screen lock)
- * does, in code, with node:crypto only. It answers the options the store hands the browser with real responses the
+ * does, in code, with node:crypto (and tiny-cbor for CBOR). It answers the options the store hands the browser with real responses the
  * store verifies as it would a browser's: `register` (navigator.credentials.create, attestation "none") and
  * `authenticate` (navigator.credentials.get). Each credential is an EC P-256 key pair (COSE alg -7, ES256) with its
  * own signature counter, which goes up by one on every assertion.
@@ -21,41 +21,10 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { encodeCBOR, type CBORType } from '@levischuck/tiny-cbor';
 
-// --- a tiny CBOR encoder (RFC 8949): just the types WebAuthn's attestation object and COSE keys use ---
-
-/** A CBOR value: an integer, a byte string, a text string, or a map (a Map keeps the order and allows integer keys). */
-export type CborValue = number | Uint8Array | string | Map<number | string, CborValue>;
-
-/** A data item's head: the major type (3 bits) and its argument, in the shortest form (up to 32 bits here). */
-function cborHead(major: number, argument: number): Buffer {
-  if (argument < 24) return Buffer.from([(major << 5) | argument]);
-  if (argument < 0x100) return Buffer.from([(major << 5) | 24, argument]);
-  if (argument < 0x10000) {
-    const head = Buffer.alloc(3);
-    head[0] = (major << 5) | 25;
-    head.writeUInt16BE(argument, 1);
-    return head;
-  }
-  const head = Buffer.alloc(5);
-  head[0] = (major << 5) | 26;
-  head.writeUInt32BE(argument, 1);
-  return head;
-}
-
-/** Encodes a value: 0 unsigned int, 1 negative int (-1 - n), 2 byte string, 3 text string, 5 map. */
-export function cbor(value: CborValue): Buffer {
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value) || Math.abs(value) > 0xffffffff) throw new Error(`cbor: ${value} is not a 32-bit integer`);
-    return value >= 0 ? cborHead(0, value) : cborHead(1, -1 - value);
-  }
-  if (typeof value === 'string') {
-    const bytes = Buffer.from(value, 'utf8');
-    return Buffer.concat([cborHead(3, bytes.length), bytes]);
-  }
-  if (value instanceof Uint8Array) return Buffer.concat([cborHead(2, value.length), value]);
-  return Buffer.concat([cborHead(5, value.size), ...[...value].flatMap(([key, item]) => [cbor(key), cbor(item)])]);
-}
+/** CBOR (RFC 8949) by tiny-cbor, the encoder @simplewebauthn/server decodes with: attestation objects and COSE keys. */
+const cbor = (value: CBORType): Buffer => Buffer.from(encodeCBOR(value));
 
 // --- the authenticator ---
 
@@ -129,7 +98,7 @@ export class SoftwareAuthenticator {
       id,
       coseKey(publicKey),
     ]);
-    const attestationObject = cbor(new Map<string, CborValue>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+    const attestationObject = cbor(new Map<string, CBORType>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
     const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge: options.challenge, origin, crossOrigin: false }));
     return {
       id: b64url(id),
@@ -194,7 +163,7 @@ function coseKey(publicKey: KeyObject): Buffer {
   const jwk = publicKey.export({ format: 'jwk' });
   const coordinate = (value: string | undefined) => Buffer.from(value ?? '', 'base64url');
   return cbor(
-    new Map<number, CborValue>([
+    new Map<number, CBORType>([
       [1, 2],
       [3, -7],
       [-1, 1],
