@@ -9,36 +9,22 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
-import { officialSchemaErrors, resultSchemaFor } from '../ucp/official-schemas.js';
+import { injectToolCall } from '../ucp/mcp-harness.js';
 
 after(dropTestDatabases);
 
-const HEADERS = { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' };
 const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 const FULFILLMENT = { methods: [{ type: 'shipping', destinations: [ADDRESS], groups: [{ selected_option_id: 'standard' }] }] };
 
 for (const backend of backends) {
   describe(`after the order (${backend.name})`, () => {
     let test: TestStore;
-    let nextId = 1;
     before(async () => {
       test = await startTestStore(backend);
     });
     after(() => test.close());
 
-    async function call(name: string, args: Record<string, unknown>): Promise<any> {
-      const response = await test.app.inject({
-        method: 'POST',
-        url: '/api/ucp/mcp',
-        headers: HEADERS,
-        payload: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
-      });
-      const body = JSON.parse(response.body);
-      assert.ok(body.result, response.body);
-      const structured = body.result.structuredContent;
-      assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), [], `${name}: ${JSON.stringify(structured).slice(0, 600)}`);
-      return structured;
-    }
+    const call = (name: string, args: Record<string, unknown>) => injectToolCall(test.app, name, args);
     const variantOf = (sku: string) => {
       for (const product of test.store.catalog.snapshot.products) for (const variant of product.variants) if (variant.sku === sku) return variant.id;
       throw new Error(`no variant ${sku}`);

@@ -2,10 +2,13 @@
  * Drives the commerce endpoint over a real socket: a test store listening on 127.0.0.1 (the SDK client
  * needs one), raw JSON-RPC posts as a UCP client sends them, and a loopback server for agent profiles.
  */
+import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config.js';
 import { startTestStore, type Backend, type TestStore } from '../helpers/store.js';
+import { officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
 
 export interface ListeningStore extends TestStore {
   /** http://127.0.0.1:PORT/api/ucp/mcp */
@@ -52,6 +55,24 @@ let nextId = 1;
 /** tools/call over a raw POST; returns the whole answer. */
 export function callTool(url: string, name: string, args: unknown, headers: Record<string, string> = {}): Promise<RpcAnswer> {
   return postRpc(url, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }, headers);
+}
+
+/**
+ * tools/call through the app without a socket (`inject`), as a UCP client posts it: the answer must be a result
+ * whose structuredContent validates against the official schema of the tool's answer; returns that content.
+ */
+export async function injectToolCall(app: FastifyInstance, name: string, args: Record<string, unknown>): Promise<any> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/ucp/mcp',
+    headers: { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' },
+    payload: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  const body = JSON.parse(response.body);
+  assert.ok(body.result, response.body);
+  const structured = body.result.structuredContent;
+  assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), [], `${name}: ${JSON.stringify(structured).slice(0, 600)}`);
+  return structured;
 }
 
 export function agentMeta(profile: string): { 'ucp-agent': { profile: string } } {

@@ -26,8 +26,8 @@ import {
   type ReceivedEvent,
   type WebhookReceiver,
 } from '../../helpers/webhook-receiver.js';
-import { json, startProfileServer, type ProfileServer } from '../mcp-harness.js';
-import { OfficialSchema, officialSchemaErrors, resultSchemaFor } from '../official-schemas.js';
+import { injectToolCall, json, startProfileServer, type ProfileServer } from '../mcp-harness.js';
+import { OfficialSchema, officialSchemaErrors } from '../official-schemas.js';
 
 after(dropTestDatabases);
 
@@ -40,7 +40,6 @@ const LEASE_SECONDS = 5;
 const SLOW_ANSWER_MS = 8_000;
 
 const VERSION = '2026-04-08';
-const HEADERS = { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' };
 const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 const FULFILLMENT = { methods: [{ type: 'shipping', destinations: [ADDRESS], groups: [{ selected_option_id: 'standard' }] }] };
 const HOOKS = ['/hook', '/flaky', '/shared', '/slow'] as const;
@@ -139,7 +138,6 @@ for (const backend of backends) {
     let profiles: ProfileServer;
     let test: TestStore;
     let keys: PublishedJwk[];
-    let nextId = 1;
 
     before(async () => {
       mailDir = mkdtempSync(path.join(tmpdir(), 'order-events-mail-'));
@@ -165,19 +163,7 @@ for (const backend of backends) {
       if (mailDir) rmSync(mailDir, { recursive: true, force: true });
     });
 
-    async function call(on: TestStore, name: string, args: Record<string, unknown>): Promise<any> {
-      const response = await on.app.inject({
-        method: 'POST',
-        url: '/api/ucp/mcp',
-        headers: HEADERS,
-        payload: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
-      });
-      const body = JSON.parse(response.body);
-      assert.ok(body.result, response.body);
-      const structured = body.result.structuredContent;
-      assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), [], `${name}: ${JSON.stringify(structured).slice(0, 600)}`);
-      return structured;
-    }
+    const call = (on: TestStore, name: string, args: Record<string, unknown>) => injectToolCall(on.app, name, args);
 
     const variantOf = (sku: string) => {
       for (const product of test.store.catalog.snapshot.products) for (const variant of product.variants) if (variant.sku === sku) return variant.id;
