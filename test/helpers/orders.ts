@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { Buyer } from '../../src/checkout/checkout.js';
 import type { LineInput } from '../../src/checkout/checkout-service.js';
-import type { Order } from '../../src/orders/orders.js';
+import type { Order, OrderLine } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
 
 export const SHIP_TO = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
@@ -19,4 +19,60 @@ export async function placeOrder(store: Pick<Store, 'db' | 'checkouts'>, lines: 
   assert.equal(outcome.kind, 'placed', outcome.kind === 'refused' ? outcome.reason : outcome.kind);
   if (outcome.kind !== 'placed') throw new Error('not placed');
   return outcome.order;
+}
+
+/** An order line as the database gives it back (2 × Drink stick - Mango at $12.50), for tests of renderings. */
+export function orderLine(overrides: Partial<OrderLine> = {}): OrderLine {
+  return {
+    id: 'line_1',
+    position: 0,
+    variantId: 1,
+    productId: 1,
+    sku: 'STICK-MANGO',
+    productTitle: 'Drink stick',
+    variantTitle: 'Mango',
+    title: 'Drink stick - Mango',
+    quantity: 2,
+    unitPrice: 1250,
+    lineTotal: 2500,
+    sellingPlanId: null,
+    properties: {},
+    fulfilled: 0,
+    canceled: 0,
+    backordered: 0,
+    ...overrides,
+  };
+}
+
+/** A placed order of that one line, shipped standard to Ada in San Francisco, for tests of what is rendered from an order. */
+export function orderFixture(overrides: Partial<Order> = {}): Order {
+  return {
+    id: 'ord_abc123',
+    number: 1001,
+    checkoutId: 'chk_1',
+    status: 'placed',
+    channel: 'agent',
+    currency: 'USD',
+    buyerEmail: 'ada@example.com',
+    buyer: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+    shippingAddress: { firstName: 'Ada', lastName: 'Lovelace', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' },
+    shippingOption: { id: 'standard', title: 'Standard shipping', amount: 500 },
+    subtotal: 2500,
+    shipping: 500,
+    tax: 0,
+    total: 3000,
+    paymentState: 'authorized',
+    paymentHandler: 'manual',
+    paymentSummary: 'Payment authorized.',
+    captured: 0,
+    refunded: 0,
+    canceledAt: null,
+    cancelReason: null,
+    webhookUrl: null,
+    createdAt: new Date('2026-04-08T12:00:00Z'),
+    lines: [orderLine()],
+    fulfillments: [],
+    adjustments: [],
+    ...overrides,
+  };
 }

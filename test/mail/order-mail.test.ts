@@ -11,65 +11,25 @@ import { oneLine, orderMails, plainMailAddress } from '../../src/mail/order-mail
 import { orderMailSubscriber } from '../../src/mail/order-mail-subscriber.js';
 import type { Queryable } from '../../src/db/database.js';
 import type { OrderEvent } from '../../src/orders/order-events.js';
-import type { Adjustment, Fulfillment, Order, OrderLine } from '../../src/orders/orders.js';
+import type { Adjustment, Fulfillment, Order } from '../../src/orders/orders.js';
+import { orderFixture, orderLine } from '../helpers/orders.js';
 
 const SHOP = { storeName: 'Storefront', baseUrl: 'https://shop.example', merchantEmail: 'merchant@shop.example' };
 
-function line(overrides: Partial<OrderLine> = {}): OrderLine {
-  return {
-    id: 'line_1',
-    position: 0,
-    variantId: 1,
-    productId: 1,
-    sku: 'STICK-MANGO',
-    productTitle: 'Drink stick',
-    variantTitle: 'Mango',
-    title: 'Drink stick - Mango',
-    quantity: 2,
-    unitPrice: 1250,
-    lineTotal: 2500,
-    sellingPlanId: null,
-    properties: {},
-    fulfilled: 0,
-    canceled: 0,
-    backordered: 0,
-    ...overrides,
-  };
-}
+const line = orderLine;
 
+/** Two lines (one partly backordered), tax and shipping: every part of a mail has something to show. */
 function order(overrides: Partial<Order> = {}): Order {
-  return {
-    id: 'ord_abc123',
-    number: 1001,
-    checkoutId: 'chk_1',
-    status: 'placed',
-    channel: 'agent',
-    currency: 'USD',
-    buyerEmail: 'ada@example.com',
-    buyer: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
-    shippingAddress: { firstName: 'Ada', lastName: 'Lovelace', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' },
-    shippingOption: { id: 'standard', title: 'Standard shipping', amount: 500 },
+  return orderFixture({
     subtotal: 124_500,
-    shipping: 500,
     tax: 9026,
     total: 134_026,
-    paymentState: 'authorized',
-    paymentHandler: 'manual',
-    paymentSummary: 'Payment authorized.',
-    captured: 0,
-    refunded: 0,
-    canceledAt: null,
-    cancelReason: null,
-    webhookUrl: null,
-    createdAt: new Date('2026-04-08T12:00:00Z'),
     lines: [
       line(),
       line({ id: 'line_2', position: 1, productTitle: 'Capsule', variantTitle: 'Default Title', title: 'Capsule', sku: 'CAPSULE', quantity: 5, unitPrice: 24_400, lineTotal: 122_000, backordered: 2 }),
     ],
-    fulfillments: [],
-    adjustments: [],
     ...overrides,
-  };
+  });
 }
 
 const placed = (value: Order = order()): OrderEvent => ({ type: 'placed', order: value });

@@ -10,6 +10,7 @@ import type { OrderEvent } from '../../../src/orders/order-events.js';
 import type { Order } from '../../../src/orders/orders.js';
 import type { WebhookMessage } from '../../../src/outbox/outbox.js';
 import { orderWebhookSubscriber } from '../../../src/ucp/webhooks/order-webhooks.js';
+import { orderFixture, orderLine } from '../../helpers/orders.js';
 import { backends, dropTestDatabases } from '../../helpers/store.js';
 import { OfficialSchema, officialSchemaErrors } from '../official-schemas.js';
 
@@ -18,56 +19,8 @@ after(dropTestDatabases);
 const WEBHOOK = 'https://platform.example.com/webhooks/ucp/orders';
 const DAY = 24 * 3600;
 
-function order(overrides: Partial<Order> = {}): Order {
-  return {
-    id: `ord_${Math.random().toString(36).slice(2)}`,
-    number: 1001,
-    checkoutId: 'chk_1',
-    status: 'placed',
-    channel: 'agent',
-    currency: 'USD',
-    buyerEmail: 'ada@example.com',
-    buyer: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
-    shippingAddress: { firstName: 'Ada', lastName: 'Lovelace', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' },
-    shippingOption: { id: 'standard', title: 'Standard shipping', amount: 500 },
-    subtotal: 2500,
-    shipping: 500,
-    tax: 0,
-    total: 3000,
-    paymentState: 'authorized',
-    paymentHandler: 'manual',
-    paymentSummary: 'Payment authorized.',
-    captured: 0,
-    refunded: 0,
-    canceledAt: null,
-    cancelReason: null,
-    webhookUrl: WEBHOOK,
-    createdAt: new Date('2026-04-08T12:00:00Z'),
-    lines: [
-      {
-        id: 'line_1',
-        position: 0,
-        variantId: 11,
-        productId: 1,
-        sku: 'STICK-MANGO',
-        productTitle: 'Drink stick',
-        variantTitle: 'Mango',
-        title: 'Drink stick - Mango',
-        quantity: 2,
-        unitPrice: 1250,
-        lineTotal: 2500,
-        sellingPlanId: null,
-        properties: {},
-        fulfilled: 0,
-        canceled: 0,
-        backordered: 0,
-      },
-    ],
-    fulfillments: [],
-    adjustments: [],
-    ...overrides,
-  };
-}
+const order = (overrides: Partial<Order> = {}): Order =>
+  orderFixture({ id: `ord_${Math.random().toString(36).slice(2)}`, webhookUrl: WEBHOOK, lines: [orderLine({ variantId: 11 })], ...overrides });
 
 interface OutboxRow {
   kind: string;
