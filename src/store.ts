@@ -84,9 +84,9 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
   const db = options.db ?? (await openDatabase(config));
   const timers: NodeJS.Timeout[] = [];
   let listening: Listening | undefined;
+  /** The one mail sender: opened when the outbox delivers, or on the first approval code (mailed at once, the buyer waits). */
   let mail: MailSender | undefined;
-  /** Mails approval codes at once (the buyer waits on the page), opened on the first code. */
-  let codeMail: MailSender | undefined;
+  const mailer = () => (mail ??= openMailSender(config.mail));
   let outbox: OutboxDispatcher | undefined;
   try {
     await migrate(db);
@@ -106,7 +106,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     // A key rotated by another instance or the CLI is signed with, and published, within a minute.
     signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));
     const subscribers = orderEventSubscribers(config);
-    const buyerProof = openBuyerProof(config, () => (codeMail ??= openMailSender(config.mail)));
+    const buyerProof = openBuyerProof(config, mailer);
     const checkouts = new CheckoutService({
       catalog,
       inventory,
@@ -119,9 +119,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     });
     const orders = new OrderActions({ inventory, subscribers });
     if (options.deliver ?? false) {
-      mail = openMailSender(config.mail);
       // A failed attempt is one line (no address, no URL); the message waits in the outbox (`storefront outbox`).
-      outbox = outboxDispatcher(db, config, signingKeys, mail, onError, (failure) =>
+      outbox = outboxDispatcher(db, config, signingKeys, mailer(), onError, (failure) =>
         report(
           `outbox ${failure.kind} (${failure.topic}) attempt ${failure.attempt} failed${failure.givenUp ? ', given up' : ', will be retried'}`,
           new Error(failure.reason),
@@ -174,7 +173,6 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
           await listening?.close();
           await outbox?.close();
           mail?.close();
-          codeMail?.close();
           // Before the database closes: what it could not be told of keys settled while it was away.
           await idempotency.close();
           await db.close();
@@ -185,7 +183,6 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     await listening?.close();
     await outbox?.close();
     mail?.close();
-    codeMail?.close();
     await db.close().catch(() => {});
     throw error;
   }
