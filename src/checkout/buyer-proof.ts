@@ -131,13 +131,14 @@ const codeHash = (approval: ApprovalRecord, code: string) => createHmac('sha256'
 export const approvalChallenge = (digest: string, nonce: string) => sha256(`storefront-approval:${digest}:${nonce}`).toString('base64url');
 
 export class BuyerProof {
+  /** What this store asks: APPROVAL_PROOF, except that passkey-or-code is code where no passkey can work. */
   readonly mode: ApprovalProofMode;
   /** Failed proofs by kind and reason, and codes mailed, since start (read by /metrics). */
   readonly failures = new Map<string, number>();
   codesSent = 0;
 
   constructor(private readonly options: BuyerProofOptions) {
-    this.mode = options.mode;
+    this.mode = options.mode === 'passkey-or-code' && !options.passkeysPossible ? 'code' : options.mode;
   }
 
   private now(): Date {
@@ -145,7 +146,7 @@ export class BuyerProof {
   }
 
   private get passkeysAllowed(): boolean {
-    return this.mode === 'passkey-or-code' && this.options.passkeysPossible;
+    return this.mode === 'passkey-or-code';
   }
 
   private fail(proof: 'code' | 'passkey', reason: string, message: string): ProofRefused {
@@ -160,7 +161,7 @@ export class BuyerProof {
     const now = this.now();
     const passkeys = this.passkeysAllowed ? (await passkeysOf(db, email)).length : 0;
     const latest = this.mode === 'link' ? undefined : await latestCode(db, approval.token);
-    return { mode: this.passkeysAllowed || this.mode === 'link' ? this.mode : 'code', email, passkeys, code: codeState(latest, now), nextCodeInMinutes: this.mode === 'link' ? 0 : await this.minutesUntilNextCode(db, approval.checkoutId, email, now) };
+    return { mode: this.mode, email, passkeys, code: codeState(latest, now), nextCodeInMinutes: this.mode === 'link' ? 0 : await this.minutesUntilNextCode(db, approval.checkoutId, email, now) };
   }
 
   private async minutesUntilNextCode(db: Queryable, checkoutId: string, email: string, now: Date): Promise<number> {

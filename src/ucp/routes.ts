@@ -80,7 +80,7 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     capabilities: advertised,
     paymentHandlers: paymentHandlersEntry(store.payments),
     signingKeys: store.signingKeys,
-    approvalProof: config.checkout.approvalProof,
+    approvalProof: store.buyerProof.mode,
   });
   mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl });
 };

@@ -349,6 +349,8 @@ describe('APPROVAL_PROOF', () => {
       const path = `/checkout/approve/${asked.approval!.token}`;
       const page = await t.app.inject({ url: path });
       assert.doesNotMatch(page.body, /passkey-approval/, 'the email holds a passkey, but none can work here');
+      const profile = await t.app.inject({ url: '/.well-known/ucp' });
+      assert.deepEqual(profile.json().ucp.capabilities['dev.ucp.shopping.checkout'][0].config.buyer_approval.proof, ['email_code'], 'the profile says so too');
       const cookie = String((page.headers['set-cookie'] as string[] | string)).split(';')[0]!;
       const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)![1]!;
       const form = (extra: Record<string, string>) =>

@@ -71,8 +71,8 @@ function checkoutInput(checkout: Json): CheckoutInput {
 }
 
 function mapping(context: ToolContext) {
-  const { config, payments } = context.store;
-  return { baseUrl: config.baseUrl, policies: config.checkout.policies, payments, versions: context.capabilities, approvalProof: config.checkout.approvalProof };
+  const { config, payments, buyerProof } = context.store;
+  return { baseUrl: config.baseUrl, policies: config.checkout.policies, payments, versions: context.capabilities, approvalProof: buyerProof.mode };
 }
 
 function checkoutOutcome(answer: CheckoutAnswer, context: ToolContext): ToolOutcome {
