@@ -6,20 +6,30 @@
  * takes stock, places the order, records the payment and writes the outbox row in one transaction. At the end
  * the orders counted must equal the 303 answers, and stock must have gone down by as many units.
  *
- *   node --import tsx bench/checkout.ts [approvals] [connections]
+ * `proof`: `link` times the transaction alone (APPROVAL_PROOF=link). `code` runs the store as shipped (the mailed
+ * code): each buyer first asks for a code (timed apart: one SMTP delivery to a real server on loopback per post),
+ * and each approval then carries it, so its time adds the code's own check (a short transaction) to the order's.
+ *
+ *   node --import tsx bench/checkout.ts [approvals] [connections] [link|code]
  */
 import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { backends, dropTestDatabases, startTestStore } from '../test/helpers/store.js';
+import type { ApprovalProofMode } from '../src/config.js';
+import { startSmtpServer, type TestSmtpServer } from '../test/helpers/smtp.js';
+import { backends, dropTestDatabases, startTestStore, testConfig } from '../test/helpers/store.js';
 
 type Backend = 'pglite' | 'postgres';
+type Proof = Extract<ApprovalProofMode, 'link' | 'code'>;
 const BENCH_SKU = 'ESP-RIS-10';
 const STOCK = 1_000_000;
 const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 
 export interface CheckoutBenchResult {
   backend: Backend;
+  proof: Proof;
+  /** With the code: codes mailed per second (each post hands one message to the SMTP server), and failures. */
+  codesPerSecond?: number;
   approvals: number;
   approvalsPerSecond: number;
   p50Ms: number;
@@ -29,11 +39,15 @@ export interface CheckoutBenchResult {
   unitsTaken: number;
 }
 
-type FromServer = { port: number; tokens: string[] } | { orders: number; onHand: number };
+type FromServer = { port: number; tokens: string[] } | { codes: Record<string, string> } | { orders: number; onHand: number };
 
-async function serveBenchApp(backendName: Backend, approvals: number): Promise<void> {
+async function serveBenchApp(backendName: Backend, approvals: number, proof: Proof): Promise<void> {
   const backend = backends.find((b) => b.name === backendName)!;
-  const t = await startTestStore(backend, { config: { rateLimit: false, logLevel: 'silent' } });
+  const base = testConfig();
+  const smtp: TestSmtpServer | undefined = proof === 'code' ? await startSmtpServer() : undefined;
+  const t = await startTestStore(backend, {
+    config: { rateLimit: false, logLevel: 'silent', checkout: { ...base.checkout, approvalProof: proof }, mail: { ...base.mail, smtpUrl: smtp?.url } },
+  });
   const { store } = t;
   const variant = store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === BENCH_SKU)!;
   await store.inventory.setOnHand(store.db, BENCH_SKU, STOCK);
@@ -51,18 +65,26 @@ async function serveBenchApp(backendName: Backend, approvals: number): Promise<v
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = t.app.server.address() as { port: number };
   parentPort!.postMessage({ port, tokens } satisfies FromServer);
+  if (smtp) {
+    // The codes as the buyers read them, by approval link (each checkout has its own buyer).
+    await once(parentPort!, 'message');
+    const mails = await smtp.waitFor(approvals);
+    const codeOf = new Map(mails.map((mail) => [mail.envelope.to[0]!, /^(\d{6}) /.exec(mail.subject ?? '')![1]!]));
+    parentPort!.postMessage({ codes: Object.fromEntries(tokens.map((token, i) => [token, codeOf.get(`buyer${i}@example.com`) ?? ''])) } satisfies FromServer);
+  }
   await once(parentPort!, 'message');
   const [orders] = await store.db.query<{ n: number }>('select count(*)::int as n from orders');
   const [level] = await store.db.query<{ on_hand: number }>('select on_hand from inventory_levels where variant_id = $1', [variant.id]);
   parentPort!.postMessage({ orders: orders!.n, onHand: level!.on_hand } satisfies FromServer);
   await t.close();
+  await smtp?.close();
   await dropTestDatabases();
 }
 
 interface PreparedForm {
   token: string;
   cookie: string;
-  body: string;
+  fields: Record<string, string>;
 }
 
 async function openPage(origin: string, token: string): Promise<PreparedForm> {
@@ -70,30 +92,19 @@ async function openPage(origin: string, token: string): Promise<PreparedForm> {
   const html = await response.text();
   const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
   const cookie = (response.headers.getSetCookie?.() ?? []).map((c) => c.split(';')[0]).join('; ');
-  const body = new URLSearchParams({ form_token: field('form_token'), digest: field('digest'), action: 'approve' }).toString();
-  return { token, cookie, body };
+  return { token, cookie, fields: { form_token: field('form_token'), digest: field('digest') } };
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
-export async function benchCheckoutApprovals(options: { backend: Backend; approvals: number; connections: number }): Promise<CheckoutBenchResult> {
-  // On Node 20 a worker's .ts entry loads before --import hooks apply: register tsx first, then import this file.
-  const entry = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-    .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
-  const worker = new Worker(entry, { eval: true, workerData: { role: 'checkout-bench-server', backend: options.backend, approvals: options.approvals } });
-  const failed = once(worker, 'error').then(([error]) => Promise.reject(error as Error));
-  failed.catch(() => {});
-  const [ready] = (await Promise.race([once(worker, 'message'), failed])) as [{ port: number; tokens: string[] }];
-  const origin = `http://127.0.0.1:${ready.port}`;
-  const forms: PreparedForm[] = [];
-  for (const token of ready.tokens) forms.push(await openPage(origin, token));
-
+/** Posts one form per prepared page, `connections` at a time; the latencies and the answers that were not `expected`. */
+async function postForms(origin: string, forms: readonly PreparedForm[], connections: number, fields: (form: PreparedForm) => Record<string, string>, expected: number) {
   const latencies: number[] = [];
   let failures = 0;
   let next = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: options.connections }, async () => {
+    Array.from({ length: connections }, async () => {
       while (next < forms.length) {
         const form = forms[next++]!;
         const begin = performance.now();
@@ -101,38 +112,66 @@ export async function benchCheckoutApprovals(options: { backend: Backend; approv
           method: 'POST',
           redirect: 'manual',
           headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
-          body: form.body,
+          body: new URLSearchParams({ ...form.fields, ...fields(form) }).toString(),
         });
         await response.arrayBuffer();
         latencies.push(performance.now() - begin);
-        if (response.status !== 303) failures++;
+        if (response.status !== expected) failures++;
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
+  return { latencies: latencies.sort((a, b) => a - b), failures, seconds: (performance.now() - started) / 1000 };
+}
+
+export async function benchCheckoutApprovals(options: { backend: Backend; approvals: number; connections: number; proof?: Proof }): Promise<CheckoutBenchResult> {
+  const proof = options.proof ?? 'link';
+  // On Node 20 a worker's .ts entry loads before --import hooks apply: register tsx first, then import this file.
+  const entry = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+    .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
+  const worker = new Worker(entry, { eval: true, workerData: { role: 'checkout-bench-server', backend: options.backend, approvals: options.approvals, proof } });
+  const failed = once(worker, 'error').then(([error]) => Promise.reject(error as Error));
+  failed.catch(() => {});
+  const [ready] = (await Promise.race([once(worker, 'message'), failed])) as [{ port: number; tokens: string[] }];
+  const origin = `http://127.0.0.1:${ready.port}`;
+  const forms: PreparedForm[] = [];
+  for (const token of ready.tokens) forms.push(await openPage(origin, token));
+
+  let codes: Record<string, string> = {};
+  let codesPerSecond: number | undefined;
+  let codeFailures = 0;
+  if (proof === 'code') {
+    const sent = await postForms(origin, forms, options.connections, () => ({ action: 'send_code' }), 303);
+    codesPerSecond = (forms.length - sent.failures) / sent.seconds;
+    codeFailures = sent.failures;
+    worker.postMessage('codes');
+    [{ codes }] = (await once(worker, 'message')) as [{ codes: Record<string, string> }];
+  }
+  const approved = await postForms(origin, forms, options.connections, (form) => ({ action: 'approve', ...(proof === 'code' ? { code: codes[form.token]! } : {}) }), 303);
   worker.postMessage('done');
   const [tally] = (await once(worker, 'message')) as [{ orders: number; onHand: number }];
   await once(worker, 'exit');
-  latencies.sort((a, b) => a - b);
   return {
     backend: options.backend,
+    proof,
+    ...(codesPerSecond === undefined ? {} : { codesPerSecond }),
     approvals: forms.length,
-    approvalsPerSecond: (forms.length - failures) / seconds,
-    p50Ms: Math.round(percentile(latencies, 50)),
-    p99Ms: Math.round(percentile(latencies, 99)),
-    failures,
+    approvalsPerSecond: (forms.length - approved.failures) / approved.seconds,
+    p50Ms: Math.round(percentile(approved.latencies, 50)),
+    p99Ms: Math.round(percentile(approved.latencies, 99)),
+    failures: approved.failures + codeFailures,
     ordersPlaced: tally.orders,
     unitsTaken: STOCK - tally.onHand,
   };
 }
 
 if (!isMainThread && (workerData as { role?: string })?.role === 'checkout-bench-server') {
-  const { backend, approvals } = workerData as { backend: Backend; approvals: number };
-  await serveBenchApp(backend, approvals);
+  const { backend, approvals, proof } = workerData as { backend: Backend; approvals: number; proof: Proof };
+  await serveBenchApp(backend, approvals, proof);
 } else if (isMainThread && import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const approvals = Number(process.argv[2] ?? 500);
   const connections = Number(process.argv[3] ?? 10);
+  const proof = process.argv[4] === 'code' ? 'code' : 'link';
   for (const backend of ['pglite', 'postgres'] as const) {
-    console.log(await benchCheckoutApprovals({ backend, approvals, connections }));
+    console.log(await benchCheckoutApprovals({ backend, approvals, connections, proof }));
   }
 }
