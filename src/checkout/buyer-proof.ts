@@ -42,7 +42,7 @@ import {
   type StoredCode,
   type StoredPasskey,
 } from './buyer-proof-store.js';
-import type { ApprovalRecord } from './checkout-store.js';
+import { readApproval, type ApprovalRecord } from './checkout-store.js';
 
 export const CODE_TTL_SECONDS = 10 * 60;
 export const CODE_MAX_ATTEMPTS = 5;
@@ -186,7 +186,7 @@ export class BuyerProof {
     const expiresAt = new Date(now.getTime() + CODE_TTL_SECONDS * 1000);
     const sent = await db.transaction(async (tx) => {
       // One sender at a time per checkout (the approval row) and per email, so the limits hold across instances.
-      await tx.query('select token from checkout_approvals where token = $1 for update', [approval.token]);
+      await readApproval(tx, approval.token, { lock: true });
       await lockEmail(tx, email);
       const minutes = await this.minutesUntilNextCode(tx, approval.checkoutId, email, now);
       if (minutes > 0) return { kind: 'limited' as const, minutes };

@@ -168,6 +168,9 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     ...(expiresAt ? { maxAge: Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000)) } : {}),
   });
 
+  /** The passkey enrollment's cookie: this order's page only. */
+  const enrollCookie = (orderId: string): CookieSerializeOptions => ({ path: orderPath(orderId), httpOnly: true, sameSite: 'strict', secure });
+
   /** A POST from a page of another site is refused (the browser says where the form was). */
   const fromThisStore = (request: FastifyRequest): boolean => {
     const origin = request.headers.origin;
@@ -261,7 +264,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       reply.clearCookie(FORM_COOKIE, formCookie(token));
       // A code proved the email: this browser may create a passkey, on the order's page, for a short while.
       if (outcome.enrollment) {
-        reply.setCookie(ENROLL_COOKIE, outcome.enrollment, { path: orderPath(outcome.order.id), httpOnly: true, sameSite: 'strict', secure, maxAge: ENROLL_COOKIE_SECONDS });
+        reply.setCookie(ENROLL_COOKIE, outcome.enrollment, { ...enrollCookie(outcome.order.id), maxAge: ENROLL_COOKIE_SECONDS });
       }
       return reply.redirect(orderPath(outcome.order.id), 303);
     }
@@ -366,7 +369,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     }
     try {
       const passkey = await store.buyerProof.register(db, secret, request.params.id, challengeId, response);
-      reply.clearCookie(ENROLL_COOKIE, { path: orderPath(request.params.id), httpOnly: true, sameSite: 'strict', secure });
+      reply.clearCookie(ENROLL_COOKIE, enrollCookie(request.params.id));
       request.log.info('passkey registered');
       return reply.code(201).send({ registered: true, passkey: { id: passkey.id, created_at: passkey.createdAt.toISOString() } });
     } catch (error) {
