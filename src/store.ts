@@ -27,7 +27,7 @@ import { OrderActions } from './orders/order-actions.js';
 import type { OrderEventSubscriber } from './orders/order-events.js';
 import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';
 import { OUTBOX_CHANNEL, type MailMessage, type WebhookMessage } from './outbox/outbox.js';
-import { PROFILE_PATH, UCP_VERSION } from './ucp/protocol.js';
+import { LATEST_UCP_RELEASE, PROFILE_PATH } from './ucp/protocol.js';
 import { orderWebhookSubscriber } from './ucp/webhooks/order-webhooks.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 import { sendWebhook } from './ucp/webhooks/webhook-sender.js';
@@ -101,7 +101,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     inventory.watch(db, POLL_MS[db.kind].stock, (error) => onError(STOCK_REFRESH_FAILED, error), { full: db.kind === 'postgres' });
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore(onError);
-    const payments = manualCapture(config.baseUrl, UCP_VERSION);
+    const payments = manualCapture(config.baseUrl, LATEST_UCP_RELEASE);
     const signingKeys = await SigningKeys.open(db, config.signingKey);
     // A key rotated by another instance or the CLI is signed with, and published, within a minute.
     signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));

@@ -8,12 +8,17 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { JSON_TYPE } from './mcp/rpc-reply.js';
 import type { ApprovalProofMode } from '../config.js';
-import { businessProfile, SUPPORTED_VERSIONS } from './profile.js';
-import { PROFILE_PATH, type CapabilityName } from './protocol.js';
+import { businessProfile } from './profile.js';
+import { LATEST_UCP_RELEASE, PROFILE_PATH, UCP_RELEASES, type CapabilityName } from './protocol.js';
 import type { PublishedKey, SigningKeys } from './webhooks/signing-keys.js';
 
 /** UCP: profiles are served public with max-age >= 60 s, never private, no-store or no-cache. */
 const PROFILE_CACHE_CONTROL = 'public, max-age=300';
+
+const PublicKey = Type.Object(
+  { kid: Type.String(), kty: Type.String(), crv: Type.String(), x: Type.String(), y: Type.String(), use: Type.String(), alg: Type.String() },
+  { additionalProperties: true },
+);
 
 const ProfileSchema = Type.Object(
   {
@@ -27,17 +32,10 @@ const ProfileSchema = Type.Object(
       },
       { additionalProperties: true },
     ),
-    signing_keys: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { kid: Type.String(), kty: Type.String(), crv: Type.String(), x: Type.String(), y: Type.String(), use: Type.String(), alg: Type.String() },
-          { additionalProperties: true },
-        ),
-        { description: 'Public keys (JWK) that verify what the store signs (order webhooks), by kid' },
-      ),
-    ),
+    keys: Type.Optional(Type.Array(PublicKey, { description: 'The public keys (a JWK Set) that verify what the store signs (order webhooks), by kid; 2026-08-25 and later' })),
+    signing_keys: Type.Optional(Type.Array(PublicKey, { description: 'The same keys as a 2026-04-08 profile names them' })),
   },
-  { additionalProperties: true, description: 'UCP 2026-04-08 business profile' },
+  { additionalProperties: true, description: 'UCP business profile: /.well-known/ucp is of the newest release (2026-08-25); /.well-known/ucp/{release} of each' },
 );
 
 export interface ProfileRoutesOptions {
@@ -46,20 +44,26 @@ export interface ProfileRoutesOptions {
   /** What completing a checkout asks of the buyer (APPROVAL_PROOF), published on the checkout capability. */
   approvalProof?: ApprovalProofMode;
   paymentHandlers: Record<string, unknown[]>;
-  /** The store's signing keys, published as `signing_keys`; without them the profile lists none. */
+  /** The store's signing keys, published as `keys` (`signing_keys` in a 2026-04-08 profile); without them the profile lists none. */
   signingKeys?: Pick<SigningKeys, 'published'>;
 }
 
 export function profileRoutes(server: FastifyInstance, options: ProfileRoutesOptions): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
-  const render = (leaf: boolean, signingKeys: PublishedKey[] | undefined) =>
-    JSON.stringify(businessProfile(options.baseUrl, options.capabilities, { leaf, paymentHandlers: options.paymentHandlers, signingKeys, approvalProof: options.approvalProof }));
+  const render = (release: (typeof UCP_RELEASES)[number], leaf: boolean, signingKeys: PublishedKey[] | undefined) =>
+    JSON.stringify(
+      businessProfile(options.baseUrl, options.capabilities, release, { leaf, paymentHandlers: options.paymentHandlers, signingKeys, approvalProof: options.approvalProof }),
+    );
   let rendered: { kids: string; profile: string; leaves: Map<string, string> } | undefined;
   const documents = () => {
     const signingKeys = options.signingKeys?.published();
     const kids = signingKeys?.map((key) => key.kid).join(' ') ?? '';
     if (rendered?.kids !== kids) {
-      rendered = { kids, profile: render(false, signingKeys), leaves: new Map(SUPPORTED_VERSIONS.map((version) => [version, render(true, signingKeys)])) };
+      rendered = {
+        kids,
+        profile: render(LATEST_UCP_RELEASE, false, signingKeys),
+        leaves: new Map(UCP_RELEASES.map((release) => [release, render(release, true, signingKeys)])),
+      };
     }
     return rendered;
   };
@@ -93,7 +97,7 @@ export function profileRoutes(server: FastifyInstance, options: ProfileRoutesOpt
     async (request, reply) => {
       const leaf = documents().leaves.get(request.params.version);
       if (leaf) return reply.type(JSON_TYPE).header('cache-control', PROFILE_CACHE_CONTROL).send(leaf);
-      const description = `This store does not speak that UCP version; it speaks ${SUPPORTED_VERSIONS.join(', ')}.`;
+      const description = `This store does not speak that UCP version; it speaks ${UCP_RELEASES.join(', ')}.`;
       return reply.code(404).type(JSON_TYPE).send(JSON.stringify({ status: 404, message: 'Not found', description }));
     },
   );

@@ -1,11 +1,22 @@
-/** The Universal Commerce Protocol release this store speaks, and the names and addresses it publishes. */
+/**
+ * The Universal Commerce Protocol releases this store speaks, and the names and addresses it publishes. The
+ * profile at /.well-known/ucp is of the newest release; each older one has its own complete (leaf) profile,
+ * linked from `supported_versions`. Every `dev.ucp.*` entry of a profile carries that profile's release.
+ */
 
-export const UCP_VERSION = '2026-04-08';
+/** The releases this store speaks, newest first. */
+export const UCP_RELEASES = ['2026-08-25', '2026-04-08'] as const;
+export type UcpRelease = (typeof UCP_RELEASES)[number];
+/** The release of /.well-known/ucp, and of answers to a caller that names no agent profile. */
+export const LATEST_UCP_RELEASE: UcpRelease = UCP_RELEASES[0];
+/** The older releases, each served as a leaf profile at /.well-known/ucp/{release}. */
+export const OLDER_UCP_RELEASES: readonly UcpRelease[] = UCP_RELEASES.slice(1);
+
+export const isUcpRelease = (value: unknown): value is UcpRelease => (UCP_RELEASES as readonly unknown[]).includes(value);
+
 export const SHOPPING_SERVICE = 'dev.ucp.shopping';
 export const MCP_PATH = '/api/ucp/mcp';
 export const PROFILE_PATH = '/.well-known/ucp';
-
-const SPEC = `https://ucp.dev/${UCP_VERSION}`;
 
 export const Capability = {
   catalogSearch: 'dev.ucp.shopping.catalog.search',
@@ -24,47 +35,39 @@ export interface CapabilityEntry {
   extends?: string | string[];
 }
 
-/** What this store implements, as the profile advertises it: only what has tools behind it. */
-export const IMPLEMENTED_CAPABILITIES: Record<CapabilityName, CapabilityEntry> = {
-  [Capability.catalogSearch]: {
-    version: UCP_VERSION,
-    spec: `${SPEC}/specification/catalog/search`,
-    schema: `${SPEC}/schemas/shopping/catalog_search.json`,
-  },
-  [Capability.catalogLookup]: {
-    version: UCP_VERSION,
-    spec: `${SPEC}/specification/catalog/lookup`,
-    schema: `${SPEC}/schemas/shopping/catalog_lookup.json`,
-  },
-  [Capability.cart]: {
-    version: UCP_VERSION,
-    spec: `${SPEC}/specification/cart`,
-    schema: `${SPEC}/schemas/shopping/cart.json`,
-  },
-  [Capability.checkout]: {
-    version: UCP_VERSION,
-    spec: `${SPEC}/specification/checkout`,
-    schema: `${SPEC}/schemas/shopping/checkout.json`,
-  },
-  [Capability.fulfillment]: {
-    version: UCP_VERSION,
-    spec: `${SPEC}/specification/fulfillment`,
-    schema: `${SPEC}/schemas/shopping/fulfillment.json`,
-    extends: Capability.checkout,
-  },
-  [Capability.order]: {
-    version: UCP_VERSION,
-    spec: `${SPEC}/specification/order`,
-    schema: `${SPEC}/schemas/shopping/order.json`,
-  },
+/** Where each capability's specification and schema are published, under https://ucp.dev/{release}/. */
+const CAPABILITY_DOCUMENTS: Record<CapabilityName, { spec: string; schema: string; extends?: CapabilityName }> = {
+  [Capability.catalogSearch]: { spec: 'specification/catalog/search', schema: 'schemas/shopping/catalog_search.json' },
+  [Capability.catalogLookup]: { spec: 'specification/catalog/lookup', schema: 'schemas/shopping/catalog_lookup.json' },
+  [Capability.cart]: { spec: 'specification/cart', schema: 'schemas/shopping/cart.json' },
+  [Capability.checkout]: { spec: 'specification/checkout', schema: 'schemas/shopping/checkout.json' },
+  [Capability.fulfillment]: { spec: 'specification/fulfillment', schema: 'schemas/shopping/fulfillment.json', extends: Capability.checkout },
+  [Capability.order]: { spec: 'specification/order', schema: 'schemas/shopping/order.json' },
 };
+
+/** A capability as a profile of `release` advertises it. */
+export function capabilityEntry(name: CapabilityName, release: UcpRelease): CapabilityEntry {
+  const { spec, schema, extends: parent } = CAPABILITY_DOCUMENTS[name];
+  const base = `https://ucp.dev/${release}`;
+  return { version: release, spec: `${base}/${spec}`, schema: `${base}/${schema}`, ...(parent ? { extends: parent } : {}) };
+}
 
 /** Capabilities with no tool of their own: extensions that shape another capability's answers. */
 export const EXTENSION_CAPABILITIES: readonly CapabilityName[] = [Capability.fulfillment];
 
-export const MCP_SERVICE_ENTRY = {
-  version: UCP_VERSION,
-  spec: `${SPEC}/specification/overview`,
-  transport: 'mcp',
-  schema: `${SPEC}/services/shopping/mcp.openrpc.json`,
-} as const;
+/** The MCP service entry of a profile of `release` (without its endpoint). */
+export function mcpServiceEntry(release: UcpRelease) {
+  return {
+    version: release,
+    spec: `https://ucp.dev/${release}/specification/overview`,
+    transport: 'mcp',
+    schema: `https://ucp.dev/${release}/services/shopping/mcp.openrpc.json`,
+  } as const;
+}
+
+/** This store's capabilities as each release's profile declares them: what negotiation intersects with. */
+export function capabilitiesByRelease(names: readonly CapabilityName[]): Record<UcpRelease, Record<string, CapabilityEntry[]>> {
+  return Object.fromEntries(
+    UCP_RELEASES.map((release) => [release, Object.fromEntries(names.map((name) => [name, [capabilityEntry(name, release)]]))]),
+  ) as Record<UcpRelease, Record<string, CapabilityEntry[]>>;
+}

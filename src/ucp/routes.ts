@@ -13,8 +13,7 @@ import { mcpRoutes } from './mcp/mcp-routes.js';
 import { requestId, sendRpcError } from './mcp/rpc-reply.js';
 import { SdkServers } from './mcp/sdk-servers.js';
 import { profileRoutes } from './profile-routes.js';
-import { EXTENSION_CAPABILITIES, IMPLEMENTED_CAPABILITIES, MCP_PATH, UCP_VERSION } from './protocol.js';
-import { SUPPORTED_VERSIONS } from './profile.js';
+import { capabilitiesByRelease, EXTENSION_CAPABILITIES, MCP_PATH } from './protocol.js';
 import { cartTools } from './tools/cart-tools.js';
 import { checkoutTools } from './tools/checkout-tools.js';
 import { paymentHandlersEntry } from './checkout/ucp-checkout.js';
@@ -29,9 +28,7 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
   const tools = [...catalogTools, ...cartTools, ...checkoutTools];
   const advertised = [...new Set([...tools.map((t) => t.capability), ...EXTENSION_CAPABILITIES])];
   const agentProfiles = new AgentProfiles({
-    businessVersion: UCP_VERSION,
-    supportedVersions: SUPPORTED_VERSIONS,
-    capabilities: Object.fromEntries(advertised.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
+    capabilities: capabilitiesByRelease(advertised),
     allowInsecure: config.allowInsecureProfiles,
     timeoutMs: config.agentProfileTimeoutMs,
   });

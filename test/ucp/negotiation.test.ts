@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { intersectCapabilities, isVersionSupported, readPlatformProfile } from '../../src/ucp/agent/negotiation.js';
+import { chooseRelease, intersectCapabilities, readPlatformProfile } from '../../src/ucp/agent/negotiation.js';
 import { embeddedIPv4, isAllowedProfileAddress, isLoopbackAddress } from '../../src/ucp/agent/public-address.js';
 import { allowedHosts, isAllowedHost, isAllowedOrigin } from '../../src/ucp/mcp/allowed-hosts.js';
 import { exactToolsCall } from '../../src/ucp/mcp/fast-path.js';
@@ -45,10 +45,17 @@ describe('capability intersection (UCP overview, intersection algorithm)', () =>
     assert.deepEqual([...withParent.keys()].sort(), ['dev.ucp.shopping.checkout', 'dev.ucp.shopping.discount']);
   });
 
-  it('accepts the business version or a supported one, nothing else', () => {
-    assert.equal(isVersionSupported('2026-04-08', '2026-04-08', ['2026-04-08']), true);
-    assert.equal(isVersionSupported('2026-01-23', '2026-04-08', ['2026-04-08', '2026-01-23']), true);
-    assert.equal(isVersionSupported('2026-08-25', '2026-04-08', ['2026-04-08']), false);
+  it('answers in the newest release both sides speak: the platform\'s version or one of its supported_versions, nothing else', () => {
+    assert.equal(chooseRelease({ version: '2026-08-25' }), '2026-08-25');
+    assert.equal(chooseRelease({ version: '2026-04-08' }), '2026-04-08');
+    // A platform on a newer release than this store's, offering ours as an older one.
+    assert.equal(chooseRelease({ version: '2027-01-01', supportedVersions: { '2026-04-08': 'https://p.example/ucp/2026-04-08' } }), '2026-04-08');
+    assert.equal(
+      chooseRelease({ version: '2027-01-01', supportedVersions: { '2026-04-08': 'https://p.example/a', '2026-08-25': 'https://p.example/b' } }),
+      '2026-08-25',
+    );
+    assert.equal(chooseRelease({ version: '2026-01-11' }), undefined);
+    assert.equal(chooseRelease({ version: '2027-01-01', supportedVersions: { '2026-01-11': 'https://p.example/a' } }), undefined);
   });
 });
 

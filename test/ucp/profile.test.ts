@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { backends, dropTestDatabases, getJson, startTestStore, type TestStore } from '../helpers/store.js';
-import { officialSchemaErrors, OfficialSchema } from './official-schemas.js';
+import { officialSchemaErrors, officialSchemaErrorsFor, OfficialSchema, OfficialSchemas } from './official-schemas.js';
 
 after(dropTestDatabases);
 
@@ -13,13 +13,16 @@ for (const backend of backends) {
     });
     after(() => test.close());
 
-    it('serves the 2026-04-08 business profile, valid against the official profile schema', async () => {
+    it('serves the 2026-08-25 business profile, valid against the official profile schema, linking the 2026-04-08 leaf', async () => {
       const { status, headers, body } = await getJson(test.app, '/.well-known/ucp');
       assert.equal(status, 200);
       assert.match(String(headers['content-type']), /^application\/json/);
-      assert.deepEqual(officialSchemaErrors(OfficialSchema.businessProfile, body), []);
-      assert.equal(body.ucp.version, '2026-04-08');
+      assert.deepEqual(officialSchemaErrorsFor('2026-08-25', OfficialSchemas['2026-08-25'].businessProfile, body), []);
+      assert.equal(body.ucp.version, '2026-08-25');
       assert.deepEqual(body.ucp.supported_versions, { '2026-04-08': 'https://shop.example/.well-known/ucp/2026-04-08' });
+      // The keys as a JWK Set (2026-08-25), not the 2026-04-08 name.
+      assert.ok(Array.isArray(body.keys) && body.keys.length >= 1, 'keys');
+      assert.equal(body.signing_keys, undefined);
       // The one payment handler, under the store's own domain (BASE_URL https://shop.example): manual capture.
       assert.deepEqual(Object.keys(body.ucp.payment_handlers), ['example.shop.manual_capture']);
       assert.equal(body.ucp.payment_handlers['example.shop.manual_capture'][0].id, 'manual_capture');
@@ -33,7 +36,8 @@ for (const backend of backends) {
       assert.equal(others.length, 0);
       assert.equal(entry.transport, 'mcp');
       assert.equal(entry.endpoint, 'https://shop.example/api/ucp/mcp');
-      assert.equal(entry.schema, 'https://ucp.dev/2026-04-08/services/shopping/mcp.openrpc.json');
+      assert.equal(entry.version, '2026-08-25');
+      assert.equal(entry.schema, 'https://ucp.dev/2026-08-25/services/shopping/mcp.openrpc.json');
     });
 
     it('advertises the capabilities the tools implement, with spec and schema on ucp.dev', async () => {
@@ -48,9 +52,10 @@ for (const backend of backends) {
       assert.ok(!names.some((name) => /discount|buyer_consent|ap2/.test(name)), 'nothing that is not implemented: no AP2 (an agent never pays alone)');
       for (const name of names) {
         const [entry] = body.ucp.capabilities[name];
-        assert.equal(entry.version, '2026-04-08');
-        assert.match(entry.spec, /^https:\/\/ucp\.dev\//);
-        assert.match(entry.schema, /^https:\/\/ucp\.dev\/2026-04-08\/schemas\/shopping\/.+\.json$/);
+        // Every dev.ucp.* entry of a profile carries the profile's release (UCP overview, component versioning).
+        assert.equal(entry.version, '2026-08-25');
+        assert.match(entry.spec, /^https:\/\/ucp\.dev\/2026-08-25\//);
+        assert.match(entry.schema, /^https:\/\/ucp\.dev\/2026-08-25\/schemas\/shopping\/.+\.json$/);
       }
     });
 
@@ -64,12 +69,32 @@ for (const backend of backends) {
       assert.equal(headers.location, undefined);
     });
 
-    it('serves the version leaf profile named in supported_versions, without supported_versions', async () => {
+    it('serves the 2026-04-08 leaf profile named in supported_versions: complete, of that release, without supported_versions', async () => {
       const { status, body } = await getJson(test.app, '/.well-known/ucp/2026-04-08');
       assert.equal(status, 200);
       assert.deepEqual(officialSchemaErrors(OfficialSchema.businessProfile, body), []);
+      assert.equal(body.ucp.version, '2026-04-08');
       assert.equal(body.ucp.supported_versions, undefined);
-      assert.equal(body.ucp.services['dev.ucp.shopping'][0].endpoint, 'https://shop.example/api/ucp/mcp');
+      const [service] = body.ucp.services['dev.ucp.shopping'];
+      assert.equal(service.endpoint, 'https://shop.example/api/ucp/mcp');
+      assert.equal(service.version, '2026-04-08');
+      for (const [name, [entry]] of Object.entries<any[]>(body.ucp.capabilities)) {
+        assert.equal(entry.version, '2026-04-08', name);
+        assert.match(entry.schema, /^https:\/\/ucp\.dev\/2026-04-08\//, name);
+      }
+      // Its keys as 2026-04-08 names them: the same keys as the newest profile's.
+      const { body: newest } = await getJson(test.app, '/.well-known/ucp');
+      assert.deepEqual(body.signing_keys, newest.keys);
+      assert.equal(body.keys, undefined);
+      assert.deepEqual(Object.keys(body.ucp.capabilities).sort(), Object.keys(newest.ucp.capabilities).sort());
+    });
+
+    it('serves the 2026-08-25 profile as a leaf too (without supported_versions)', async () => {
+      const { status, body } = await getJson(test.app, '/.well-known/ucp/2026-08-25');
+      assert.equal(status, 200);
+      assert.deepEqual(officialSchemaErrorsFor('2026-08-25', OfficialSchemas['2026-08-25'].businessProfile, body), []);
+      assert.equal(body.ucp.version, '2026-08-25');
+      assert.equal(body.ucp.supported_versions, undefined);
     });
 
     it('answers 404 with the storefront Error for a version it does not speak', async () => {

@@ -7,22 +7,22 @@
  * post to, is kept with the result.
  */
 import { discoveryFailed } from '../jsonrpc-errors.js';
-import { Capability } from '../protocol.js';
+import { Capability, UCP_RELEASES, type UcpRelease } from '../protocol.js';
 import { checkWebhookUrl } from '../webhooks/webhook-sender.js';
 import { checkProfileUrl, fetchProfileDocument } from './profile-fetch.js';
 import {
+  chooseRelease,
   intersectCapabilities,
   isProfileDefect,
-  isVersionSupported,
   readPlatformProfile,
   type CapabilityDeclaration,
   type Negotiation,
+  type PlatformProfile,
 } from './negotiation.js';
 
 export interface AgentProfilesOptions {
-  businessVersion: string;
-  supportedVersions: readonly string[];
-  capabilities: Readonly<Record<string, readonly CapabilityDeclaration[]>>;
+  /** This store's capabilities as the profile of each release it speaks declares them. */
+  capabilities: Readonly<Record<UcpRelease, Readonly<Record<string, readonly CapabilityDeclaration[]>>>>;
   allowInsecure: boolean;
   timeoutMs?: number;
   maxBytes?: number;
@@ -85,26 +85,45 @@ export class AgentProfiles {
   }
 
   private async resolve(profileUrl: string, keepFor: (seconds: number) => void): Promise<Negotiation> {
-    const { document, maxAgeSeconds } = await fetchProfileDocument(profileUrl, {
+    const { profile, maxAgeSeconds } = await this.read(profileUrl);
+    const release = chooseRelease(profile);
+    if (release === undefined) {
+      throw discoveryFailed(
+        'version_unsupported',
+        `UCP version ${profile.version.slice(0, 20)} is not supported; this store speaks ${UCP_RELEASES.join(', ')}.`,
+      );
+    }
+    // A release the platform offers only through supported_versions: its capabilities are those of that leaf profile,
+    // whose own ucp.version must be the release (UCP overview, "Protocol Version").
+    let declared = profile;
+    if (release !== profile.version) {
+      const leafUrl = profile.supportedVersions![release]!;
+      checkProfileUrl(leafUrl, this.options.allowInsecure);
+      declared = (await this.read(leafUrl)).profile;
+      if (declared.version !== release) {
+        throw discoveryFailed('profile_malformed', `The agent's supported_versions profile for ${release} declares version ${declared.version.slice(0, 20)}.`);
+      }
+    }
+    keepFor(Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, maxAgeSeconds ?? MIN_CACHE_SECONDS)));
+    const capabilities = intersectCapabilities(this.options.capabilities[release], declared.capabilities);
+    const webhookUrl = capabilities.has(Capability.order) && declared.orderWebhookUrl !== undefined
+      ? checkWebhookUrl(declared.orderWebhookUrl, this.options.allowInsecure)
+      : undefined;
+    return webhookUrl === undefined ? { release, capabilities } : { release, capabilities, orderWebhookUrl: webhookUrl };
+  }
+
+  /** Fetches and reads one platform profile document (a -32001 discovery error when it cannot be used). */
+  private async read(url: string): Promise<{ profile: PlatformProfile; maxAgeSeconds: number | undefined }> {
+    const { document, maxAgeSeconds } = await fetchProfileDocument(url, {
       allowInsecure: this.options.allowInsecure,
       timeoutMs: this.options.timeoutMs ?? 2000,
       maxBytes: this.options.maxBytes ?? 64 * 1024,
     });
-    const profile = readPlatformProfile(document, Object.keys(this.options.capabilities));
+    const known = new Set(UCP_RELEASES.flatMap((release) => Object.keys(this.options.capabilities[release])));
+    const profile = readPlatformProfile(document, known);
     if (isProfileDefect(profile)) {
       throw discoveryFailed('profile_malformed', `The agent profile is not a UCP platform profile: ${profile.path || 'the document'} ${profile.message}.`);
     }
-    if (!isVersionSupported(profile.version, this.options.businessVersion, this.options.supportedVersions)) {
-      throw discoveryFailed(
-        'version_unsupported',
-        `UCP version ${profile.version.slice(0, 20)} is not supported; this store speaks ${this.options.supportedVersions.join(', ')}.`,
-      );
-    }
-    keepFor(Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, maxAgeSeconds ?? MIN_CACHE_SECONDS)));
-    const capabilities = intersectCapabilities(this.options.capabilities, profile.capabilities);
-    const webhookUrl = capabilities.has(Capability.order) && profile.orderWebhookUrl !== undefined
-      ? checkWebhookUrl(profile.orderWebhookUrl, this.options.allowInsecure)
-      : undefined;
-    return webhookUrl === undefined ? { capabilities } : { capabilities, orderWebhookUrl: webhookUrl };
+    return { profile, maxAgeSeconds };
   }
 }

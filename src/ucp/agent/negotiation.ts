@@ -3,7 +3,7 @@
  * profiles (UCP overview, "Intersection algorithm"): keep a business capability the platform also names,
  * at the highest version both list; then drop extensions whose parents are all gone, until nothing changes.
  */
-import { Capability } from '../protocol.js';
+import { Capability, UCP_RELEASES, type UcpRelease } from '../protocol.js';
 
 export interface CapabilityDeclaration {
   version: string;
@@ -15,6 +15,8 @@ export type NegotiatedCapabilities = ReadonlyMap<string, string>;
 
 /** What negotiating with one agent profile gives: the shared capabilities, and where the platform hears of orders. */
 export interface Negotiation {
+  /** The UCP release of this caller's answers: the newest both sides speak. */
+  release: UcpRelease;
   capabilities: NegotiatedCapabilities;
   /** The order capability's `config.webhook_url`, checked, when the order capability was negotiated. */
   orderWebhookUrl?: string;
@@ -23,6 +25,8 @@ export interface Negotiation {
 /** What negotiation reads from a platform (agent) profile. */
 export interface PlatformProfile {
   version: string;
+  /** Older releases the platform also speaks, each with the URL of its leaf profile (`ucp.supported_versions`). */
+  supportedVersions?: Record<string, string>;
   capabilities: Record<string, CapabilityDeclaration[]>;
   /** The first string `config.webhook_url` of its order capability entries, unchecked. */
   orderWebhookUrl?: string;
@@ -78,13 +82,27 @@ export function readPlatformProfile(document: unknown, known: Iterable<string>):
     }
     capabilities[name] = read;
   }
-  return orderWebhookUrl === undefined ? { version: ucp.version, capabilities } : { version: ucp.version, capabilities, orderWebhookUrl };
+  // supported_versions is read only where it is well formed (release → URL strings); anything else is ignored.
+  const supported = isObject(ucp.supported_versions)
+    ? Object.fromEntries(Object.entries(ucp.supported_versions).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
+    : {};
+  return {
+    version: ucp.version,
+    ...(Object.keys(supported).length > 0 ? { supportedVersions: supported } : {}),
+    capabilities,
+    ...(orderWebhookUrl === undefined ? {} : { orderWebhookUrl }),
+  };
 }
 
 export const isProfileDefect = (read: PlatformProfile | ProfileDefect): read is ProfileDefect => 'message' in read;
 
-export function isVersionSupported(platformVersion: string, businessVersion: string, supportedVersions: readonly string[]): boolean {
-  return platformVersion === businessVersion || supportedVersions.includes(platformVersion);
+/**
+ * The release to answer a platform in: the newest of this store's releases that the platform's profile names, as its
+ * `ucp.version` or a key of its `supported_versions`. Undefined when there is none (`version_unsupported`).
+ */
+export function chooseRelease(profile: Pick<PlatformProfile, 'version' | 'supportedVersions'>): UcpRelease | undefined {
+  const offered = new Set([profile.version, ...Object.keys(profile.supportedVersions ?? {})]);
+  return UCP_RELEASES.find((release) => offered.has(release));
 }
 
 export function intersectCapabilities(

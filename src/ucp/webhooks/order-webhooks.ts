@@ -1,12 +1,14 @@
 /**
  * Order events for the agent platform that asked for them (its profile's order capability `config.webhook_url`,
  * kept on the order): each event becomes one outbox row in the transaction that made it happen, holding the full
- * order as UCP renders it (the order event webhook's request body is the order entity, rest.openapi.json
- * 2026-04-08; the event's id and time travel in the Webhook-Id and Webhook-Timestamp headers).
+ * order as UCP renders it, in the release of the agent that created the checkout (the order event webhook's request
+ * body is the order entity, rest.openapi.json; the event's id and time travel in the Webhook-Id and Webhook-Timestamp
+ * headers).
  */
 import type { OrderEvent, OrderEventSubscriber } from '../../orders/order-events.js';
 import { addToOutbox } from '../../outbox/outbox.js';
 import { ucpOrder } from '../checkout/ucp-checkout.js';
+import { releaseOf } from './agent-releases.js';
 
 /** When the event happened: its fulfillment's or adjustment's time, the order's creation, else now (its transaction). */
 function occurredAt(event: OrderEvent): Date {
@@ -20,7 +22,9 @@ export function orderWebhookSubscriber(options: { baseUrl: string; deadlineSecon
   return async (tx, event) => {
     const url = event.order.webhookUrl;
     if (!url) return;
-    const body = JSON.stringify(ucpOrder(event.order, { baseUrl: options.baseUrl, versions: new Map() }));
+    // In the release of the agent behind the checkout (as it last created or updated it).
+    const release = await releaseOf(tx, event.order.checkoutId);
+    const body = JSON.stringify(ucpOrder(event.order, { release, baseUrl: options.baseUrl, versions: new Map() }));
     const timestamp = Math.floor(occurredAt(event).getTime() / 1000);
     const message = { url, body, timestamp };
     await addToOutbox(tx, { kind: 'webhook', orderId: event.order.id, topic: `order.${event.type}`, message }, options.deadlineSeconds);

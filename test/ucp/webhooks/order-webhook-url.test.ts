@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { AgentProfiles } from '../../../src/ucp/agent/agent-profiles.js';
 import { readPlatformProfile } from '../../../src/ucp/agent/negotiation.js';
-import { SUPPORTED_VERSIONS } from '../../../src/ucp/profile.js';
-import { Capability, IMPLEMENTED_CAPABILITIES, UCP_VERSION, type CapabilityName } from '../../../src/ucp/protocol.js';
+import { Capability, capabilitiesByRelease, type CapabilityName } from '../../../src/ucp/protocol.js';
 import { defineTool, outcome, toolInput, type ToolCaller } from '../../../src/ucp/tools/tool.js';
 import { ToolCalls } from '../../../src/ucp/tools/tool-calls.js';
 import { checkWebhookUrl } from '../../../src/ucp/webhooks/webhook-sender.js';
@@ -20,6 +19,7 @@ import { json, startProfileServer, type ProfileServer } from '../mcp-harness.js'
 after(dropTestDatabases);
 
 const PUBLIC_HOOK = 'https://platform.example.com/webhooks/ucp/orders';
+const UCP_VERSION = '2026-04-08';
 const ADVERTISED: CapabilityName[] = [Capability.checkout, Capability.fulfillment, Capability.order];
 
 /** A platform profile sharing the checkout, with the given order capability entries (none: not declared). */
@@ -79,9 +79,7 @@ for (const backend of backends) {
         '/metadata.json': json(profileWith([orderEntry({ webhook_url: 'https://169.254.169.254/latest/meta-data' })])),
       });
       const agentProfiles = new AgentProfiles({
-        businessVersion: UCP_VERSION,
-        supportedVersions: SUPPORTED_VERSIONS,
-        capabilities: Object.fromEntries(ADVERTISED.map((name) => [name, [IMPLEMENTED_CAPABILITIES[name]]])),
+        capabilities: capabilitiesByRelease(ADVERTISED),
         allowInsecure: true,
         timeoutMs: 30_000,
       });

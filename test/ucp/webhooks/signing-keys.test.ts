@@ -46,7 +46,7 @@ for (const backend of backends) {
         assert.equal(kid, thumbprint(published!), 'the kid is the RFC 7638 thumbprint');
         assert.deepEqual({ kty: published!.kty, crv: published!.crv, use: published!.use, alg: published!.alg }, { kty: 'EC', crv: 'P-256', use: 'sig', alg: 'ES256' });
         assert.ok(!('d' in published!), 'no private member');
-        const profile = businessProfile('https://shop.example', ['dev.ucp.shopping.order'], { signingKeys: keys.published() });
+        const profile = businessProfile('https://shop.example', ['dev.ucp.shopping.order'], '2026-04-08', { signingKeys: keys.published() });
         assert.deepEqual(officialSchemaErrors(OfficialSchema.businessProfile, profile), []);
       } finally {
         await db.close();
