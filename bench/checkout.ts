@@ -23,7 +23,7 @@ type Backend = 'pglite' | 'postgres';
 type Proof = Extract<ApprovalProofMode, 'link' | 'code'>;
 const BENCH_SKU = 'ESP-RIS-10';
 const STOCK = 1_000_000;
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 
 export interface CheckoutBenchResult {
   backend: Backend;

@@ -109,17 +109,6 @@ export interface BuyerProofOptions {
   now?: () => Date;
 }
 
-/** What the agent is told the buyer will be asked for (the escalation message, the profile). */
-export const APPROVAL_PROOF_WORDS: Record<ApprovalProofMode, string> = {
-  'passkey-or-code':
-    "The buyer must approve this order on the store's approval page (continue_url) before it is placed, and prove there that they are the buyer: with a passkey registered to the checkout's email, or a 6-digit code the store emails to that address when the buyer asks for it on the page. No tool can request, read or skip this step; nothing is charged until then.",
-  code: "The buyer must approve this order on the store's approval page (continue_url) before it is placed, and prove there that they are the buyer with a 6-digit code the store emails to the checkout's address when the buyer asks for it on the page. No tool can request, read or skip this step; nothing is charged until then.",
-  link: "The buyer must approve this order on the store's approval page (continue_url) before it is placed; this store asks no further proof there (development mode). Nothing is charged until then.",
-};
-
-/** The proofs a mode accepts, as the profile's checkout capability publishes them. */
-export const APPROVAL_PROOF_METHODS: Record<ApprovalProofMode, string[]> = { 'passkey-or-code': ['passkey', 'email_code'], code: ['email_code'], link: [] };
-
 export const normalEmail = (email: string) => email.trim().toLowerCase();
 
 const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest();

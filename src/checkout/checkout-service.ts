@@ -47,6 +47,7 @@ import {
 } from './checkout-store.js';
 import { ProofRefused, type ApprovalProof, type BuyerProof, type ProvenBy } from './buyer-proof.js';
 import { isTerminal, refusal, type Actor, type CheckoutStatus, type Refusal } from './machine.js';
+import type { FieldPath } from './fields.js';
 import type { AddressInput } from './shipping.js';
 
 /** Lines a checkout may hold, and units per line (as the cart's own ceiling). */
@@ -76,14 +77,14 @@ export class CheckoutNotFound extends Error {
   }
 }
 
-/** A request the checkout refuses (a closed checkout, an unknown variant): nothing changed. */
+/** A request the checkout refuses (a closed checkout, an unknown variant): nothing changed. `field`: the one at fault. */
 export class CheckoutRefused extends Error {
-  constructor(
-    readonly reason: Refusal,
-    readonly path?: string,
-  ) {
+  readonly field: FieldPath | undefined;
+
+  constructor(readonly reason: Refusal) {
     super(reason.content);
     this.name = 'CheckoutRefused';
+    this.field = reason.field;
   }
 }
 
@@ -153,20 +154,24 @@ export class CheckoutService {
   /** Lines as stored, numbered li_1…; every variant must be sold and every quantity within the ceiling. */
   private lines(input: readonly LineInput[]): CheckoutLine[] {
     if (input.length > MAX_CHECKOUT_LINES) {
-      throw new CheckoutRefused({ code: 'too_many_lines', content: `A checkout holds at most ${MAX_CHECKOUT_LINES} lines.` }, '$.line_items');
+      throw new CheckoutRefused({ code: 'too_many_lines', content: `A checkout holds at most ${MAX_CHECKOUT_LINES} lines.`, field: ['lines'], params: { max: MAX_CHECKOUT_LINES } });
     }
     const lookup = this.lookup();
     return input.map((line, index) => {
-      const path = `$.line_items[${index}]`;
       const item = lookup(line.variantId);
       if (!item) {
-        throw new CheckoutRefused({ code: 'not_found', content: `Cannot find variant ${line.variantId}: an item id is a variant id from search_catalog or lookup_catalog.` }, `${path}.item.id`);
+        const variantId = line.variantId;
+        throw new CheckoutRefused({ code: 'not_found', content: `Cannot find variant ${variantId}.`, field: ['lines', index, 'variant'], params: { variantId } });
       }
       if (!Number.isSafeInteger(line.quantity) || line.quantity < 1 || line.quantity > this.options.maxLineQuantity) {
-        throw new CheckoutRefused(
-          { code: 'quantity_limit', content: `The quantity of ${item.product.title} must be from 1 to ${this.options.maxLineQuantity}.` },
-          `${path}.quantity`,
-        );
+        const { title } = item.product;
+        const max = this.options.maxLineQuantity;
+        throw new CheckoutRefused({
+          code: 'quantity_limit',
+          content: `The quantity of ${title} must be from 1 to ${max}.`,
+          field: ['lines', index, 'quantity'],
+          params: { title, max },
+        });
       }
       const sellingPlanId = line.sellingPlanId ?? null;
       return {
@@ -193,7 +198,7 @@ export class CheckoutService {
         const current = await this.expireIfDue(db, open);
         if (!isTerminal(current.status)) return this.answer(db, current);
       }
-      // UCP: a checkout made from a cart uses the cart's lines, whatever lines the request also carries.
+      // A checkout made from a cart uses the cart's lines, whatever lines the request also carries.
       lines = cart.cart.lines.map((priced) => ({
         variantId: priced.line.variantId,
         quantity: priced.line.quantity,
@@ -316,7 +321,9 @@ export class CheckoutService {
     if (!current) throw new CheckoutNotFound(id);
     await this.expireIfDue(db, current);
     const record = await this.change(db, id, (locked) => {
-      if (isTerminal(locked.status)) throw new CheckoutRefused({ code: 'checkout_closed', content: `This checkout is ${locked.status} and can no longer change.` });
+      if (isTerminal(locked.status)) {
+        throw new CheckoutRefused({ code: 'checkout_closed', content: `This checkout is ${locked.status} and can no longer change.`, params: { status: locked.status } });
+      }
       const update = {
         lines,
         buyer: input.buyer ?? {},
@@ -376,7 +383,9 @@ export class CheckoutService {
   async cancel(db: Database, id: string, actor: Actor, reason = 'canceled'): Promise<CheckoutAnswer> {
     const record = await this.change(db, id, (locked) => {
       if (locked.status === 'canceled') return undefined;
-      if (locked.status === 'completed') throw new CheckoutRefused({ code: 'checkout_closed', content: 'This checkout is completed: its order was placed and it cannot be canceled.' });
+      if (locked.status === 'completed') {
+        throw new CheckoutRefused({ code: 'checkout_closed', content: 'This checkout is completed: its order was placed and it cannot be canceled.', params: { status: 'completed' } });
+      }
       return { to: 'canceled', actor, reason };
     });
     return this.answer(db, record);
@@ -511,7 +520,7 @@ export class CheckoutService {
         );
         await markApprovalUsed(tx, token);
         await this.apply(tx, inProgress, { to: 'completed', actor: 'system', reason: `order #${order.number} placed`, update: { orderId: order.id } });
-        // The cart it was bought from is closed: its cookie gets a fresh cart, get_cart answers not found.
+        // The cart it was bought from is closed: its cookie gets a fresh cart, and reading it by token finds nothing.
         if (locked.cartToken) await this.options.carts.close(tx, locked.cartToken);
         await announce(tx, this.options.orderEvents ?? [], { type: 'placed', order });
         // A code proved the email: the browser that typed it may register a passkey for next time.

@@ -1,13 +1,14 @@
 /**
  * A checkout, with no I/O: what was set (lines, buyer, destination, shipping option), priced against the live
- * catalog and stock, with every reason it cannot be completed yet as a message with the JSONPath of the field
- * at fault. Its digest binds the buyer's approval to exactly what they were shown.
+ * catalog and stock, with every reason it cannot be completed yet as a message naming the field at fault (in
+ * the domain's names: each door renders it). Its digest binds the buyer's approval to exactly what they were shown.
  */
 import { createHash } from 'node:crypto';
 import type { CheckoutConfig } from '../config.js';
 import { findSellingPlan, itemName, type Purchasable, type VariantLookup } from '../cart/cart.js';
 import { formatMoney, sellingPlanPrice } from '../catalog/types.js';
 import { sellableQuantity, type StockLevels } from '../inventory/stock.js';
+import type { FieldPath } from './fields.js';
 import { statusForInformation, type CheckoutStatus, type Refusal } from './machine.js';
 import { formatAddress, readUsAddress, shippingOptions, type AddressInput, type PostalAddress, type ShippingOption } from './shipping.js';
 import { checkoutTotals, type CheckoutTotals } from './totals.js';
@@ -52,12 +53,10 @@ export interface CheckoutRecord {
   updatedAt: Date;
 }
 
-export interface CheckoutMessage {
+/** A fact about a checkout (a refusal's code, field and params) with its kind and who can resolve it. */
+export interface CheckoutMessage extends Refusal {
   type: 'error' | 'warning' | 'info';
-  code: string;
-  content: string;
   severity?: 'recoverable' | 'requires_buyer_input' | 'requires_buyer_review' | 'unrecoverable';
-  path?: string;
 }
 
 export interface PricedCheckoutLine {
@@ -87,14 +86,6 @@ export interface CheckoutView {
   blockers: Refusal[];
   expired: boolean;
 }
-
-/** Fulfillment paths: the one shipping method, its one destination and its one group. */
-export const PATH = {
-  email: '$.buyer.email',
-  destination: '$.fulfillment.methods[0].destinations[0]',
-  option: '$.fulfillment.methods[0].groups[0].selected_option_id',
-  line: (index: number) => `$.line_items[${index}]`,
-};
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -140,7 +131,7 @@ function markBackorders(lines: PricedCheckoutLine[], stock: StockLevels): void {
 
 const money = (cents: number) => formatMoney(cents);
 
-/** Prices a checkout now and says what is missing or wrong, each with the path of the field. */
+/** Prices a checkout now and says what is missing or wrong, each naming its field. */
 export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stock: StockLevels, config: CheckoutConfig, now: Date): CheckoutView {
   const lines = record.lines.map((line) => priceLine(line, lookup));
   markBackorders(lines, stock);
@@ -148,55 +139,71 @@ export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stoc
   const blockers: Refusal[] = [];
   const block = (message: CheckoutMessage) => {
     messages.push(message);
-    blockers.push({ code: message.code, content: message.content });
+    const { type: _type, severity: _severity, ...refusal } = message;
+    blockers.push(refusal);
   };
 
-  if (lines.length === 0) block({ type: 'error', code: 'empty_checkout', content: 'The checkout has no line items.', severity: 'recoverable', path: '$.line_items' });
+  if (lines.length === 0) block({ type: 'error', code: 'empty_checkout', content: 'The checkout has no items.', severity: 'recoverable', field: ['lines'] });
   const demand = new Map<number, number>();
   for (const priced of lines) demand.set(priced.line.variantId, (demand.get(priced.line.variantId) ?? 0) + priced.line.quantity);
   lines.forEach((priced, index) => {
-    const path = PATH.line(index);
+    const field: FieldPath = ['lines', index];
+    const title = priced.title;
     if (!priced.item) {
-      block({ type: 'error', code: 'item_unavailable', content: `Variant ${priced.line.variantId} is no longer sold; remove the line.`, severity: 'recoverable', path });
+      const variantId = priced.line.variantId;
+      block({ type: 'error', code: 'item_unavailable', content: `Variant ${variantId} is no longer sold; remove the line.`, severity: 'recoverable', field, params: { variantId } });
       return;
     }
     const sellable = sellableQuantity(priced.item.variant, stock);
     const wanted = demand.get(priced.line.variantId) ?? 0;
     if (sellable <= 0) {
-      block({ type: 'error', code: 'out_of_stock', content: `${priced.title} is sold out; remove the line.`, severity: 'recoverable', path });
+      block({ type: 'error', code: 'out_of_stock', content: `${title} is sold out; remove the line.`, severity: 'recoverable', field, params: { title } });
     } else if (wanted > sellable) {
-      block({ type: 'error', code: 'insufficient_stock', content: `Only ${sellable} of ${priced.title} left; lower the quantity.`, severity: 'recoverable', path });
+      block({
+        type: 'error',
+        code: 'insufficient_stock',
+        content: `Only ${sellable} of ${title} left; lower the quantity.`,
+        severity: 'recoverable',
+        field,
+        params: { title, available: sellable },
+      });
     }
     if (priced.backordered > 0) {
       messages.push({
         type: 'warning',
         code: 'backordered',
-        content: `${priced.backordered} of ${priced.line.quantity} ${priced.title} ship later: they are sold beyond the stock on hand (backordered).`,
-        path,
+        content: `${priced.backordered} of ${priced.line.quantity} ${title} ship later: they are sold beyond the stock on hand (backordered).`,
+        field,
+        params: { title, backordered: priced.backordered, quantity: priced.line.quantity },
       });
     }
     if (priced.line.quotedPrice !== null && priced.line.quotedPrice !== priced.unitPrice) {
       messages.push({
         type: 'warning',
         code: 'price_changed',
-        content: `The price of ${priced.title} changed from ${money(priced.line.quotedPrice)} to ${money(priced.unitPrice)}.`,
-        path,
+        content: `The price of ${title} changed from ${money(priced.line.quotedPrice)} to ${money(priced.unitPrice)}.`,
+        field,
+        params: { title, from: priced.line.quotedPrice, to: priced.unitPrice },
       });
     }
   });
 
   const email = record.buyer.email;
-  if (!email) block({ type: 'error', code: 'missing', content: "The buyer's email is needed for the order confirmation.", severity: 'recoverable', path: PATH.email });
-  else if (!EMAIL.test(email)) block({ type: 'error', code: 'invalid', content: `"${email.slice(0, 80)}" is not an email address.`, severity: 'recoverable', path: PATH.email });
+  if (!email) block({ type: 'error', code: 'missing', content: "The buyer's email is needed for the order confirmation.", severity: 'recoverable', field: ['buyer', 'email'] });
+  else if (!EMAIL.test(email)) {
+    const given = email.slice(0, 80);
+    block({ type: 'error', code: 'invalid', content: `"${given}" is not an email address.`, severity: 'recoverable', field: ['buyer', 'email'], params: { email: given } });
+  }
 
   let address: PostalAddress | undefined;
   if (!record.destination) {
-    block({ type: 'error', code: 'missing', content: 'A US shipping address is needed.', severity: 'recoverable', path: PATH.destination });
+    block({ type: 'error', code: 'missing', content: 'A US shipping address is needed.', severity: 'recoverable', field: ['destination'] });
   } else {
     const read = readUsAddress(record.destination);
     address = read.address;
     for (const problem of read.problems) {
-      block({ type: 'error', code: problem.code, content: problem.content, severity: 'recoverable', path: `${PATH.destination}.${problem.field}` });
+      const { field, ...fact } = problem;
+      block({ type: 'error', ...fact, severity: 'recoverable', field: ['destination', field] });
     }
   }
 
@@ -204,22 +211,25 @@ export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stoc
   const options = shippingOptions(config, subtotal);
   let selectedOption: ShippingOption | undefined;
   if (record.shippingOption === null) {
+    // The options themselves are the view's `options`: each door names them its own way.
     block({
       type: 'error',
       code: 'missing',
-      content: `Choose a shipping option: ${options.map((o) => `${o.id} (${o.title}, ${money(o.amount)})`).join(' or ')}.`,
+      content: `Choose a shipping option: ${options.map((o) => `${o.title} (${money(o.amount)})`).join(' or ')}.`,
       severity: 'recoverable',
-      path: PATH.option,
+      field: ['shippingOption'],
     });
   } else {
     selectedOption = options.find((option) => option.id === record.shippingOption);
     if (!selectedOption) {
+      const given = record.shippingOption.slice(0, 40);
       block({
         type: 'error',
         code: 'invalid',
-        content: `"${record.shippingOption.slice(0, 40)}" is not a shipping option; choose ${options.map((o) => o.id).join(' or ')}.`,
+        content: `"${given}" is not a shipping option; choose ${options.map((o) => o.title).join(' or ')}.`,
         severity: 'recoverable',
-        path: PATH.option,
+        field: ['shippingOption'],
+        params: { option: given },
       });
     }
   }

@@ -1,7 +1,7 @@
 /**
  * The checkout's states and the moves between them, read at a glance: one table of allowed transitions, each
- * with the guard that may refuse it. A guard returns the reason it refuses (a UCP message code and words for
- * people), and that reason reaches the client. "Needs the buyer's approval" is one such reason: an agent asking
+ * with the guard that may refuse it. A guard returns the reason it refuses (a stable code, the field at fault, and
+ * default words with no protocol in them), and each door renders that reason for its client. "Needs the buyer's approval" is one such reason: an agent asking
  * to complete is refused with it, and the checkout is escalated to the buyer instead. No I/O here.
  *
  *   incomplete  <->  ready_for_complete     (information complete or missing again)
@@ -14,15 +14,25 @@
  *   canceled from any state before completed; an expired checkout is canceled (immutable).
  */
 
+import type { FactParams, FieldPath } from './fields.js';
+
 export const CHECKOUT_STATUSES = ['incomplete', 'requires_escalation', 'ready_for_complete', 'complete_in_progress', 'completed', 'canceled'] as const;
 export type CheckoutStatus = (typeof CHECKOUT_STATUSES)[number];
 
 /** Who moved the checkout: the agent (MCP), the buyer (the approval page), the store itself, or the merchant. */
 export type Actor = 'agent' | 'buyer' | 'system' | 'merchant';
 
+/**
+ * Why something cannot be done, as a fact: a stable code, the field at fault and the figures a door needs to say
+ * it in its own words. `content` is a default sentence with no protocol words in it, kept because refusals are
+ * also written down when they happen (the checkout's history, a voided approval's reason) and for a door with
+ * nothing better to say.
+ */
 export interface Refusal {
   code: string;
   content: string;
+  field?: FieldPath;
+  params?: FactParams;
 }
 
 /** What a guard may look at. */
@@ -55,10 +65,7 @@ const approvedByBuyer: Guard = (context) => {
   const refused = informationComplete(context);
   if (refused) return refused;
   if (context.actor !== 'buyer' || !context.approvedByBuyer) {
-    return {
-      code: 'buyer_approval_required',
-      content: 'The buyer must approve this order on the store\'s approval page (continue_url) before it is placed; nothing is charged until then.',
-    };
+    return { code: 'buyer_approval_required', content: "The buyer must approve this order on the store's approval page before it is placed; nothing is charged until then." };
   }
   return undefined;
 };
@@ -103,10 +110,10 @@ export const TRANSITIONS: Readonly<Record<CheckoutStatus, Partial<Record<Checkou
 /** Why `from -> to` is refused in this context, or undefined when it is allowed. */
 export function refusal(from: CheckoutStatus, to: CheckoutStatus, context: TransitionContext): Refusal | undefined {
   if (isTerminal(from)) {
-    return { code: 'checkout_closed', content: `This checkout is ${from} and can no longer change.` };
+    return { code: 'checkout_closed', content: `This checkout is ${from} and can no longer change.`, params: { status: from } };
   }
   const guard = TRANSITIONS[from][to];
-  if (!guard) return { code: 'not_allowed', content: `A checkout that is ${from.replace(/_/g, ' ')} cannot become ${to.replace(/_/g, ' ')}.` };
+  if (!guard) return { code: 'not_allowed', content: `A checkout that is ${from.replace(/_/g, ' ')} cannot become ${to.replace(/_/g, ' ')}.`, params: { from, to } };
   return guard(context);
 }
 

@@ -3,6 +3,7 @@
  * (standard, free from a threshold; express). No I/O.
  */
 import type { CheckoutConfig } from '../config.js';
+import type { AddressField, FactParams } from './fields.js';
 
 export interface PostalAddress {
   firstName?: string;
@@ -29,15 +30,20 @@ export const US_REGIONS = new Set(
     'UT VT VA WA WV WI WY DC PR GU VI AS MP').split(' '),
 );
 
-/** A field of an address that is missing or wrong: which one (a UCP JSONPath under the destination) and why. */
+/** A part of an address that is missing or wrong: which one (in the domain's names) and why. */
 export interface AddressProblem {
-  field: string;
+  field: AddressField;
   code: 'missing' | 'invalid' | 'address_undeliverable';
   content: string;
+  params?: FactParams;
 }
 
-/** An address as a client sent it (UCP postal_address names); anything not a string counts as absent. */
-export type AddressInput = Record<string, unknown>;
+/** The parts of an address, as the domain names them. */
+export const ADDRESS_KEYS = ['firstName', 'lastName', 'streetAddress', 'extendedAddress', 'locality', 'region', 'postalCode', 'country', 'phoneNumber'] as const;
+export type AddressKey = (typeof ADDRESS_KEYS)[number];
+
+/** An address as a client gave it, not yet checked (each door maps its own names onto these). */
+export type AddressInput = Partial<Record<AddressKey, string>>;
 
 const text = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : undefined);
 
@@ -47,22 +53,22 @@ const text = (value: unknown, max = 200): string | undefined => (typeof value ==
  */
 export function readUsAddress(input: AddressInput): { address?: PostalAddress; problems: AddressProblem[] } {
   const problems: AddressProblem[] = [];
-  const country = text(input.address_country)?.toUpperCase();
+  const country = text(input.country)?.toUpperCase();
   if (country !== undefined && country !== 'US' && country !== 'USA') {
-    problems.push({ field: 'address_country', code: 'address_undeliverable', content: 'This store ships to addresses in the United States only (address_country "US").' });
+    problems.push({ field: 'country', code: 'address_undeliverable', content: 'This store ships to addresses in the United States only.', params: { country: country.slice(0, 20) } });
   }
-  const street = text(input.street_address);
-  if (!street) problems.push({ field: 'street_address', code: 'missing', content: 'The shipping address needs a street address.' });
-  const locality = text(input.address_locality, 100);
-  if (!locality) problems.push({ field: 'address_locality', code: 'missing', content: 'The shipping address needs a city (address_locality).' });
-  const region = text(input.address_region, 40)?.toUpperCase();
-  if (!region) problems.push({ field: 'address_region', code: 'missing', content: 'The shipping address needs a state (address_region, a two-letter code such as CA).' });
-  else if (!US_REGIONS.has(region)) problems.push({ field: 'address_region', code: 'invalid', content: `"${region.slice(0, 20)}" is not a US state code (address_region, such as CA or NY).` });
-  const postalCode = text(input.postal_code, 20);
-  if (!postalCode) problems.push({ field: 'postal_code', code: 'missing', content: 'The shipping address needs a ZIP code (postal_code).' });
-  else if (!/^\d{5}(-\d{4})?$/.test(postalCode)) problems.push({ field: 'postal_code', code: 'invalid', content: 'A ZIP code is 5 digits, or 5 digits, a hyphen and 4 more (postal_code).' });
+  const street = text(input.streetAddress);
+  if (!street) problems.push({ field: 'streetAddress', code: 'missing', content: 'The shipping address needs a street address.' });
+  const locality = text(input.locality, 100);
+  if (!locality) problems.push({ field: 'locality', code: 'missing', content: 'The shipping address needs a city.' });
+  const region = text(input.region, 40)?.toUpperCase();
+  if (!region) problems.push({ field: 'region', code: 'missing', content: 'The shipping address needs a state (a two-letter code such as CA).' });
+  else if (!US_REGIONS.has(region)) problems.push({ field: 'region', code: 'invalid', content: `"${region.slice(0, 20)}" is not a US state code (such as CA or NY).`, params: { region: region.slice(0, 20) } });
+  const postalCode = text(input.postalCode, 20);
+  if (!postalCode) problems.push({ field: 'postalCode', code: 'missing', content: 'The shipping address needs a ZIP code.' });
+  else if (!/^\d{5}(-\d{4})?$/.test(postalCode)) problems.push({ field: 'postalCode', code: 'invalid', content: 'A ZIP code is 5 digits, or 5 digits, a hyphen and 4 more.' });
   if (problems.length > 0) return { problems };
-  const optional = (key: string, max = 100) => text(input[key], max);
+  const optional = (key: AddressKey, max = 100) => text(input[key], max);
   const address: PostalAddress = {
     streetAddress: street!,
     locality: locality!,
@@ -70,13 +76,13 @@ export function readUsAddress(input: AddressInput): { address?: PostalAddress; p
     postalCode: postalCode!,
     country: 'US',
   };
-  const extended = optional('extended_address', 200);
+  const extended = optional('extendedAddress', 200);
   if (extended) address.extendedAddress = extended;
-  const firstName = optional('first_name');
+  const firstName = optional('firstName');
   if (firstName) address.firstName = firstName;
-  const lastName = optional('last_name');
+  const lastName = optional('lastName');
   if (lastName) address.lastName = lastName;
-  const phone = optional('phone_number', 40);
+  const phone = optional('phoneNumber', 40);
   if (phone) address.phoneNumber = phone;
   return { address, problems };
 }

@@ -38,7 +38,7 @@ export const SCOPES = [
 type SecurityRequirement = Record<string, readonly string[]>;
 export const PUBLIC_READ: SecurityRequirement[] = [{}, { publicRead: ['catalog:read'] }];
 export const SESSION_CART: SecurityRequirement[] = [{ sessionCart: ['cart:write'] }];
-/** The commerce endpoint: catalog and cart tools need no credential; checkout tools act within a UCP session. */
+/** The commerce endpoint: catalog and cart tools need no credential; checkout and order tools need a UCP session (an agent profile). */
 export const UCP_SESSION: SecurityRequirement[] = [{}, { ucpSession: ['checkout:write', 'checkout:complete'] }];
 
 export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
@@ -81,7 +81,9 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
             in: 'header',
             name: 'Mcp-Session-Id',
             description:
-              'Scopes checkout:write and checkout:complete on the commerce-protocol endpoint. checkout:complete also needs a ' +
+              'Scopes checkout:write and checkout:complete on the commerce-protocol endpoint: a UCP session, the one that names ' +
+              'its agent profile (`meta["ucp-agent"].profile`, negotiated per call). Without a profile a caller is anonymous ' +
+              'and may use the catalog and cart tools only. checkout:complete also needs a ' +
               "human's explicit approval at the moment of payment, given on a page this store serves.",
           },
         },

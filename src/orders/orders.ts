@@ -1,7 +1,7 @@
 /**
  * Orders: placed inside the approval's transaction from what the buyer approved. An order's lines copy title,
  * variant, SKU and unit price, so a later catalog change never rewrites an order. Read by the order page, the
- * UCP `get_order` tool and the merchant's `storefront orders` command.
+ * commerce door's order lookup and the merchant's `storefront orders` command.
  */
 import { randomBytes } from 'node:crypto';
 import type { PostalAddress } from '../checkout/shipping.js';

@@ -13,7 +13,7 @@ import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 
 after(dropTestDatabases);
 
-const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
 
 for (const backend of backends) {
   describe(`approval links (${backend.name})`, () => {

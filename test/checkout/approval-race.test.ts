@@ -10,7 +10,7 @@ import { backends, dropTestDatabases, startTestStore } from '../helpers/store.js
 
 after(dropTestDatabases);
 
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 
 for (const backend of backends) {
   describe(`approvals racing for the last units (${backend.name})`, () => {

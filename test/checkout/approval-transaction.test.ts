@@ -16,7 +16,7 @@ import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 after(dropTestDatabases);
 
 const BUYER = { email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
-const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
 const complete = (lines: LineInput[]): CheckoutInput => ({ lines, buyer: BUYER, destination: ADDRESS, shippingOption: 'standard' });
 
 const onHandIn = async (db: Queryable, variantId: number) =>

@@ -286,7 +286,7 @@ for (const backend of backends) {
       assert.deepEqual(checkout.config.buyer_approval.proof, ['passkey', 'email_code']);
       const { id } = await awaitingApproval();
       const answer = (await t.store.checkouts.get(t.store.db, id))!;
-      const mapping = { baseUrl: BASE_URL, policies: t.store.config.checkout.policies, payments: t.store.payments, versions: new Map<string, string>() };
+      const mapping = { baseUrl: BASE_URL, policies: t.store.config.checkout.policies, payments: t.store.payments, versions: new Map<string, string>(), release: '2026-04-08' as const };
       const asked = ucpCheckout(answer, { ...mapping, approvalProof: 'passkey-or-code' });
       assert.equal(asked.status, 'requires_escalation');
       const message = (asked.messages as { code: string; content: string }[]).find((m) => m.code === 'buyer_approval_required')!;

@@ -1,6 +1,6 @@
 /**
  * The checkout service on both backends (src/checkout/checkout-service.ts): creating from lines or a cart,
- * full-replacement updates, messages with the JSONPath of the field at fault, an agent's request to complete
+ * full-replacement updates, messages naming the field at fault (in the domain's names), an agent's request to complete
  * (it escalates to the buyer and never orders), the recorded transitions, cancel and expiry.
  */
 import assert from 'node:assert/strict';
@@ -14,12 +14,14 @@ import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 after(dropTestDatabases);
 
 const BUYER = { email: 'ada@example.com', firstName: 'Ada' };
-const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
-const DESTINATION = '$.fulfillment.methods[0].destinations[0]';
-const OPTION = '$.fulfillment.methods[0].groups[0].selected_option_id';
+const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
+const EMAIL = ['buyer', 'email'];
+const DESTINATION = ['destination'];
+const OPTION = ['shippingOption'];
 
 const complete = (lines: LineInput[]): CheckoutInput => ({ lines, buyer: BUYER, destination: ADDRESS, shippingOption: 'standard' });
-const errorPaths = (messages: CheckoutMessage[]) => messages.filter((m) => m.type === 'error').map((m) => m.path);
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const errorFields = (messages: CheckoutMessage[]) => messages.filter((m) => m.type === 'error').map((m) => m.field);
 
 for (const backend of backends) {
   describe(`checkout service (${backend.name})`, () => {
@@ -64,10 +66,10 @@ for (const backend of backends) {
     }
 
     describe('creating and updating', () => {
-      it('a checkout from lines alone is incomplete, with one message per missing field at its JSONPath', async () => {
+      it('a checkout from lines alone is incomplete, with one message per missing field, naming it', async () => {
         const answer = await store.checkouts.create(store.db, { lines: [{ variantId: variant('ESP-DEC-10'), quantity: 1 }] }, 'agent', 'agent');
         assert.equal(answer.view.record.status, 'incomplete');
-        assert.deepEqual(errorPaths(answer.view.messages), ['$.buyer.email', DESTINATION, OPTION]);
+        assert.deepEqual(errorFields(answer.view.messages), [EMAIL, DESTINATION, OPTION]);
         for (const message of answer.view.messages) {
           assert.equal(message.code, 'missing');
           assert.equal(message.severity, 'recoverable');
@@ -80,22 +82,22 @@ for (const backend of backends) {
         assert.match(answer.view.record.id, /^chk_[A-Za-z0-9_-]{22}$/);
       });
 
-      it('an address with problems gives one message per field under the destination path; a bad email and option are named too', async () => {
+      it('an address with problems gives one message per field of the destination; a bad email and option are named too', async () => {
         const answer = await store.checkouts.create(
           store.db,
-          { lines: [{ variantId: variant('ESP-DEC-10'), quantity: 1 }], buyer: { email: 'not-an-email' }, destination: { street_address: '1 Market St', address_region: 'ZZ', address_country: 'US' }, shippingOption: 'overnight' },
+          { lines: [{ variantId: variant('ESP-DEC-10'), quantity: 1 }], buyer: { email: 'not-an-email' }, destination: { streetAddress: '1 Market St', region: 'ZZ', country: 'US' }, shippingOption: 'overnight' },
           'agent',
           'agent',
         );
         assert.equal(answer.view.record.status, 'incomplete');
         assert.deepEqual(
-          answer.view.messages.map((m) => [m.path, m.code]),
+          answer.view.messages.map((m) => [m.field, m.code, m.params]),
           [
-            ['$.buyer.email', 'invalid'],
-            [`${DESTINATION}.address_locality`, 'missing'],
-            [`${DESTINATION}.address_region`, 'invalid'],
-            [`${DESTINATION}.postal_code`, 'missing'],
-            [OPTION, 'invalid'],
+            [EMAIL, 'invalid', { email: 'not-an-email' }],
+            [['destination', 'locality'], 'missing', undefined],
+            [['destination', 'region'], 'invalid', { region: 'ZZ' }],
+            [['destination', 'postalCode'], 'missing', undefined],
+            [OPTION, 'invalid', { option: 'overnight' }],
           ],
         );
         assert.equal(answer.view.totals.tax, undefined, 'no tax without a valid address');
@@ -144,7 +146,7 @@ for (const backend of backends) {
         assert.equal(record.destination, null);
         assert.equal(record.shippingOption, null);
         assert.deepEqual(record.lines.map((l) => [l.id, l.variantId, l.quantity]), [['li_1', variant('ESP-LUN-10'), 3]]);
-        assert.deepEqual(errorPaths(updated.view.messages), ['$.buyer.email', DESTINATION, OPTION]);
+        assert.deepEqual(errorFields(updated.view.messages), [EMAIL, DESTINATION, OPTION]);
         const reread = (await store.checkouts.get(store.db, id))!.view.record;
         assert.deepEqual([reread.buyer, reread.destination, reread.shippingOption, reread.lines.length], [{}, null, null, 1]);
       });
@@ -198,21 +200,21 @@ for (const backend of backends) {
         assert.equal(await count('checkouts'), before);
       });
 
-      it('an unknown variant is refused with the path of its line and nothing is stored', async () => {
+      it('an unknown variant is refused naming its line and nothing is stored', async () => {
         const before = [await count('checkouts'), await count('checkout_transitions')];
         await assert.rejects(
           store.checkouts.create(store.db, complete([{ variantId: variant('ESP-DEC-10'), quantity: 1 }, { variantId: 987_654_321, quantity: 1 }]), 'agent', 'agent'),
-          (error: unknown) => error instanceof CheckoutRefused && error.reason.code === 'not_found' && error.path === '$.line_items[1].item.id' && /987654321/.test(error.message),
+          (error: unknown) => error instanceof CheckoutRefused && error.reason.code === 'not_found' && same(error.field, ['lines', 1, 'variant']) && error.reason.params?.variantId === 987_654_321 && /987654321/.test(error.message),
         );
         assert.deepEqual([await count('checkouts'), await count('checkout_transitions')], before);
       });
 
-      it('a quantity out of range is refused with the path of its quantity and nothing is stored', async () => {
+      it('a quantity out of range is refused naming its quantity and nothing is stored', async () => {
         const before = await count('checkouts');
         for (const quantity of [0, -1, 1.5, store.config.cartMaxLineQuantity + 1]) {
           await assert.rejects(
             store.checkouts.create(store.db, { lines: [{ variantId: variant('ESP-DEC-10'), quantity }] }, 'agent', 'agent'),
-            (error: unknown) => error instanceof CheckoutRefused && error.reason.code === 'quantity_limit' && error.path === '$.line_items[0].quantity',
+            (error: unknown) => error instanceof CheckoutRefused && error.reason.code === 'quantity_limit' && same(error.field, ['lines', 0, 'quantity']),
             `${quantity}`,
           );
         }
@@ -238,7 +240,7 @@ for (const backend of backends) {
     });
 
     describe('stock and price messages', () => {
-      it('a sold-out line gives an out_of_stock message at its path and keeps the checkout incomplete', async () => {
+      it('a sold-out line gives an out_of_stock message naming its line and keeps the checkout incomplete', async () => {
         const soldOut = variant('ESP-CLA-50');
         const previous = store.inventory.onHand(soldOut);
         await store.inventory.setOnHand(store.db, 'ESP-CLA-50', 0);
@@ -250,7 +252,7 @@ for (const backend of backends) {
             'agent',
           );
           assert.equal(answer.view.record.status, 'incomplete');
-          assert.deepEqual(answer.view.messages.map((m) => [m.code, m.path]), [['out_of_stock', '$.line_items[1]']]);
+          assert.deepEqual(answer.view.messages.map((m) => [m.code, m.field]), [['out_of_stock', ['lines', 1]]]);
           assert.match(answer.view.messages[0]!.content, /sold out/);
         } finally {
           await store.inventory.setOnHand(store.db, 'ESP-CLA-50', previous);
@@ -268,9 +270,9 @@ for (const backend of backends) {
           ];
           const answer = await store.checkouts.create(store.db, complete(lines), 'agent', 'agent');
           assert.equal(answer.view.record.status, 'incomplete');
-          assert.deepEqual(answer.view.messages.map((m) => [m.code, m.path]), [
-            ['insufficient_stock', '$.line_items[0]'],
-            ['insufficient_stock', '$.line_items[1]'],
+          assert.deepEqual(answer.view.messages.map((m) => [m.code, m.field, m.params?.available]), [
+            ['insufficient_stock', ['lines', 0], 3],
+            ['insufficient_stock', ['lines', 1], 3],
           ]);
           assert.match(answer.view.messages[0]!.content, /Only 3/);
           const fewer = await store.checkouts.update(store.db, answer.view.record.id, complete([lines[0]!, { ...lines[1]!, quantity: 1 }]), 'agent');
@@ -288,7 +290,7 @@ for (const backend of backends) {
         try {
           const answer = (await store.checkouts.get(store.db, created.view.record.id))!;
           assert.equal(answer.view.record.status, 'ready_for_complete');
-          assert.deepEqual(answer.view.messages.map((m) => [m.type, m.code, m.path]), [['warning', 'price_changed', '$.line_items[0]']]);
+          assert.deepEqual(answer.view.messages.map((m) => [m.type, m.code, m.field, m.params?.from, m.params?.to]), [['warning', 'price_changed', ['lines', 0], 650, 700]]);
           assert.match(answer.view.messages[0]!.content, /\$6\.50 to \$7\.00/);
           assert.equal(answer.view.totals.subtotal, 1400);
           // Setting the lines again quotes the new price: the warning goes.
@@ -331,7 +333,7 @@ for (const backend of backends) {
         assert.equal(answer.view.record.status, 'incomplete');
         assert.equal(answer.approval, undefined);
         assert.notEqual(answer.escalation?.code, 'buyer_approval_required');
-        assert.deepEqual(errorPaths(answer.view.messages), [DESTINATION, OPTION]);
+        assert.deepEqual(errorFields(answer.view.messages), [DESTINATION, OPTION]);
         assert.equal(await count('checkout_approvals', 'checkout_id = $1', [created.view.record.id]), 0);
         assert.equal(await count('orders', 'checkout_id = $1', [created.view.record.id]), 0);
       });

@@ -24,8 +24,8 @@ const context = (overrides: Partial<TransitionContext> = {}): TransitionContext 
   ...overrides,
 });
 
-const missingEmail: Refusal = { code: 'missing', content: "The buyer's email is needed." };
-const missingAddress: Refusal = { code: 'missing', content: 'A US shipping address is needed.' };
+const missingEmail: Refusal = { code: 'missing', content: "The buyer's email is needed.", field: ['buyer', 'email'] };
+const missingAddress: Refusal = { code: 'missing', content: 'A US shipping address is needed.', field: ['destination'] };
 
 /** The spec's table: every allowed move, with a context its guard lets through. */
 const ALLOWED: [CheckoutStatus, CheckoutStatus, TransitionContext][] = [

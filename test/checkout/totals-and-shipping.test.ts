@@ -12,13 +12,13 @@ import { ConfigError, loadConfig, type CheckoutConfig } from '../../src/config.j
 const checkoutConfig = (overrides: Partial<CheckoutConfig> = {}): CheckoutConfig => ({ ...loadConfig({}).checkout, ...overrides });
 
 const ADDRESS = {
-  first_name: 'Ada',
-  last_name: 'Lovelace',
-  street_address: '1 Market St',
-  address_locality: 'San Francisco',
-  address_region: 'CA',
-  postal_code: '94105',
-  address_country: 'US',
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  streetAddress: '1 Market St',
+  locality: 'San Francisco',
+  region: 'CA',
+  postalCode: '94105',
+  country: 'US',
 };
 
 const isCents = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
@@ -137,7 +137,7 @@ describe('shipping options: standard, free from the threshold, and express', () 
 
 describe('US addresses: every problem reported with its field', () => {
   it('a complete US address is read, with the state upper-cased and the optional fields kept', () => {
-    const { address, problems } = readUsAddress({ ...ADDRESS, address_region: 'ca', extended_address: 'Suite 5', phone_number: '+1 415 555 0100' });
+    const { address, problems } = readUsAddress({ ...ADDRESS, region: 'ca', extendedAddress: 'Suite 5', phoneNumber: '+1 415 555 0100' });
     assert.deepEqual(problems, []);
     assert.deepEqual(address, {
       firstName: 'Ada',
@@ -155,7 +155,7 @@ describe('US addresses: every problem reported with its field', () => {
 
   it('the country may be left out, or given as US or USA in any case; ZIP+4 is accepted', () => {
     for (const country of [undefined, 'US', 'us', 'USA']) {
-      assert.deepEqual(readUsAddress({ ...ADDRESS, address_country: country, postal_code: '94105-1420' }).problems, [], `${country}`);
+      assert.deepEqual(readUsAddress({ ...ADDRESS, country: country, postalCode: '94105-1420' }).problems, [], `${country}`);
     }
   });
 
@@ -165,47 +165,47 @@ describe('US addresses: every problem reported with its field', () => {
     assert.deepEqual(
       problems.map((p) => [p.field, p.code]),
       [
-        ['street_address', 'missing'],
-        ['address_locality', 'missing'],
-        ['address_region', 'missing'],
-        ['postal_code', 'missing'],
+        ['streetAddress', 'missing'],
+        ['locality', 'missing'],
+        ['region', 'missing'],
+        ['postalCode', 'missing'],
       ],
     );
     for (const problem of problems) assert.ok(problem.content.length > 10);
   });
 
-  for (const field of ['street_address', 'address_locality', 'address_region', 'postal_code'] as const) {
-    it(`leaving out ${field} (or sending blanks or a number) reports that field alone as missing`, () => {
+  for (const [key, field] of [['street_address', 'streetAddress'], ['address_locality', 'locality'], ['address_region', 'region'], ['postal_code', 'postalCode']] as const) {
+    it(`leaving out ${key} (or sending blanks or a number) reports that field (${field}) alone as missing`, () => {
       for (const value of [undefined, '', '   ', 94105]) {
-        const { address, problems } = readUsAddress({ ...ADDRESS, [field]: value });
+        const { address, problems } = readUsAddress({ ...ADDRESS, [key]: value });
         assert.equal(address, undefined);
-        assert.deepEqual(problems.map((p) => [p.field, p.code]), [[field, 'missing']], `${field}=${String(value)}`);
+        assert.deepEqual(problems.map((p) => [p.field, p.code]), [[field, 'missing']], `${key}=${String(value)}`);
       }
     });
   }
 
-  it('another country is undeliverable, reported on address_country', () => {
+  it('another country is undeliverable, reported on the country', () => {
     for (const country of ['CA', 'Canada', 'GB', 'MX']) {
-      const { address, problems } = readUsAddress({ ...ADDRESS, address_country: country });
+      const { address, problems } = readUsAddress({ ...ADDRESS, country: country });
       assert.equal(address, undefined);
-      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['address_country', 'address_undeliverable']], country);
+      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['country', 'address_undeliverable']], country);
       assert.match(problems[0]!.content, /United States/);
     }
   });
 
   for (const zip of ['9410', '941055', '94105-14', '941051420', 'ABCDE', '94 105']) {
-    it(`ZIP "${zip}" is invalid, reported on postal_code`, () => {
-      const { address, problems } = readUsAddress({ ...ADDRESS, postal_code: zip });
+    it(`ZIP "${zip}" is invalid, reported on the postal code`, () => {
+      const { address, problems } = readUsAddress({ ...ADDRESS, postalCode: zip });
       assert.equal(address, undefined);
-      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['postal_code', 'invalid']]);
+      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['postalCode', 'invalid']]);
     });
   }
 
   for (const state of ['ZZ', 'California', 'C', 'QC']) {
-    it(`state "${state}" is not a US state, reported on address_region`, () => {
-      const { address, problems } = readUsAddress({ ...ADDRESS, address_region: state });
+    it(`state "${state}" is not a US state, reported on the region`, () => {
+      const { address, problems } = readUsAddress({ ...ADDRESS, region: state });
       assert.equal(address, undefined);
-      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['address_region', 'invalid']]);
+      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['region', 'invalid']]);
     });
   }
 
@@ -215,7 +215,7 @@ describe('US addresses: every problem reported with its field', () => {
   });
 
   it('several problems at once are all reported, not only the first', () => {
-    const { problems } = readUsAddress({ address_country: 'FR', address_region: 'ZZ', postal_code: '1' });
-    assert.deepEqual(problems.map((p) => p.field).sort(), ['address_country', 'address_locality', 'address_region', 'postal_code', 'street_address']);
+    const { problems } = readUsAddress({ country: 'FR', region: 'ZZ', postalCode: '1' });
+    assert.deepEqual(problems.map((p) => p.field).sort(), ['country', 'locality', 'postalCode', 'region', 'streetAddress']);
   });
 });

@@ -186,7 +186,7 @@ for (const target of cliTargets(scratch, 'sf_order_life', databases)) {
         });
 
         it('signing-key rotate: the store signs with a new key at once, and its profile still publishes the old one', async () => {
-          const kids = async () => ((await (await fetch(`${origin}/.well-known/ucp`)).json()) as { signing_keys: { kid: string }[] }).signing_keys.map((key) => key.kid);
+          const kids = async () => ((await (await fetch(`${origin}/.well-known/ucp`)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
           const before = await kids();
           assert.equal(before.length, 1);
           const rotated = ok('signing-key', 'rotate');

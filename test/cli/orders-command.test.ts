@@ -23,7 +23,7 @@ const storefront = runCli;
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 
 /**
  * Places an order as the checkout's flow does: an agent makes the checkout and asks to complete (escalated to the

@@ -6,7 +6,8 @@
  * first-time buyer has no passkey, so "Email me a code", the code read from the mail a real SMTP server on loopback
  * received, typed on the page) and approves; get_checkout then answers completed and get_order the order. Once with
  * JavaScript on (and axe-core finding no serious or critical accessibility violation on the approval page, before and
- * after the code is sent, and on the order page), once with JavaScript off. On both backends.
+ * after the code is sent, and on the order page), once with JavaScript off. On both backends. The agent names its
+ * profile (a 2026-04-08 agent, served on loopback) on its checkout and order calls, which need one.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -16,6 +17,8 @@ import type { Browser } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { officialSchemaErrors, resultSchemaFor } from '../ucp/official-schemas.js';
+import { serveAgentProfiles, type AgentProfileServer } from '../ucp/agent-profile-server.js';
+import { agentMeta } from '../ucp/mcp-harness.js';
 import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
@@ -29,15 +32,21 @@ for (const backend of backends) {
     let client: Client;
     let browser: Browser;
     let smtp: TestSmtpServer;
+    let profiles: AgentProfileServer;
+    /** The agent's `meta`: its profile, which the checkout and order tools need. */
+    const agent = () => agentMeta(profiles.profileUrl('2026-04-08'));
 
     before(async () => {
+      profiles = await serveAgentProfiles(['2026-04-08']);
       // The store mails the buyer's approval code to this server (its order mail stays in the outbox: not delivered here).
       smtp = await startSmtpServer();
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
       const config = loadConfig({ BASE_URL: base, DATA_DIR: 'unused', RATE_LIMIT: 'off' });
       assert.equal(config.checkout.approvalProof, 'passkey-or-code', 'the store runs its default proof');
-      t = await startTestStore(backend, { config: { ...config, storeName: 'Fizz & Sons', mail: { ...config.mail, smtpUrl: smtp.url } } });
+      t = await startTestStore(backend, {
+        config: { ...config, storeName: 'Fizz & Sons', mail: { ...config.mail, smtpUrl: smtp.url }, allowInsecureProfiles: true },
+      });
       await t.app.listen({ host: '127.0.0.1', port });
       client = new Client({ name: 'storefront-e2e-agent', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/ucp/mcp`)));
@@ -48,6 +57,7 @@ for (const backend of backends) {
       await client?.close();
       await t?.close();
       await smtp?.close();
+      await profiles?.close();
     });
 
     async function call(name: string, args: Record<string, unknown>): Promise<any> {
@@ -63,10 +73,11 @@ for (const backend of backends) {
       const product = search.products[0];
       const variant = product.variants[0];
       const cart = await call('create_cart', { cart: { line_items: [{ item: { id: variant.id }, quantity: 2 }] } });
-      const created = await call('create_checkout', { checkout: { cart_id: cart.id } });
+      const created = await call('create_checkout', { meta: agent(), checkout: { cart_id: cart.id } });
       assert.equal(created.status, 'incomplete');
       const lineIds = created.line_items.map((line: { id: string }) => line.id);
       const updated = await call('update_checkout', {
+        meta: agent(),
         id: created.id,
         checkout: {
           line_items: created.line_items.map((line: any) => ({ id: line.id, item: { id: line.item.id }, quantity: line.quantity })),
@@ -85,7 +96,7 @@ for (const backend of backends) {
         },
       });
       assert.equal(updated.status, 'ready_for_complete', JSON.stringify(updated.messages));
-      const asked = await call('complete_checkout', { meta: { 'idempotency-key': crypto.randomUUID() }, id: created.id, checkout: {} });
+      const asked = await call('complete_checkout', { meta: { ...agent(), 'idempotency-key': crypto.randomUUID() }, id: created.id, checkout: {} });
       assert.equal(asked.status, 'requires_escalation');
       assert.equal(asked.order, undefined);
       assert.ok(asked.continue_url.startsWith(`${base}/checkout/approve/`), asked.continue_url);
@@ -134,10 +145,10 @@ for (const backend of backends) {
       } finally {
         await context.close();
       }
-      const completed = await call('get_checkout', { id: checkout.id });
+      const completed = await call('get_checkout', { meta: agent(), id: checkout.id });
       assert.equal(completed.status, 'completed');
       assert.equal(completed.continue_url, undefined);
-      const order = await call('get_order', { id: completed.order.id });
+      const order = await call('get_order', { meta: agent(), id: completed.order.id });
       assert.equal(order.checkout_id, checkout.id);
       assert.equal(order.totals.find((x: { type: string }) => x.type === 'total').amount, checkout.total);
       const [row] = await t.store.db.query<{ buyer_email: string }>('select buyer_email from orders where id = $1', [completed.order.id]);

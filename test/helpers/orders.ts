@@ -5,7 +5,7 @@ import type { LineInput } from '../../src/checkout/checkout-service.js';
 import type { Order, OrderLine } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
 
-export const SHIP_TO = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+export const SHIP_TO = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 
 /**
  * Places one order through the checkout: an agent creates it with everything it needs and asks to complete, and the

@@ -85,7 +85,7 @@ export async function startWebhookReceiver(answer: (arrival: Arrival) => Answer 
   };
 }
 
-/** A public key as a business profile publishes it in `signing_keys`. */
+/** A public key as a business profile publishes it (`keys`; `signing_keys` in a 2026-04-08 profile). */
 export interface PublishedJwk {
   kid: string;
   kty: string;

@@ -114,7 +114,7 @@ async function scrapeWithFigures(app: { inject: TestStore['app']['inject'] }): P
 }
 
 const BUYER = { email: 'ada@example.com', firstName: 'Ada' };
-const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
 
 function variantId(store: Store, sku: string): number {
   const found = store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === sku);

@@ -1,10 +1,11 @@
 /**
- * One Ajv for the UCP schemas: the tool-input validators (schema-bundle.ts) and the MCP SDK's JSON Schema
+ * One Ajv for the UCP schemas: the tool-input validators (one-ajv.ts) and the MCP SDK's JSON Schema
  * validator (the SDK servers' `jsonSchemaValidator`) are built on the same instance, not one each.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bundledRef, ucpAjv, ucpJsonSchemaValidator, validatorFor } from '../../src/ucp/schemas/schema-bundle.js';
+import { ucpAjv, ucpJsonSchemaValidator, validatorFor } from '../../src/ucp/schemas/one-ajv.js';
+import { searchCatalogTool } from '../../src/ucp/tools/catalog-tools.js';
 import { SdkServers } from '../../src/ucp/mcp/sdk-servers.js';
 import type { ToolCalls } from '../../src/ucp/tools/tool-calls.js';
 
@@ -21,10 +22,13 @@ describe('one Ajv for the UCP schemas', () => {
     assert.ok(ucpAjv().getSchema('urn:test:one-ajv'));
   });
 
-  it('the tool-input validators come from the same instance (the bundle they refer to is registered in it)', () => {
-    const validate = validatorFor(bundledRef('search_request'));
-    assert.equal(typeof validate, 'function');
-    assert.ok(ucpAjv().getSchema('urn:ucp:bundle'), 'the UCP bundle is registered in the one instance');
+  it('the tool-input validators come from the same instance, compiled once per schema', () => {
+    const validate = validatorFor(searchCatalogTool.inputSchema);
+    assert.equal(validatorFor(searchCatalogTool.inputSchema), validate);
+    assert.equal(validate({ catalog: { query: 'tea' } }), true);
+    // Compiled by the one instance: a schema with an $id lands there.
+    validatorFor({ $id: 'urn:test:tool-input', type: 'object' });
+    assert.ok(ucpAjv().getSchema('urn:test:tool-input'));
   });
 
   it('validates as the SDK expects: JSON Schema 2020-12 with formats, a message naming the problem', () => {

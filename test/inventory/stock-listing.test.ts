@@ -16,7 +16,7 @@ import { backends, dropTestDatabases, startTestStore, type TestStore } from '../
 after(dropTestDatabases);
 
 const BUYER = { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' };
-const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
 
 for (const backend of backends) {
   describe(`stock with committed backorders (${backend.name})`, () => {

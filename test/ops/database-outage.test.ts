@@ -26,6 +26,8 @@ import { httpStatusOf, JsonRpcCode } from '../../src/ucp/jsonrpc-errors.js';
 import { openStore, type Store } from '../../src/store.js';
 import { ownPostgresUnavailable, startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js';
 import { testConfig } from '../helpers/store.js';
+import { serveAgentProfiles, type AgentProfileServer } from '../ucp/agent-profile-server.js';
+import { agentMeta } from '../ucp/mcp-harness.js';
 
 /** A request not answered within this is a hang (a request waits at most the pool's 5 s connection timeout). */
 const HANG_LIMIT_MS = 20_000;
@@ -65,6 +67,9 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
   let base: string;
   let app: FastifyInstance;
   let checkoutId: string;
+  /** The agent's profile (served on loopback), which the checkout tools need; the store caches it, so an outage does not refetch it. */
+  let profiles: AgentProfileServer;
+  const agent = () => agentMeta(profiles.profileUrl('2026-04-08'));
   const poolErrors: Error[] = [];
   const backgroundReports: string[] = [];
   /** The app's log lines at warn and above (no lines of requests answered normally). */
@@ -76,9 +81,11 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
   before(async () => {
     process.on('uncaughtException', onCrash);
     process.on('unhandledRejection', onCrash);
+    profiles = await serveAgentProfiles(['2026-04-08']);
     server = await startOwnPostgres();
     db = await openPostgres(server.url, { onError: (error) => poolErrors.push(error) });
-    store = await openStore(testConfig({ databaseUrl: server.url, rateLimit: false, cartMaxLineQuantity: 1_000_000, logLevel: 'warn' }), {
+    const config = testConfig({ databaseUrl: server.url, rateLimit: false, cartMaxLineQuantity: 1_000_000, logLevel: 'warn', allowInsecureProfiles: true });
+    store = await openStore(config, {
       db,
       onBackgroundError: (what, error) => backgroundReports.push(`${what}: ${(error as Error).message}`),
     });
@@ -86,7 +93,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
     app = await buildApp(store, { logger: logDestination });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const created = await mcp('create_checkout', { checkout: { line_items: [{ item: { id: String(variantId(SKU_A)) }, quantity: 1 }] } });
+    const created = await mcp('create_checkout', { meta: agent(), checkout: { line_items: [{ item: { id: String(variantId(SKU_A)) }, quantity: 1 }] } });
     assert.equal(created.status, 200, created.text);
     checkoutId = JSON.parse(created.text).result.structuredContent.id;
   });
@@ -97,6 +104,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
       await store?.close();
     } finally {
       await server?.remove();
+      await profiles?.close();
       process.removeListener('uncaughtException', onCrash);
       process.removeListener('unhandledRejection', onCrash);
     }
@@ -161,7 +169,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
       case 'create_cart':
         return mcp('create_cart', { cart: { line_items: [{ item: { id: String(variantId(SKU_A)) }, quantity: 1 }] } });
       case 'get_checkout (SDK)':
-        return mcp('get_checkout', { id: checkoutId }, true);
+        return mcp('get_checkout', { meta: agent(), id: checkoutId }, true);
       case 'order page':
         // An order id of the right shape that names no order: the page must ask the database to say so.
         return request('/orders/ord_AAAAAAAAAAAAAAAAAAAAAA');
@@ -366,6 +374,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
   it('a buyer approving while the server is down is told it could not be confirmed (503 page); once it is back, the same link places the order once', async () => {
     const address = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
     const created = await mcp('create_checkout', {
+      meta: agent(),
       checkout: {
         line_items: [{ item: { id: String(variantId(SKU_A)) }, quantity: 1 }],
         buyer: { email: 'buyer@example.com' },
@@ -374,7 +383,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
     });
     const checkout = JSON.parse(created.text).result.structuredContent;
     assert.equal(checkout.status, 'ready_for_complete', created.text);
-    const asked = JSON.parse((await mcp('complete_checkout', { meta: { 'idempotency-key': randomUUID() }, id: checkout.id })).text).result.structuredContent;
+    const asked = JSON.parse((await mcp('complete_checkout', { meta: { ...agent(), 'idempotency-key': randomUUID() }, id: checkout.id })).text).result.structuredContent;
     const approvalPath = new URL(asked.continue_url).pathname;
     const openPage = async () => {
       const page = await app.inject({ method: 'GET', url: approvalPath });

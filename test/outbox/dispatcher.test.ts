@@ -31,7 +31,7 @@ after(dropTestDatabases);
 
 const BUYER = { email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' };
 const MERCHANT = 'owner@store.test';
-const ADDRESS = { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94105', address_country: 'US' };
+const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
 
 /** Generous: the machines running these tests are loaded. Nothing below asserts how long anything took. */
 const WAIT_MS = 30_000;

@@ -13,13 +13,13 @@ after(dropTestDatabases);
 const STORE_NAME = 'Fizz & Sons <Drinks>';
 const ESCAPED_STORE_NAME = 'Fizz &amp; Sons &lt;Drinks&gt;';
 const DESTINATION = {
-  first_name: 'Ana',
-  last_name: 'Lima',
-  street_address: '1 Market St',
-  address_locality: 'San Francisco',
-  address_region: 'CA',
-  postal_code: '94103',
-  address_country: 'US',
+  firstName: 'Ana',
+  lastName: 'Lima',
+  streetAddress: '1 Market St',
+  locality: 'San Francisco',
+  region: 'CA',
+  postalCode: '94103',
+  country: 'US',
 };
 
 interface LineSpec {
@@ -460,7 +460,9 @@ for (const backend of backends) {
       assertAccessibleShell(page.html);
       assert.match(page.html, /has not asked to place this order yet/);
       assert.match(page.html, /<h2>Still needed<\/h2>/);
-      assert.match(page.html, /<li>Choose a shipping option: standard \(Standard shipping, \$5\.00\) or express/);
+      assert.match(page.html, /<li>A shipping choice is needed: Standard shipping \(\$5\.00\) or Express shipping \(\$\d+\.\d\d\)\.<\/li>/);
+      // Sentences for the buyer: no JSONPath, no protocol member names, no option ids.
+      assert.doesNotMatch(page.html, /\$\.|line_items|selected_option|fulfillment\.|postal_code|address_/);
       assert.match(page.html, /Decaf Espresso Capsules<\/th><td class="n">2<\/td><td class="n">\$6\.90<\/td><td class="n">\$13\.80<\/td>/);
       assert.match(page.html, /<dt>Shipping<\/dt><dd>not chosen yet<\/dd>/);
       assert.doesNotMatch(page.html, /<form|<button/);

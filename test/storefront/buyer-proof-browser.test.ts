@@ -73,7 +73,7 @@ for (const backend of backends) {
         {
           lines: [{ variantId: variantIdOf('HYD-LEMONLIME-30'), quantity: 1 }],
           buyer: { email },
-          destination: { street_address: '1 Market St', address_locality: 'San Francisco', address_region: 'CA', postal_code: '94103', address_country: 'US' },
+          destination: { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94103', country: 'US' },
           shippingOption: 'standard',
         },
         'agent',

@@ -3,7 +3,8 @@
  * checkout, and is answered requires_escalation with the approval link, never an order; the buyer's approval
  * (here through the domain, as the approval page calls it) completes it; get_checkout then shows completed and
  * get_order the order. Every answer validates against the official UCP schemas (checkout with the fulfillment
- * extension, order, error response). Idempotency keys on complete and cancel replay and conflict.
+ * extension, order, error response). Idempotency keys on complete and cancel replay and conflict. The agent names
+ * its profile (a 2026-04-08 agent, served on loopback) on every checkout and order call: they need one.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +13,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { backends, dropTestDatabases } from '../helpers/store.js';
 import { variantId } from '../cart/shopper.js';
-import { callTool, startListeningStore, type ListeningStore } from './mcp-harness.js';
+import { serveAgentProfiles, type AgentProfileServer } from './agent-profile-server.js';
+import { agentMeta, callTool, startListeningStore, type ListeningStore } from './mcp-harness.js';
 import { OfficialSchema, officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
 
 after(dropTestDatabases);
@@ -39,7 +41,9 @@ for (const backend of backends) {
   describe(`checkout tools (${backend.name})`, () => {
     let t: ListeningStore;
     let client: Client;
+    let profiles: AgentProfileServer;
     before(async () => {
+      profiles = await serveAgentProfiles(['2026-04-08']);
       t = await startListeningStore(backend);
       client = new Client({ name: 'storefront-checkout-test', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(t.mcpUrl)));
@@ -47,11 +51,17 @@ for (const backend of backends) {
     after(async () => {
       await client.close();
       await t.close();
+      await profiles.close();
     });
 
     const item = (sku = 'ESP-RIS-10') => String(variantId(t, sku));
+    /** The arguments with the agent's profile in `meta` (merged into a `meta` that carries an idempotency key). */
+    const asAgent = (args: Record<string, unknown>) => ({
+      ...args,
+      meta: { ...(args.meta as Record<string, unknown> | undefined), ...agentMeta(profiles.profileUrl('2026-04-08')) },
+    });
     async function call(name: string, args: Record<string, unknown>): Promise<any> {
-      const result = (await client.callTool({ name, arguments: args })) as { structuredContent: any; isError?: boolean };
+      const result = (await client.callTool({ name, arguments: asAgent(args) })) as { structuredContent: any; isError?: boolean };
       const structured = result.structuredContent;
       assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), [], `${name}: ${JSON.stringify(structured).slice(0, 800)}`);
       return structured;
@@ -111,7 +121,8 @@ for (const backend of backends) {
       });
       assert.equal(created.status, 'ready_for_complete');
       const key = randomUUID();
-      const asked = await call('complete_checkout', { meta: { 'idempotency-key': key }, id: created.id, checkout: { payment: { instruments: [{ id: 'x', handler_id: 'manual_capture', type: 'card', credential: { type: 'token', token: 'SECRET-TOKEN' } }] } } });
+      const payment = { instruments: [{ id: 'x', handler_id: 'manual_capture', type: 'card', credential: { type: 'token', token: 'SECRET-TOKEN' } }] };
+      const asked = await call('complete_checkout', { meta: { 'idempotency-key': key }, id: created.id, checkout: { payment } });
       assert.equal(asked.status, 'requires_escalation');
       assert.deepEqual(
         asked.messages.filter((m: any) => m.code === 'buyer_approval_required').map((m: any) => [m.type, m.severity]),
@@ -123,12 +134,18 @@ for (const backend of backends) {
       assert.equal(await orderCount(), ordersBefore, 'no order from an agent');
       assert.equal(onHand('ESP-RIS-10'), stockBefore, 'no stock taken for an agent');
 
-      // The same key and payload replay the answer; another payload under that key is a conflict (HTTP 409, -32000).
-      const again = await call('complete_checkout', { meta: { 'idempotency-key': key }, id: created.id });
-      assert.equal(again.continue_url, asked.continue_url);
-      const conflict = await callTool(t.mcpUrl, 'complete_checkout', { meta: { 'idempotency-key': key }, id: 'chk_other' });
-      assert.equal(conflict.status, 409);
-      assert.equal(conflict.body.error.code, -32000);
+      // The key binds the whole arguments: the same ones (keys in any order) replay the answer; the same key with other
+      // arguments (without the payment data, another id) is a conflict (HTTP 409, -32000) and changes nothing.
+      const again = await call('complete_checkout', { checkout: { payment }, id: created.id, meta: { 'idempotency-key': key } });
+      assert.deepEqual(again, asked);
+      for (const other of [{ id: created.id }, { id: 'chk_other', checkout: { payment } }]) {
+        const conflict = await callTool(t.mcpUrl, 'complete_checkout', asAgent({ meta: { 'idempotency-key': key }, ...other }));
+        assert.equal(conflict.status, 409, conflict.text);
+        assert.equal(conflict.body.error.code, -32000);
+      }
+      const unchanged = await call('get_checkout', { id: created.id });
+      assert.equal(unchanged.status, 'requires_escalation');
+      assert.equal(unchanged.continue_url, asked.continue_url);
 
       // No argument completes it: complete again with a new key gives a new link, still no order.
       const stillAsking = await call('complete_checkout', { meta: { 'idempotency-key': randomUUID() }, id: created.id });

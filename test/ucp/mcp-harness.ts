@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config.js';
 import { startTestStore, type Backend, type TestStore } from '../helpers/store.js';
-import { officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
+import { answerSchemaErrors } from './official-schemas.js';
 
 export interface ListeningStore extends TestStore {
   /** http://127.0.0.1:PORT/api/ucp/mcp */
@@ -59,7 +59,7 @@ export function callTool(url: string, name: string, args: unknown, headers: Reco
 
 /**
  * tools/call through the app without a socket (`inject`), as a UCP client posts it: the answer must be a result
- * whose structuredContent validates against the official schema of the tool's answer; returns that content.
+ * whose structuredContent validates against the official schema of the tool's answer, in the release it names; returns that content.
  */
 export async function injectToolCall(app: FastifyInstance, name: string, args: Record<string, unknown>): Promise<any> {
   const response = await app.inject({
@@ -71,7 +71,7 @@ export async function injectToolCall(app: FastifyInstance, name: string, args: R
   const body = JSON.parse(response.body);
   assert.ok(body.result, response.body);
   const structured = body.result.structuredContent;
-  assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), [], `${name}: ${JSON.stringify(structured).slice(0, 600)}`);
+  assert.deepEqual(answerSchemaErrors(name, structured), [], `${name}: ${JSON.stringify(structured).slice(0, 600)}`);
   return structured;
 }
 

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { backends, dropTestDatabases } from '../helpers/store.js';
-import { startListeningStore, type ListeningStore } from './mcp-harness.js';
+import { serveAgentProfiles, type AgentProfileServer } from './agent-profile-server.js';
+import { agentMeta, startListeningStore, type ListeningStore } from './mcp-harness.js';
 import { officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
 
 after(dropTestDatabases);
@@ -18,8 +19,10 @@ for (const backend of backends) {
     let store: ListeningStore;
     let client: Client;
     let transport: StreamableHTTPClientTransport;
+    let profiles: AgentProfileServer;
 
     before(async () => {
+      profiles = await serveAgentProfiles(['2026-04-08']);
       store = await startListeningStore(backend);
       client = new Client({ name: 'storefront-test', version: '1.0.0' });
       transport = new StreamableHTTPClientTransport(new URL(store.mcpUrl));
@@ -28,6 +31,7 @@ for (const backend of backends) {
     after(async () => {
       await client.close();
       await store.close();
+      await profiles.close();
     });
 
     it('initialize agrees on the latest protocol version and announces the tools capability', () => {
@@ -114,10 +118,12 @@ for (const backend of backends) {
     });
 
     it('an unknown tool and invalid arguments are JSON-RPC -32602 errors', async () => {
-      await assert.rejects(client.callTool({ name: 'create_checkout', arguments: {} }), (error: any) => error.code === -32602);
+      // With a profile (a checkout tool needs one), so that only the arguments are at fault.
+      const meta = agentMeta(profiles.profileUrl('2026-04-08'));
+      await assert.rejects(client.callTool({ name: 'create_checkout', arguments: { meta } }), (error: any) => error.code === -32602);
       await assert.rejects(
         client.callTool({ name: 'search_catalog', arguments: { catalog: { pagination: { limit: 0 } } } }),
-        (error: any) => error.code === -32602 && /pagination\/limit/.test(error.message),
+        (error: any) => error.code === -32602 && /pagination\.limit/.test(error.message),
       );
     });
 

@@ -3,14 +3,25 @@
  * that is both the storefront Error and a JSON-RPC error (-32000, data.retry_after, id null: the call is counted
  * before its body is read). create_cart and create_checkout from line items count against the storefront's
  * cart-start budget, and are refused the same way (with the call's id) once it is spent. RATE_LIMIT=off lifts them.
+ * create_checkout is called as an agent with a profile (served on loopback): the checkout tools need one.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { BUDGETS } from '../../src/http/rate-limit.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { serveAgentProfiles, type AgentProfileServer } from './agent-profile-server.js';
+import { agentMeta } from './mcp-harness.js';
 
 after(dropTestDatabases);
+
+let profiles: AgentProfileServer;
+before(async () => {
+  profiles = await serveAgentProfiles(['2026-04-08']);
+});
+after(() => profiles.close());
+/** `meta` of an agent with a profile (a 2026-04-08 agent): the checkout tools need one. */
+const agent = () => agentMeta(profiles.profileUrl('2026-04-08'));
 
 const headers = { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' };
 const ping = (id: number) =>
@@ -67,7 +78,7 @@ for (const backend of backends) {
   describe(`${backend.name}: rate limits on the commerce endpoint`, () => {
     let test: TestStore;
     before(async () => {
-      test = await startTestStore(backend, { config: { rateLimit: true } });
+      test = await startTestStore(backend, { config: { rateLimit: true, allowInsecureProfiles: true } });
     });
     after(() => test.close());
 
@@ -144,7 +155,7 @@ for (const backend of backends) {
         const storefrontAdds = 5;
         for (let i = 0; i < mcpCarts; i++) cartIds.push(toolResult(await mcp(i, 'create_cart', { cart: { line_items: lineItems() } })).id);
         for (let i = 0; i < storefrontAdds; i++) assert.equal((await addWithoutCookie()).statusCode, 200, `add ${i}`);
-        assert.equal(toolResult(await mcp(10, 'create_checkout', { checkout: { line_items: lineItems() } })).status, 'incomplete');
+        assert.equal(toolResult(await mcp(10, 'create_checkout', { meta: agent(), checkout: { line_items: lineItems() } })).status, 'incomplete');
         // The rest of the budget but one as the storefront spends it cheaply: a cart read without a cookie hands out a new
         // token (each is a start, and none stores a cart, so the test does not write hundreds of carts).
         const reads = BUDGETS['cart-start'].max - mcpCarts - storefrontAdds - 1 - 1;
@@ -156,7 +167,7 @@ for (const backend of backends) {
         const before = await storedRows(test);
         assertStartRefused(await mcp(20, 'create_cart', { cart: { line_items: lineItems() } }), 20);
         assertStartRefused(await mcp(21, 'create_cart', { cart: { line_items: lineItems() } }, 'sdk'), 21);
-        assertStartRefused(await mcp(22, 'create_checkout', { checkout: { line_items: lineItems() } }), 22);
+        assertStartRefused(await mcp(22, 'create_checkout', { meta: agent(), checkout: { line_items: lineItems() } }), 22);
         assert.deepEqual(await storedRows(test), before);
       });
 
@@ -174,7 +185,7 @@ for (const backend of backends) {
         const updated = toolResult(await mcp(31, 'update_cart', { id: first, cart: { line_items: [{ item: { id: variantId(test) }, quantity: 3 }] } }));
         assert.equal(updated.line_items[0].quantity, 3);
         assert.equal(toolResult(await mcp(32, 'get_cart', { id: last }, 'sdk')).id, last);
-        assert.equal(toolResult(await mcp(33, 'create_checkout', { checkout: { cart_id: first } })).status, 'incomplete');
+        assert.equal(toolResult(await mcp(33, 'create_checkout', { meta: agent(), checkout: { cart_id: first } })).status, 'incomplete');
       });
 
       it('another address still starts carts', async () => {
@@ -193,7 +204,7 @@ for (const backend of backends) {
   describe(`${backend.name}: RATE_LIMIT=off`, () => {
     let test: TestStore;
     before(async () => {
-      test = await startTestStore(backend, { config: { rateLimit: false } });
+      test = await startTestStore(backend, { config: { rateLimit: false, allowInsecureProfiles: true } });
     });
     after(() => test.close());
 
@@ -213,7 +224,7 @@ for (const backend of backends) {
       const lineItems = [{ item: { id: variantId(test) }, quantity: 1 }];
       const before = await storedRows(test);
       for (let i = 0; i < 3; i++) assert.ok(toolResult(await mcp(i, 'create_cart', { cart: { line_items: lineItems } })).id);
-      assert.equal(toolResult(await mcp(3, 'create_checkout', { checkout: { line_items: lineItems } })).status, 'incomplete');
+      assert.equal(toolResult(await mcp(3, 'create_checkout', { meta: agent(), checkout: { line_items: lineItems } })).status, 'incomplete');
       assert.deepEqual(await storedRows(test), { carts: before.carts + 3, checkouts: before.checkouts + 1 });
     });
   });

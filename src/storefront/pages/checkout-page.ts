@@ -2,9 +2,10 @@
  * A checkout's page (its continue_url while no approval is pending): the lines and totals so far, what is still
  * missing, and where it stands. It never places an order: only the approval page does, once the agent asks.
  */
-import type { CheckoutView } from '../../checkout/checkout.js';
+import type { CheckoutMessage, CheckoutView } from '../../checkout/checkout.js';
 import type { CheckoutStatus } from '../../checkout/machine.js';
 import { checkoutSummary, orderPath } from './approval-page.js';
+import { buyerSentence } from './checkout-sentences.js';
 import { html, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
 
@@ -32,9 +33,9 @@ export function checkoutPage(context: PageContext, view: CheckoutView): string {
   const missing = view.messages.filter((message) => message.type === 'error');
   const notes = view.messages.filter((message) => message.type !== 'error');
   const open = status !== 'completed' && status !== 'canceled';
-  const list = (heading: string, items: readonly { content: string }[]): Html | string =>
+  const list = (heading: string, items: readonly CheckoutMessage[]): Html | string =>
     items.length === 0 ? '' : html`<h2>${heading}</h2>
-<ul>${items.map((item) => html`<li>${item.content}</li>`)}</ul>`;
+<ul>${items.map((item) => html`<li>${buyerSentence(item, view.options)}</li>`)}</ul>`;
   const body = html`<h1>${standing.title}</h1>
 <p class="notice">${standing.says}</p>
 ${status === 'completed' && orderId ? html`<p><a href="${orderPath(orderId)}">See your order</a></p>` : ''}

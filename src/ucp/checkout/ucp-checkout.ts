@@ -1,23 +1,29 @@
 /**
- * The domain's checkout and order as UCP 2026-04-08 shapes: a checkout with the fulfillment extension (one
- * shipping method, its destination, one group with the shipping options), totals with exactly one subtotal
+ * The domain's checkout and order as UCP shapes of the caller's release (2026-04-08 or 2026-08-25): a checkout
+ * with the fulfillment extension (one shipping method, its destination, one group with the shipping options), totals
+ * with exactly one subtotal
  * and one total, the policy links, `continue_url` on every open status (the approval page while the buyer's
  * approval is pending) and the order confirmation once completed; an order with its lines, expectations and
- * totals. Mapping only: every figure comes from the domain.
+ * totals. Mapping only: every figure comes from the domain. Where the releases differ: from 2026-08-25 a destination
+ * says its `type` (`shipping_address`), an option's `description` is a description object (`{plain}`), and the return
+ * terms are a structured `policies` entry beside the links.
  */
-import { APPROVAL_PROOF_WORDS } from '../../checkout/buyer-proof.js';
 import type { CheckoutAnswer } from '../../checkout/checkout-service.js';
 import type { CheckoutView } from '../../checkout/checkout.js';
 import { isTerminal } from '../../checkout/machine.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import { STORE_CURRENCY } from '../../catalog/types.js';
+import type { AddressKey } from '../../checkout/shipping.js';
 import type { ApprovalProofMode, PolicyKind } from '../../config.js';
-import type { Order, OrderAddress } from '../../orders/orders.js';
+import type { Order } from '../../orders/orders.js';
 import type { PaymentHandler } from '../../payments/payment-handlers.js';
-import { Capability, UCP_VERSION } from '../protocol.js';
+import { Capability, type UcpRelease } from '../protocol.js';
 import type { UcpMessage } from '../tools/tool.js';
+import { ucpBuyerApprovalMessage, ucpMessage } from './ucp-messages.js';
 
 export interface CheckoutMapping {
+  /** The UCP release the answer is shaped for. */
+  release: UcpRelease;
   baseUrl: string;
   policies: Record<PolicyKind, string>;
   payments: PaymentHandler;
@@ -27,17 +33,18 @@ export interface CheckoutMapping {
   approvalProof: ApprovalProofMode;
 }
 
-const ADDRESS_FIELDS = [
-  'first_name',
-  'last_name',
-  'street_address',
-  'extended_address',
-  'address_locality',
-  'address_region',
-  'postal_code',
-  'address_country',
-  'phone_number',
-] as const;
+/** The UCP postal_address member of each part of an address. */
+export const POSTAL_ADDRESS_MEMBERS: Record<AddressKey, string> = {
+  firstName: 'first_name',
+  lastName: 'last_name',
+  streetAddress: 'street_address',
+  extendedAddress: 'extended_address',
+  locality: 'address_locality',
+  region: 'address_region',
+  postalCode: 'postal_code',
+  country: 'address_country',
+  phoneNumber: 'phone_number',
+};
 
 export const approvalUrl = (baseUrl: string, token: string) => `${baseUrl}/checkout/approve/${token}`;
 export const checkoutPageUrl = (baseUrl: string, id: string) => `${baseUrl}/checkouts/${id}`;
@@ -57,37 +64,34 @@ function totalsJson(totals: CheckoutTotals): object[] {
   ];
 }
 
-function destinationJson(view: CheckoutView): Record<string, string> | undefined {
+function destinationJson(view: CheckoutView, release: UcpRelease): Record<string, string> | undefined {
   const raw = view.record.destination;
   if (!raw) return undefined;
-  const destination: Record<string, string> = { id: 'dest_1' };
-  for (const field of ADDRESS_FIELDS) {
-    const value = raw[field];
-    if (typeof value === 'string' && value !== '') destination[field] = value.slice(0, 200);
-  }
-  return destination;
+  return { ...(release === '2026-04-08' ? { id: 'dest_1' } : { id: 'dest_1', type: 'shipping_address' }), ...addressJson(raw) };
 }
 
-const buyerApprovalMessage = (content: string): UcpMessage => ({ type: 'error', code: 'buyer_approval_required', severity: 'requires_buyer_review', content });
+/** The store's return terms as a 2026-08-25 policy, for every line: its refund policy page. */
+const returnPolicy = (url: string) => ({
+  type: 'dev.ucp.shopping.policy.return',
+  description: { plain: "Returns and refunds follow the store's refund policy." },
+  url,
+});
 
 export function ucpCheckout(answer: CheckoutAnswer, mapping: CheckoutMapping): Record<string, unknown> {
   const { view, approval } = answer;
   const { record } = view;
-  const version = (capability: string) => mapping.versions.get(capability) ?? UCP_VERSION;
+  const { release } = mapping;
+  const version = (capability: string) => mapping.versions.get(capability) ?? release;
   const lineIds = view.lines.map((priced) => priced.line.id);
-  const destination = destinationJson(view);
+  const destination = destinationJson(view, release);
   const buyer = Object.fromEntries(
     Object.entries({ email: record.buyer.email, first_name: record.buyer.firstName, last_name: record.buyer.lastName, phone_number: record.buyer.phoneNumber }).filter(
       ([, value]) => value !== undefined,
     ),
   );
   const terminal = isTerminal(record.status);
-  const messages: UcpMessage[] = terminal ? [] : [...view.messages];
-  if (record.status === 'requires_escalation') {
-    messages.unshift(
-      buyerApprovalMessage(APPROVAL_PROOF_WORDS[mapping.approvalProof]),
-    );
-  }
+  const messages: UcpMessage[] = terminal ? [] : view.messages.map((message) => ucpMessage(message, release, view.options));
+  if (record.status === 'requires_escalation') messages.unshift(ucpBuyerApprovalMessage(mapping.approvalProof, release));
   const continueUrl = terminal
     ? undefined
     : record.status === 'requires_escalation' && approval
@@ -95,7 +99,7 @@ export function ucpCheckout(answer: CheckoutAnswer, mapping: CheckoutMapping): R
       : checkoutPageUrl(mapping.baseUrl, record.id);
   return {
     ucp: {
-      version: UCP_VERSION,
+      version: release,
       status: 'success',
       capabilities: {
         [Capability.checkout]: [{ version: version(Capability.checkout) }],
@@ -131,7 +135,7 @@ export function ucpCheckout(answer: CheckoutAnswer, mapping: CheckoutMapping): R
               options: view.options.map((option) => ({
                 id: option.id,
                 title: option.title,
-                description: option.description,
+                description: release === '2026-04-08' ? option.description : { plain: option.description },
                 totals: [{ type: 'total', amount: option.amount }],
               })),
               selected_option_id: view.selectedOption?.id ?? null,
@@ -143,25 +147,22 @@ export function ucpCheckout(answer: CheckoutAnswer, mapping: CheckoutMapping): R
     totals: totalsJson(view.totals),
     ...(messages.length > 0 ? { messages } : {}),
     links: Object.entries(mapping.policies).map(([type, url]) => ({ type, url })),
+    // 2026-08-25: the return terms as a structured policy too (the links above stay: they are required).
+    ...(release === '2026-04-08' ? {} : { policies: [returnPolicy(mapping.policies.refund_policy)] }),
     expires_at: record.expiresAt.toISOString(),
     ...(continueUrl ? { continue_url: continueUrl } : {}),
     ...(record.status === 'completed' && record.orderId ? { order: { id: record.orderId, permalink_url: orderPageUrl(mapping.baseUrl, record.orderId) } } : {}),
   };
 }
 
-function addressJson(address: OrderAddress): Record<string, string> {
-  const json: Record<string, string | undefined> = {
-    first_name: address.firstName,
-    last_name: address.lastName,
-    street_address: address.streetAddress,
-    extended_address: address.extendedAddress,
-    address_locality: address.locality,
-    address_region: address.region,
-    postal_code: address.postalCode,
-    address_country: address.country,
-    phone_number: address.phoneNumber,
-  };
-  return Object.fromEntries(Object.entries(json).filter((entry): entry is [string, string] => entry[1] !== undefined));
+/** An address (the domain's names) as a UCP postal_address: the parts that are there. */
+function addressJson(address: Partial<Record<AddressKey, string>>): Record<string, string> {
+  const json: Record<string, string> = {};
+  for (const [key, member] of Object.entries(POSTAL_ADDRESS_MEMBERS) as [AddressKey, string][]) {
+    const value = address[key];
+    if (typeof value === 'string' && value !== '') json[member] = value.slice(0, 200);
+  }
+  return json;
 }
 
 /** A line's status as UCP derives it from its counts. */
@@ -195,9 +196,10 @@ function expectations(order: Order): Record<string, unknown>[] {
 }
 
 /** The order as UCP shows it (get_order, the platform's webhooks): lines with their counts, shipments, adjustments. */
-export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'baseUrl' | 'versions'>): Record<string, unknown> {
+export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'release' | 'baseUrl' | 'versions'>): Record<string, unknown> {
+  const { release } = mapping;
   return {
-    ucp: { version: UCP_VERSION, status: 'success', capabilities: { [Capability.order]: [{ version: mapping.versions.get(Capability.order) ?? UCP_VERSION }] } },
+    ucp: { version: release, status: 'success', capabilities: { [Capability.order]: [{ version: mapping.versions.get(Capability.order) ?? release }] } },
     id: order.id,
     label: `#${order.number}`,
     checkout_id: order.checkoutId,

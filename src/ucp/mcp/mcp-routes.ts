@@ -67,7 +67,7 @@ const JsonRpcResponse = Type.Union(
 const errorFor = (description: string) => ({ ...McpErrorBody, description: `${description}. ${DUAL_ERROR}` });
 
 const ERROR_RESPONSES = {
-  400: errorFor('Parse error (-32700), invalid request or a batch (-32600), unsupported MCP-Protocol-Version (-32000), invalid agent profile URL (-32001 invalid_profile_url)'),
+  400: errorFor('Parse error (-32700), invalid request or a batch (-32600), unsupported MCP-Protocol-Version (-32000), invalid or missing agent profile URL (-32001 invalid_profile_url; checkout and order tools need one)'),
   403: errorFor('Host or Origin not allowed (DNS-rebinding protection), -32000'),
   405: errorFor('Method not allowed: GET and DELETE on this path answer 405 with Allow: POST, -32000'),
   406: errorFor('Not acceptable: the client does not accept application/json, -32000'),
@@ -82,13 +82,16 @@ const ERROR_RESPONSES = {
 };
 
 const DESCRIPTION =
-  'Tools (UCP 2026-04-08 MCP binding): search_catalog, lookup_catalog, get_product, create_cart, get_cart, update_cart, ' +
-  'cancel_cart. A cart created here is the same cart /cart.js shows; its continue_url opens it in a browser. Arguments carry ' +
-  '`meta["ucp-agent"].profile` (the agent platform profile URL, optional: anonymous callers get the catalog and cart tools). ' +
-  'Business outcomes are results with `structuredContent.ucp.status`; protocol problems are JSON-RPC errors ' +
-  '(-32700 parse, -32600 invalid request, -32601 unknown method, -32602 invalid params or unknown tool, -32001 agent ' +
-  'profile/version negotiation with HTTP 400/422/424, -32000 with HTTP 403/405/406/409/413/415/429/503, -32603 internal). ' +
-  'Clients may send `Accept: application/json` alone and skip initialize.';
+  'Tools (UCP MCP binding, answered in the release of the caller\'s agent profile: 2026-08-25 or 2026-04-08): ' +
+  'search_catalog, lookup_catalog, get_product, create_cart, get_cart, update_cart, cancel_cart, create_checkout, ' +
+  'get_checkout, update_checkout, complete_checkout, cancel_checkout, get_order. A cart created here is the same cart ' +
+  '/cart.js shows; its continue_url opens it in a browser. Arguments carry `meta["ucp-agent"].profile` (the agent platform ' +
+  'profile URL): without it the caller is anonymous and may use the catalog and cart tools only; the checkout and order ' +
+  'tools answer -32001 invalid_profile_url (HTTP 400). complete_checkout never places an order: it answers the buyer\'s ' +
+  'approval link (continue_url). Business outcomes are results with `structuredContent.ucp.status`; protocol problems are ' +
+  'JSON-RPC errors (-32700 parse, -32600 invalid request, -32601 unknown method, -32602 invalid params or unknown tool, ' +
+  '-32001 agent profile/version negotiation with HTTP 400/422/424, -32000 with HTTP 403/405/406/409/413/415/429/503, ' +
+  '-32603 internal). Clients may send `Accept: application/json` alone and skip initialize.';
 
 function acceptsJson(accept: string | undefined): boolean {
   if (accept === undefined || accept.trim() === '') return true;

@@ -3,7 +3,7 @@
  * a fresh Streamable HTTP transport (the SDK's stateless transport serves one request), connected to a
  * server taken from a pool. A server is connected to one transport at a time, and building one (request
  * handlers) costs more than answering a call, so servers are reused, not rebuilt. Their JSON Schema validator
- * is the commerce door's one Ajv (schema-bundle.ts).
+ * is the commerce door's one Ajv (one-ajv.ts).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -15,20 +15,23 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusOf, internalError, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
-import { ucpJsonSchemaValidator } from '../schemas/schema-bundle.js';
+import { ucpJsonSchemaValidator } from '../schemas/one-ajv.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller, ToolOutcome } from '../tools/tool.js';
 
 /** MCP revisions `initialize` agrees to; a client asking for another gets the latest (MCP lifecycle). */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 
-export const SERVER_INFO = { name: 'storefront', title: 'Storefront (UCP 2026-04-08)', version: '1.0.0' };
+export const SERVER_INFO = { name: 'storefront', title: 'Storefront (UCP 2026-08-25 and 2026-04-08)', version: '1.0.0' };
 
 export const INSTRUCTIONS =
-  'A store of drink sticks and capsules, speaking the Universal Commerce Protocol (UCP 2026-04-08). Find products with ' +
-  'search_catalog (or lookup_catalog / get_product), put variant ids (`item.id`) in a cart with create_cart, then hand ' +
-  "the cart's continue_url to the buyer, who checks out in the browser. Prices are integer US cents. Pass " +
-  '`meta["ucp-agent"].profile` (your UCP profile URL) to negotiate capabilities; without it you are anonymous.';
+  'A store of drink sticks and capsules, speaking the Universal Commerce Protocol (UCP 2026-08-25 and 2026-04-08; each ' +
+  'call is answered in the release of your agent profile). Pass `meta["ucp-agent"].profile`, your UCP profile URL: the ' +
+  'store fetches it and negotiates. Without it you are anonymous and may use the catalog and cart tools only. Find ' +
+  'products with search_catalog (or lookup_catalog / get_product); put variant ids (`item.id`) in a cart (create_cart) or ' +
+  'a checkout (create_checkout, with a buyer email, a US shipping address and a shipping option). complete_checkout never ' +
+  'places an order: it answers a continue_url where the buyer approves and proves who they are; get_checkout then shows ' +
+  'the order. Prices are integer US cents.';
 
 /** Tools; and logging, so clients may set a level (the server sends no log notifications on stateless calls). */
 const SERVER_CAPABILITIES = { tools: {}, logging: {} };
@@ -48,7 +51,7 @@ interface PooledServer {
 
 export class SdkServers {
   private readonly idle: PooledServer[] = [];
-  /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (schema-bundle.ts), not a new Ajv. */
+  /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (one-ajv.ts), not a new Ajv. */
   readonly jsonSchemaValidator = ucpJsonSchemaValidator;
 
   constructor(private readonly tools: ToolCalls) {}

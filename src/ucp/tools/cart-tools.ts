@@ -7,17 +7,15 @@
 import { CartError, CartNotFound, type CartView, type ItemToAdd, type ReplacementItem } from '../../cart/cart-service.js';
 import { parseId } from '../../catalog/ids.js';
 import { cartContinueUrl, ucpCart } from '../cart/ucp-cart.js';
-import { Capability } from '../protocol.js';
-import { bundledRef } from '../schemas/schema-bundle.js';
-import { defineTool, errorOutcome, outcome, runIdempotently, toolInput, toolOutput, ucpEnvelope, type ToolContext, type ToolOutcome } from './tool.js';
+import { Capability, type UcpRelease } from '../protocol.js';
+import { defineTool, errorOutcome, outcome, runIdempotently, ucpEnvelope, type ToolContext, type ToolOutcome } from './tool.js';
+import { cancelCartInput, cartOutput, createCartInput, getCartInput, updateCartInput } from './tool-schemas.js';
 
 interface RequestLine {
   id?: string;
   item: { id: string };
   quantity: number;
 }
-
-const CART_ID = { type: 'string', description: 'The cart id, as create_cart returned it.' };
 
 /** UCP message codes for the cart's refusals. */
 const REFUSAL_CODE: Record<CartError['reason'], string> = {
@@ -31,13 +29,14 @@ const REFUSAL_CODE: Record<CartError['reason'], string> = {
   too_much_text: 'too_much_text',
 };
 
-function refusal(error: CartError, continueUrl?: string): ToolOutcome {
+function refusal(release: UcpRelease, error: CartError, continueUrl?: string): ToolOutcome {
   const hint = error.reason === 'unknown_variant' ? ' An item id is a variant id from search_catalog or lookup_catalog (products[].variants[].id).' : '';
-  return errorOutcome([{ type: 'error', code: REFUSAL_CODE[error.reason], content: error.description + hint, severity: 'recoverable' }], continueUrl);
+  return errorOutcome(release, [{ type: 'error', code: REFUSAL_CODE[error.reason], content: error.description + hint, severity: 'recoverable' }], continueUrl);
 }
 
 function notFound(id: string, context: ToolContext): ToolOutcome {
   return errorOutcome(
+    context.release,
     [{ type: 'error', code: 'not_found', content: `No live cart has the id "${id.slice(0, 64)}"; it may have expired or been canceled.`, severity: 'unrecoverable' }],
     `${context.store.config.baseUrl}/`,
   );
@@ -54,11 +53,11 @@ function variantId(line: RequestLine): number {
 }
 
 /** An item id that is not a variant id is refused before the cart service is asked. */
-function unknownItems(lines: readonly RequestLine[], continueUrl?: string): ToolOutcome | undefined {
+function unknownItems(release: UcpRelease, lines: readonly RequestLine[], continueUrl?: string): ToolOutcome | undefined {
   const index = lines.findIndex((line) => parseId(line.item.id) === undefined);
   if (index < 0) return undefined;
   const id = lines[index]!.item.id.slice(0, 40);
-  return refusal(new CartError('unknown_variant', `Cannot find variant "${id}": an item id is a variant id in decimal digits.`), continueUrl);
+  return refusal(release, new CartError('unknown_variant', `Cannot find variant "${id}": an item id is a variant id in decimal digits.`), continueUrl);
 }
 
 /** Runs a cart change; the cart's refusals become UCP error results, a missing cart the not-found result. */
@@ -66,7 +65,7 @@ async function refusing(id: string | undefined, context: ToolContext, change: ()
   try {
     return await change();
   } catch (error) {
-    if (error instanceof CartError) return refusal(error, continueUrl);
+    if (error instanceof CartError) return refusal(context.release, error, continueUrl);
     if (error instanceof CartNotFound) return notFound(id ?? '', context);
     throw error;
   }
@@ -82,15 +81,15 @@ export const createCartTool = defineTool<{ cart: { line_items: RequestLine[] } }
   title: 'Create a cart',
   description: `Create a cart with line items (at least one). ${CART_DESCRIPTION}`,
   capability: Capability.cart,
-  inputSchema: toolInput({ cart: bundledRef('cart_create_request') }, ['cart']),
-  outputSchema: toolOutput('cart'),
+  inputSchema: createCartInput,
+  outputSchema: cartOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(args: { cart: { line_items: RequestLine[] } }, context) {
     const lines = args.cart.line_items;
     if (lines.length === 0) {
-      return errorOutcome([{ type: 'error', code: 'empty_cart', content: 'A cart needs at least one line item.', severity: 'recoverable', path: '$.line_items' }]);
+      return errorOutcome(context.release, [{ type: 'error', code: 'empty_cart', content: 'A cart needs at least one line item.', severity: 'recoverable', path: '$.line_items' }]);
     }
-    const unknown = unknownItems(lines);
+    const unknown = unknownItems(context.release, lines);
     if (unknown) return unknown;
     const items: ItemToAdd[] = lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity }));
     const { carts, db } = context.store;
@@ -105,8 +104,8 @@ export const getCartTool = defineTool<{ id: string }>({
   title: 'Get a cart',
   description: `The cart as it is now. ${CART_DESCRIPTION}`,
   capability: Capability.cart,
-  inputSchema: toolInput({ id: CART_ID }, ['id']),
-  outputSchema: toolOutput('cart'),
+  inputSchema: getCartInput,
+  outputSchema: cartOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string }, context) {
     const view = await context.store.carts.findCart(context.store.db, args.id);
@@ -131,13 +130,13 @@ export const updateCartTool = defineTool<{ id: string; cart: { line_items: Reque
     'Replace the cart\'s line items with the ones given (full replacement: a line left out is removed; an empty list ' +
     `empties the cart). Send a line's \`id\` to keep it, or just \`item.id\` and \`quantity\`. ${CART_DESCRIPTION}`,
   capability: Capability.cart,
-  inputSchema: toolInput({ id: CART_ID, cart: bundledRef('cart_update_request') }, ['id', 'cart']),
-  outputSchema: toolOutput('cart'),
+  inputSchema: updateCartInput,
+  outputSchema: cartOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string; cart: { line_items: RequestLine[] } }, context) {
     const { carts, db } = context.store;
     const continueUrl = cartContinueUrl(context.store.config.baseUrl, args.id);
-    const unknown = unknownItems(args.cart.line_items, continueUrl);
+    const unknown = unknownItems(context.release, args.cart.line_items, continueUrl);
     if (unknown) return unknown;
     // mustExist: an unknown or canceled cart is not_found, never a new cart.
     return refusing(
@@ -156,12 +155,12 @@ export const cancelCartTool = defineTool<{ id: string; meta: { 'idempotency-key'
     'Delete the cart; its id then names no cart. Answers the cart as it was before deletion. `meta["idempotency-key"]` ' +
     '(a UUID) is required: a retry with the same key gets the same answer.',
   capability: Capability.cart,
-  inputSchema: toolInput({ id: CART_ID }, ['id'], { idempotencyKey: true }),
-  outputSchema: toolOutput('cart'),
+  inputSchema: cancelCartInput,
+  outputSchema: cartOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string; meta: { 'idempotency-key': string } }, context) {
     const { carts, db } = context.store;
-    return runIdempotently('cancel_cart', args, context, () =>
+    return runIdempotently('cancel_cart', args, args.id, context, () =>
       refusing(args.id, context, async () => cartOutcome(await carts.cancel(db, args.id), context, { continueUrl: false })),
     );
   },

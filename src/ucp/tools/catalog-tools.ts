@@ -8,8 +8,8 @@ import { STORE_CURRENCY } from '../../catalog/types.js';
 import { ucpProduct } from '../catalog/ucp-product.js';
 import { invalidParams } from '../jsonrpc-errors.js';
 import { Capability } from '../protocol.js';
-import { bundledRef } from '../schemas/schema-bundle.js';
-import { defineTool, errorOutcome, JsonTextBuilder, outcome, toolInput, toolOutput, ucpEnvelope, type UcpMessage } from './tool.js';
+import { defineTool, errorOutcome, JsonTextBuilder, outcome, ucpEnvelope, type UcpMessage } from './tool.js';
+import { getProductInput, getProductOutput, lookupCatalogInput, lookupCatalogOutput, searchCatalogInput, searchCatalogOutput } from './tool-schemas.js';
 
 const DEFAULT_PAGE_SIZE = 10;
 const MAX_PAGE_SIZE = 50;
@@ -64,8 +64,8 @@ export const searchCatalogTool = defineTool<{ catalog: { query?: string; filters
     'type or collection title; price: min/max in US cents) and cursor pagination (default 10, at most 50 per page). ' +
     'Without a query, lists every product. Each product lists its variants; a variant\'s `id` is the `item.id` to put in a cart.',
   capability: Capability.catalogSearch,
-  inputSchema: toolInput({ catalog: bundledRef('search_request') }, ['catalog']),
-  outputSchema: toolOutput('search_response'),
+  inputSchema: searchCatalogInput,
+  outputSchema: searchCatalogOutput,
   annotations: READ_ONLY,
   async run(args: { catalog: { query?: string; filters?: RequestFilters; context?: RequestContext; pagination?: { cursor?: string; limit?: number } } }, context) {
     const { catalog } = args;
@@ -100,8 +100,8 @@ export const lookupCatalogTool = defineTool<{ catalog: { ids: string[]; filters?
     'A variant id or SKU returns that variant (match "exact"); a product id or handle returns the product with its featured ' +
     'variant (match "featured"). Unknown identifiers are left out and reported in `messages` (info, not_found).',
   capability: Capability.catalogLookup,
-  inputSchema: toolInput({ catalog: bundledRef('lookup_request') }, ['catalog']),
-  outputSchema: toolOutput('lookup_response'),
+  inputSchema: lookupCatalogInput,
+  outputSchema: lookupCatalogOutput,
   annotations: READ_ONLY,
   async run(args: { catalog: { ids: string[]; filters?: RequestFilters; context?: RequestContext } }, context) {
     const { catalog } = args;
@@ -136,8 +136,8 @@ export const getProductTool = defineTool<{ catalog: { id: string; selected?: { n
     'Lemon-Lime) narrow to a variant, listed first; each option value says whether a matching variant exists and is ' +
     'available. `preferences` names the options to relax first when no variant matches every selection.',
   capability: Capability.catalogLookup,
-  inputSchema: toolInput({ catalog: bundledRef('get_product_request') }, ['catalog']),
-  outputSchema: toolOutput('get_product_response'),
+  inputSchema: getProductInput,
+  outputSchema: getProductOutput,
   annotations: READ_ONLY,
   async run(
     args: { catalog: { id: string; selected?: { name: string; label: string }[]; preferences?: string[]; filters?: RequestFilters; context?: RequestContext } },
@@ -150,7 +150,7 @@ export const getProductTool = defineTool<{ catalog: { id: string; selected?: { n
     const snapshot = store.catalog.snapshot;
     const detail = productDetail(snapshot, store.inventory, catalog.id, { selected: catalog.selected, preferences: catalog.preferences, filters });
     if (!detail) {
-      return errorOutcome([
+      return errorOutcome(context.release, [
         { type: 'error', code: 'not_found', content: `No product or variant has the identifier "${catalog.id.slice(0, 100)}".`, severity: 'unrecoverable' },
       ]);
     }

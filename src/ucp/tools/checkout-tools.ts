@@ -9,22 +9,34 @@ import { CheckoutNotFound, CheckoutRefused, type CheckoutAnswer, type CheckoutIn
 import type { AddressInput } from '../../checkout/shipping.js';
 import { parseId } from '../../catalog/ids.js';
 import { readOrder } from '../../orders/orders.js';
-import { ucpCheckout, ucpOrder } from '../checkout/ucp-checkout.js';
+import { POSTAL_ADDRESS_MEMBERS, ucpCheckout, ucpOrder } from '../checkout/ucp-checkout.js';
+import { ucpPath, ucpRefusal } from '../checkout/ucp-messages.js';
+import type { FieldPath } from '../../checkout/fields.js';
+import { rememberRelease } from '../webhooks/agent-releases.js';
 import { Capability } from '../protocol.js';
-import { bundledRef } from '../schemas/schema-bundle.js';
-import { defineTool, errorOutcome, outcome, runIdempotently, toolInput, toolOutput, type ToolContext, type ToolOutcome, type UcpMessage } from './tool.js';
+import { defineTool, errorOutcome, outcome, runIdempotently, type ToolContext, type ToolOutcome } from './tool.js';
+import {
+  cancelCheckoutInput,
+  checkoutOutput,
+  completeCheckoutInput,
+  createCheckoutInput,
+  getCheckoutInput,
+  getOrderInput,
+  orderOutput,
+  updateCheckoutInput,
+} from './tool-schemas.js';
 
 type Json = Record<string, unknown>;
 
-const CHECKOUT_ID = { type: 'string', description: 'The checkout id, as create_checkout returned it.' };
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : undefined);
 
+/** Arguments the checkout cannot be given as they are: the field (in the domain's names) and what is wrong. */
 class InputProblem extends Error {
   constructor(
     message: string,
-    readonly path: string,
+    readonly field: FieldPath,
   ) {
     super(message);
   }
@@ -32,14 +44,14 @@ class InputProblem extends Error {
 
 function lineInputs(raw: unknown): LineInput[] {
   if (raw === undefined) return [];
-  if (!Array.isArray(raw)) throw new InputProblem('line_items must be a list of {item: {id}, quantity}.', '$.line_items');
+  if (!Array.isArray(raw)) throw new InputProblem('line_items must be a list of {item: {id}, quantity}.', ['lines']);
   return raw.map((line: unknown, index) => {
     const item = isObject(line) && isObject(line.item) ? line.item : undefined;
     const variantId = typeof item?.id === 'string' ? parseId(item.id) : undefined;
     if (variantId === undefined) {
       throw new InputProblem(
         `Cannot find variant ${JSON.stringify(String(item?.id ?? '').slice(0, 40))}: an item id is a variant id (products[].variants[].id from search_catalog or lookup_catalog).`,
-        `$.line_items[${index}].item.id`,
+        ['lines', index, 'variant'],
       );
     }
     return { variantId, quantity: (line as Json).quantity as number };
@@ -52,6 +64,16 @@ function buyerInput(raw: unknown): CheckoutInput['buyer'] {
   return Object.fromEntries(Object.entries(buyer).filter(([, value]) => value !== undefined));
 }
 
+/** A UCP postal address (its members' names) as the domain's address input; what is not a string is left out. */
+function addressInput(raw: Json): AddressInput {
+  const input: AddressInput = {};
+  for (const [key, member] of Object.entries(POSTAL_ADDRESS_MEMBERS) as [keyof AddressInput, string][]) {
+    const value = raw[member];
+    if (typeof value === 'string') input[key] = value;
+  }
+  return input;
+}
+
 /** The shipping method's chosen destination (by selected_destination_id, else the only or first one) and option. */
 function fulfillmentInput(raw: unknown): { destination: AddressInput | null; shippingOption: string | null } {
   const methods = isObject(raw) && Array.isArray(raw.methods) ? raw.methods.filter(isObject) : [];
@@ -60,7 +82,7 @@ function fulfillmentInput(raw: unknown): { destination: AddressInput | null; shi
   const destinations = Array.isArray(method.destinations) ? method.destinations.filter(isObject) : [];
   const selectedId = typeof method.selected_destination_id === 'string' ? method.selected_destination_id : undefined;
   const chosen = (selectedId && destinations.find((d) => d.id === selectedId)) || destinations[0];
-  const destination: AddressInput | null = chosen ? Object.fromEntries(Object.entries(chosen).filter(([key, value]) => key !== 'id' && typeof value === 'string')) : null;
+  const destination: AddressInput | null = chosen ? addressInput(chosen) : null;
   const groups = Array.isArray(method.groups) ? method.groups.filter(isObject) : [];
   const option = groups.map((g) => g.selected_option_id).find((id): id is string => typeof id === 'string' && id !== '');
   return { destination, shippingOption: option ?? null };
@@ -72,7 +94,20 @@ function checkoutInput(checkout: Json): CheckoutInput {
 
 function mapping(context: ToolContext) {
   const { config, payments, buyerProof } = context.store;
-  return { baseUrl: config.baseUrl, policies: config.checkout.policies, payments, versions: context.capabilities, approvalProof: buyerProof.mode };
+  return {
+    release: context.release,
+    baseUrl: config.baseUrl,
+    policies: config.checkout.policies,
+    payments,
+    versions: context.capabilities,
+    approvalProof: buyerProof.mode,
+  };
+}
+
+/** The checkout as the agent wrote it: its release is remembered for the order's events (webhooks). */
+async function written(answer: CheckoutAnswer, context: ToolContext): Promise<ToolOutcome> {
+  await rememberRelease(context.store.db, answer.view.record.id, context.release);
+  return checkoutOutcome(answer, context);
 }
 
 function checkoutOutcome(answer: CheckoutAnswer, context: ToolContext): ToolOutcome {
@@ -81,9 +116,17 @@ function checkoutOutcome(answer: CheckoutAnswer, context: ToolContext): ToolOutc
 
 function notFound(id: string, context: ToolContext, what = 'checkout'): ToolOutcome {
   return errorOutcome(
+    context.release,
     [{ type: 'error', code: 'not_found', content: `No ${what} has the id "${id.slice(0, 64)}".`, severity: 'unrecoverable' }],
     `${context.store.config.baseUrl}/`,
   );
+}
+
+/** The checkout, when the buyer's approval has placed (or is placing) its order. */
+async function completingCheckout(id: string, context: ToolContext): Promise<CheckoutAnswer | undefined> {
+  const answer = await context.store.checkouts.get(context.store.db, id);
+  const status = answer?.view.record.status;
+  return status === 'completed' || status === 'complete_in_progress' ? answer : undefined;
 }
 
 /** Runs a checkout operation; refusals and unknown ids become UCP error results, never JSON-RPC errors. */
@@ -92,17 +135,10 @@ async function refusing(id: string, context: ToolContext, run: () => Promise<Too
     return await run();
   } catch (error) {
     if (error instanceof CheckoutNotFound) return notFound(error.id === id ? id : error.id, context, error.id === id ? 'checkout' : 'cart');
-    if (error instanceof InputProblem) return errorOutcome([{ type: 'error', code: 'invalid', content: error.message, severity: 'recoverable', path: error.path }]);
-    if (error instanceof CheckoutRefused) {
-      const message: UcpMessage = {
-        type: 'error',
-        code: error.reason.code,
-        content: error.reason.content,
-        severity: error.path ? 'recoverable' : 'unrecoverable',
-        ...(error.path ? { path: error.path } : {}),
-      };
-      return errorOutcome([message]);
+    if (error instanceof InputProblem) {
+      return errorOutcome(context.release, [{ type: 'error', code: 'invalid', content: error.message, severity: 'recoverable', path: ucpPath(error.field, context.release) }]);
     }
+    if (error instanceof CheckoutRefused) return errorOutcome(context.release, [ucpRefusal(error.reason, context.release)]);
     throw error;
   }
 }
@@ -121,8 +157,8 @@ export const createCheckoutTool = defineTool<CreateArgs>({
   description:
     `Start a checkout from line items, or from a cart with \`checkout.cart_id\` (the cart's lines are used; a cart's open checkout is returned rather than a second one). ${CHECKOUT_DESCRIPTION}`,
   capability: Capability.checkout,
-  inputSchema: toolInput({ checkout: bundledRef('checkout_create_request') }, ['checkout']),
-  outputSchema: toolOutput('checkout'),
+  inputSchema: createCheckoutInput,
+  outputSchema: checkoutOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(args: CreateArgs, context) {
     const { checkouts, db } = context.store;
@@ -130,13 +166,13 @@ export const createCheckoutTool = defineTool<CreateArgs>({
     return refusing('', context, async () => {
       const input = checkoutInput(cartId === undefined ? args.checkout : { ...args.checkout, line_items: undefined });
       if (cartId === undefined && input.lines.length === 0) {
-        throw new InputProblem('A checkout needs line items, or the cart_id of a cart to check out.', '$.line_items');
+        throw new InputProblem('A checkout needs line items, or the cart_id of a cart to check out.', ['lines']);
       }
       // A checkout from line items is stored from nothing, as a new cart is: it counts against the cart-start budget.
       if (cartId === undefined) await context.admitCartStart();
       // The platform hears of the order at its profile's order webhook, when it declared one.
       const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
-      return checkoutOutcome(await checkouts.create(db, { ...input, ...webhook, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context);
+      return written(await checkouts.create(db, { ...input, ...webhook, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context);
     });
   },
 });
@@ -146,8 +182,8 @@ export const getCheckoutTool = defineTool<{ id: string }>({
   title: 'Get a checkout',
   description: `The checkout as it is now, with its status, totals and messages. ${CHECKOUT_DESCRIPTION}`,
   capability: Capability.checkout,
-  inputSchema: toolInput({ id: CHECKOUT_ID }, ['id']),
-  outputSchema: toolOutput('checkout'),
+  inputSchema: getCheckoutInput,
+  outputSchema: checkoutOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string }, context) {
     const answer = await context.store.checkouts.get(context.store.db, args.id);
@@ -164,13 +200,24 @@ export const updateCheckoutTool = defineTool<UpdateArgs>({
     'Replace the checkout\'s writable state: line items, buyer, and the shipping destination and option (full replacement: ' +
     `what is left out is cleared). A checkout waiting for the buyer's approval goes back to them: its approval link is void. ${CHECKOUT_DESCRIPTION}`,
   capability: Capability.checkout,
-  inputSchema: toolInput({ id: CHECKOUT_ID, checkout: bundledRef('checkout_update_request') }, ['id', 'checkout']),
-  outputSchema: toolOutput('checkout'),
+  inputSchema: updateCheckoutInput,
+  outputSchema: checkoutOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: UpdateArgs, context) {
     const { checkouts, db } = context.store;
     const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
-    return refusing(args.id, context, async () => checkoutOutcome(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook }, 'agent'), context));
+    return refusing(args.id, context, async () => {
+      try {
+        return await written(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook }, 'agent'), context);
+      } catch (error) {
+        const completing = error instanceof CheckoutRefused && context.release !== '2026-04-08' ? await completingCheckout(args.id, context) : undefined;
+        if (!completing || !(error instanceof CheckoutRefused)) throw error;
+        // UCP 2026-08-25: an update after completion was accepted leaves the checkout unchanged and answers it with a
+        // recoverable error (2026-04-08 answers the refusal alone).
+        const answer = ucpCheckout(completing, mapping(context));
+        return outcome({ ...answer, messages: [{ ...ucpRefusal(error.reason, context.release), severity: 'recoverable' }] });
+      }
+    });
   },
 });
 
@@ -187,17 +234,13 @@ export const completeCheckoutTool = defineTool<KeyedArgs>({
     '`order`. When something is missing, the checkout is answered with messages saying what. Payment data sent here is ' +
     'ignored and never stored. `meta["idempotency-key"]` (a UUID) is required.',
   capability: Capability.checkout,
-  inputSchema: toolInput(
-    { id: CHECKOUT_ID, checkout: { type: 'object', description: 'Ignored: payment is arranged on the approval page.', additionalProperties: true } },
-    ['id'],
-    { idempotencyKey: true },
-  ),
-  outputSchema: toolOutput('checkout'),
+  inputSchema: completeCheckoutInput,
+  outputSchema: checkoutOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async run(args: KeyedArgs, context) {
     const { checkouts, db } = context.store;
-    // The payload that binds the key: the checkout id only (payment data is neither used nor kept).
-    return runIdempotently('complete_checkout', { id: args.id, meta: args.meta }, context, () =>
+    // The whole arguments bind the key (payment data and signals too, though neither is used nor kept).
+    return runIdempotently('complete_checkout', args, args.id, context, () =>
       refusing(args.id, context, async () => checkoutOutcome(await checkouts.requestCompletion(db, args.id, 'agent'), context)),
     );
   },
@@ -210,12 +253,12 @@ export const cancelCheckoutTool = defineTool<KeyedArgs>({
     'Cancel a checkout that is not completed; a pending approval link stops working. Answers the canceled checkout. ' +
     '`meta["idempotency-key"]` (a UUID) is required: a retry with the same key gets the same answer.',
   capability: Capability.checkout,
-  inputSchema: toolInput({ id: CHECKOUT_ID }, ['id'], { idempotencyKey: true }),
-  outputSchema: toolOutput('checkout'),
+  inputSchema: cancelCheckoutInput,
+  outputSchema: checkoutOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args: KeyedArgs, context) {
     const { checkouts, db } = context.store;
-    return runIdempotently('cancel_checkout', { id: args.id, meta: args.meta }, context, () =>
+    return runIdempotently('cancel_checkout', args, args.id, context, () =>
       refusing(args.id, context, async () => checkoutOutcome(await checkouts.cancel(db, args.id, 'agent', 'canceled by the agent'), context)),
     );
   },
@@ -226,8 +269,8 @@ export const getOrderTool = defineTool<{ id: string }>({
   title: 'Get an order',
   description: 'An order placed when the buyer approved a checkout: its lines, shipping expectation, totals and payment state.',
   capability: Capability.order,
-  inputSchema: toolInput({ id: { type: 'string', description: 'The order id, from a completed checkout\'s `order.id`.' } }, ['id']),
-  outputSchema: toolOutput('order'),
+  inputSchema: getOrderInput,
+  outputSchema: orderOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string }, context) {
     // Only the unguessable id names an order here (never its short number).

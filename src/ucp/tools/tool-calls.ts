@@ -10,11 +10,12 @@ import { databaseErrorName } from '../../http/errors.js';
 import type { Store } from '../../store.js';
 import type { AgentProfiles } from '../agent/agent-profiles.js';
 import type { Negotiation } from '../agent/negotiation.js';
-import { internalError, invalidParams, JsonRpcError, storeUnavailable, unknownTool } from '../jsonrpc-errors.js';
-import { UCP_VERSION, type CapabilityName } from '../protocol.js';
-import { firstError, selfContained, validatorFor, withoutAnnotations, type JsonSchema } from '../schemas/schema-bundle.js';
+import { discoveryFailed, internalError, JsonRpcError, storeUnavailable, unknownTool } from '../jsonrpc-errors.js';
+import { Capability, LATEST_UCP_RELEASE, type CapabilityName } from '../protocol.js';
+import type { JsonSchema } from '../schemas/one-ajv.js';
 import { UcpProducts } from '../catalog/ucp-products.js';
 import { errorOutcome, type ToolCaller, type ToolDefinition, type ToolOutcome } from './tool.js';
+import { argumentProblems, invalidArguments, listedSchema } from './tool-schemas.js';
 
 /** A tool as `tools/list` shows it. */
 export interface ListedTool {
@@ -26,9 +27,16 @@ export interface ListedTool {
   annotations: ToolDefinition['annotations'];
 }
 
+/**
+ * What a caller that names no agent profile may use: finding products and keeping a cart. Checkout and order tools need
+ * a profile: without one there is no negotiation, and the scopes that write or complete a checkout belong to a
+ * commerce-protocol session only.
+ */
+const ANONYMOUS_CAPABILITIES: ReadonlySet<CapabilityName> = new Set([Capability.catalogSearch, Capability.catalogLookup, Capability.cart]);
+
 export class ToolCalls {
   private readonly byName: Map<string, ToolDefinition>;
-  /** An anonymous caller may use every capability, and no order webhook. */
+  /** An anonymous caller is answered in the newest release and may use the catalog and cart capabilities, no order webhook. */
   private readonly anonymous: Negotiation;
   private readonly products: UcpProducts;
   readonly listed: ListedTool[];
@@ -40,13 +48,16 @@ export class ToolCalls {
   ) {
     this.byName = new Map(tools.map((tool) => [tool.name, tool]));
     this.products = new UcpProducts(store.catalog, store.inventory);
-    this.anonymous = { capabilities: new Map(this.capabilities.map((name) => [name, UCP_VERSION])) };
+    this.anonymous = {
+      release: LATEST_UCP_RELEASE,
+      capabilities: new Map(this.capabilities.filter((name) => ANONYMOUS_CAPABILITIES.has(name)).map((name) => [name, LATEST_UCP_RELEASE])),
+    };
     this.listed = tools.map((tool) => ({
       name: tool.name,
       title: tool.title,
       description: tool.description,
-      inputSchema: selfContained(tool.inputSchema) as ListedTool['inputSchema'],
-      outputSchema: withoutAnnotations(selfContained(tool.outputSchema)) as ListedTool['outputSchema'],
+      inputSchema: listedSchema(tool.inputSchema),
+      outputSchema: listedSchema(tool.outputSchema),
       annotations: tool.annotations,
     }));
   }
@@ -62,25 +73,30 @@ export class ToolCalls {
     if (!tool) throw unknownTool(name);
     const input = args ?? {};
     const profile = this.agentProfiles.profileUrlOf(input);
-    const validate = validatorFor(tool.inputSchema);
-    if (!validate(input)) {
-      const { path, message } = firstError(validate);
-      throw invalidParams(`Invalid params for ${name}: ${path} ${message}`, { path });
+    const problems = argumentProblems(tool.inputSchema, input);
+    if (problems.length > 0) throw invalidArguments(name, problems);
+    if (profile === undefined && !ANONYMOUS_CAPABILITIES.has(tool.capability)) {
+      // UCP: a missing profile URL is invalid_profile_url. Nothing is read or stored.
+      throw discoveryFailed(
+        'invalid_profile_url',
+        `${name} needs an agent profile: pass meta["ucp-agent"].profile (your platform's UCP profile URL). Anonymous callers may use the catalog and cart tools only.`,
+      );
     }
     try {
-      const { capabilities, orderWebhookUrl } = profile === undefined ? this.anonymous : await this.agentProfiles.negotiate(profile);
+      const { release, capabilities, orderWebhookUrl } = profile === undefined ? this.anonymous : await this.agentProfiles.negotiate(profile);
       if (!capabilities.has(tool.capability)) {
-        return errorOutcome([
+        return errorOutcome(release, [
           {
             type: 'error',
             code: 'capabilities_incompatible',
-            content: `${name} needs the capability ${tool.capability} (version ${UCP_VERSION}), which the agent profile does not declare.`,
+            content: `${name} needs the capability ${tool.capability} (version ${release}), which the agent profile does not declare.`,
             severity: 'unrecoverable',
           },
         ]);
       }
       return await tool.run(input, {
         store: this.store,
+        release,
         capabilities,
         orderWebhookUrl,
         products: this.products,

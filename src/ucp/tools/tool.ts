@@ -1,6 +1,6 @@
 /**
- * What an MCP tool of this store is: a UCP operation with its input and output schemas (bundled from the
- * official UCP schemas), the capability that grants it, and a thin adapter that calls one domain function
+ * What an MCP tool of this store is: a UCP operation with its input and output schemas (the lean ones of
+ * tool-schemas.ts), the capability that grants it, and a thin adapter that calls one domain function
  * and shapes the UCP payload. Shared helpers for the `ucp` envelope and business-outcome results.
  */
 import type { FastifyBaseLogger } from 'fastify';
@@ -8,9 +8,8 @@ import { IdempotencyConflict, IdempotencyInProgress } from '../../idempotency/id
 import type { Store } from '../../store.js';
 import { idempotencyConflict, idempotencyInProgress } from '../jsonrpc-errors.js';
 import type { NegotiatedCapabilities } from '../agent/negotiation.js';
-import type { CapabilityName } from '../protocol.js';
-import { UCP_VERSION } from '../protocol.js';
-import { bundledRef, type JsonSchema } from '../schemas/schema-bundle.js';
+import type { CapabilityName, UcpRelease } from '../protocol.js';
+import type { JsonSchema } from '../schemas/one-ajv.js';
 import type { UcpProducts } from '../catalog/ucp-products.js';
 
 /** What a call knows of the client it serves, built per request by the door. */
@@ -27,7 +26,9 @@ export interface ToolCaller {
 
 export interface ToolContext extends ToolCaller {
   store: Store;
-  /** Capabilities this caller may use: the negotiated intersection, or everything for an anonymous caller. */
+  /** The UCP release this caller's answers are shaped for: negotiated from its profile, else the newest. */
+  release: UcpRelease;
+  /** Capabilities this caller may use: the negotiated intersection, or the catalog and cart for an anonymous caller. */
   capabilities: NegotiatedCapabilities;
   /**
    * Where the agent's platform hears of orders (its profile's order capability `config.webhook_url`, checked as
@@ -86,44 +87,10 @@ export function defineTool<Args>(tool: ToolDefinition<Args>): ToolDefinition {
 }
 
 /**
- * `meta` as the UCP MCP binding defines it, except that `ucp-agent` is optional: without an agent profile
- * the caller is anonymous and may use the catalog and cart tools.
+ * `meta`, a tool's input (meta plus its named arguments) and a tool's output: the lean schemas of tool-schemas.ts
+ * (what each tool reads, open to both UCP releases' request shapes; the output names the UCP response).
  */
-export function metaSchema(options: { idempotencyKey: boolean }): JsonSchema {
-  return {
-    type: 'object',
-    description:
-      'UCP request metadata. `ucp-agent.profile` is the URL of the calling platform\'s UCP profile (https); the store ' +
-      'fetches it and negotiates capabilities. Without it the call is anonymous (catalog and cart tools only).' +
-      (options.idempotencyKey ? ' `idempotency-key` (a UUID) is required: a retry with the same key is safe.' : ''),
-    additionalProperties: true,
-    properties: {
-      'ucp-agent': {
-        type: 'object',
-        required: ['profile'],
-        // No `format: uri` here: a malformed or non-https URL is a -32001 invalid_profile_url (UCP), which
-        // AgentProfiles.profileUrlOf raises before the arguments are validated.
-        properties: { profile: { type: 'string', description: "URL of the platform's UCP profile (https)." } },
-      },
-      'idempotency-key': { type: 'string', format: 'uuid', description: 'Unique key for retry safety.' },
-    },
-    ...(options.idempotencyKey ? { required: ['idempotency-key'] } : {}),
-  };
-}
-
-/** A tool's input: `meta` plus its named UCP arguments, each a bundled schema or a plain one. */
-export function toolInput(properties: Record<string, JsonSchema>, required: string[], options = { idempotencyKey: false }): JsonSchema {
-  return {
-    type: 'object',
-    properties: { meta: metaSchema(options), ...properties },
-    required: options.idempotencyKey ? ['meta', ...required] : required,
-  };
-}
-
-/** A tool's output: the UCP response, or the UCP error response when no resource could be produced. */
-export function toolOutput(responseSchema: string): JsonSchema {
-  return { type: 'object', oneOf: [bundledRef(responseSchema), bundledRef('error_response')] };
-}
+export { metaSchema, toolInput, toolOutput } from './tool-schemas.js';
 
 export interface UcpEnvelope {
   version: string;
@@ -133,8 +100,8 @@ export interface UcpEnvelope {
 
 /** The `ucp` member of a successful response: the version and the capability this operation used, at its negotiated version. */
 export function ucpEnvelope(context: ToolContext, capability: CapabilityName): UcpEnvelope {
-  const version = context.capabilities.get(capability) ?? UCP_VERSION;
-  return { version: UCP_VERSION, status: 'success', capabilities: { [capability]: [{ version }] } };
+  const version = context.capabilities.get(capability) ?? context.release;
+  return { version: context.release, status: 'success', capabilities: { [capability]: [{ version }] } };
 }
 
 export interface UcpMessage {
@@ -146,9 +113,9 @@ export interface UcpMessage {
 }
 
 /** A business outcome that produced no resource (UCP error_response): not found, capabilities incompatible, … */
-export function errorOutcome(messages: UcpMessage[], continueUrl?: string): ToolOutcome {
+export function errorOutcome(release: UcpRelease, messages: UcpMessage[], continueUrl?: string): ToolOutcome {
   return {
-    json: JSON.stringify({ ucp: { version: UCP_VERSION, status: 'error' }, messages, ...(continueUrl ? { continue_url: continueUrl } : {}) }),
+    json: JSON.stringify({ ucp: { version: release, status: 'error' }, messages, ...(continueUrl ? { continue_url: continueUrl } : {}) }),
     isError: true,
   };
 }
@@ -164,20 +131,23 @@ const outcomeCodec = {
 };
 
 /**
- * Runs a tool whose `meta` carries an idempotency key, through the store's durable keys: the same key and payload
- * (the arguments without `meta`) replay the first answer on any instance; another payload under the key is HTTP 409
- * with JSON-RPC -32000; a call racing one still running with the key waits for its answer.
+ * Runs a tool whose `meta` carries an idempotency key, through the store's durable keys. What binds the key is the
+ * tool's whole `arguments` without `meta` (canonical JSON: key order ignored): the same key and arguments replay the
+ * first answer on any instance; the same key with other arguments is HTTP 409 with JSON-RPC -32000 (UCP: a key reused
+ * with different parameters); a call racing one still running with the key waits for its answer. `resource` names
+ * what the key acts on (a checkout id).
  */
 export async function runIdempotently(
   tool: string,
-  args: { id: string; meta: { 'idempotency-key': string } },
+  args: { meta: { 'idempotency-key': string } } & Record<string, unknown>,
+  resource: string,
   context: ToolContext,
   run: () => Promise<ToolOutcome>,
 ): Promise<ToolOutcome> {
   const { meta, ...payload } = args;
   const { db, idempotency } = context.store;
   try {
-    return await idempotency.run(db, { key: meta['idempotency-key'], tool, resource: args.id, payload }, run, outcomeCodec);
+    return await idempotency.run(db, { key: meta['idempotency-key'], tool, resource, payload }, run, outcomeCodec);
   } catch (error) {
     if (error instanceof IdempotencyConflict) throw idempotencyConflict();
     if (error instanceof IdempotencyInProgress) throw idempotencyInProgress();

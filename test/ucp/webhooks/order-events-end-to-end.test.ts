@@ -152,8 +152,8 @@ for (const backend of backends) {
       assert.ok(test.store.outbox, 'the store delivers its outbox');
       const profile = await getJson(test.app, '/.well-known/ucp');
       assert.equal(profile.status, 200);
-      keys = profile.body.signing_keys;
-      assert.ok(Array.isArray(keys) && keys.length > 0, 'the store profile publishes signing_keys');
+      keys = profile.body.keys;
+      assert.ok(Array.isArray(keys) && keys.length > 0, 'the store profile publishes keys');
       assert.ok(keys.every((key) => typeof key.kid === 'string' && !('d' in key)), 'public keys, each with a kid');
     });
     after(async () => {
@@ -357,7 +357,7 @@ for (const backend of backends) {
           assert.ok(arrived.every((event) => event.status === 200));
           assert.ok(rows.every((row) => row.attempts === 1), `each row attempted once: ${rows.map((row) => row.attempts).join(',')}`);
           // Both instances sign with the one key the database keeps, which the profile publishes.
-          const secondKeys = (await getJson(second.app, '/.well-known/ucp')).body.signing_keys as PublishedJwk[];
+          const secondKeys = (await getJson(second.app, '/.well-known/ucp')).body.keys as PublishedJwk[];
           assert.deepEqual(secondKeys, keys);
           for (const event of arrived) {
             assert.deepEqual(await verificationProblems(event, keys, receiver.origin), []);

@@ -104,8 +104,10 @@ for (const backend of backends) {
       assert.equal(await urlSeenWith('/second-entry.json'), PUBLIC_HOOK, 'the first entry that gives one');
     });
 
-    it('an anonymous caller has none', async () => {
-      assert.equal(await urlSeenWith(undefined), undefined);
+    it('an anonymous caller has none: a checkout tool is not run for it at all (it needs an agent profile)', async () => {
+      const before = seen.length;
+      await assert.rejects(calls.call('probe_order_webhook', {}, caller), (error: { data?: { code?: string } }) => error.data?.code === 'invalid_profile_url');
+      assert.equal(seen.length, before, 'the tool did not run');
     });
 
     it('none when the order capability is not shared: not declared (a webhook_url elsewhere is not read), or at another version', async () => {

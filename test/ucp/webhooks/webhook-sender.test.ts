@@ -124,8 +124,8 @@ for (const backend of backends) {
       assert.match(String(request.headers['signature-input']), /^sig1=\("@method" "@authority" "@path" "ucp-agent" "webhook-id" "webhook-timestamp" "content-digest" "content-type"\);created=\d+;keyid="[^"]+"$/);
 
       const profile = await getJson(test.app, '/.well-known/ucp');
-      const published = profile.body.signing_keys as PublishedKey[] | undefined;
-      assert.ok(Array.isArray(published), 'the store profile publishes signing_keys');
+      const published = profile.body.keys as PublishedKey[] | undefined;
+      assert.ok(Array.isArray(published), 'the store profile publishes keys');
       assert.ok(published.every((key) => !('d' in key)));
       assert.ok(await verifiedWithProfileKeys(request, published), 'verifies with a key of /.well-known/ucp');
       assert.equal(await verifiedWithProfileKeys({ ...request, path: '/hooks/other' }, published), false);

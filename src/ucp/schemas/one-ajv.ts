@@ -1,0 +1,46 @@
+/**
+ * The commerce door's one Ajv (JSON Schema 2020-12, formats, all errors): the tools' argument schemas
+ * (src/ucp/tools/tool-schemas.ts) are compiled on it, and the MCP SDK's servers validate with it too
+ * (`ucpJsonSchemaValidator`), instead of each building its own. The storefront's cart bodies have their own
+ * (src/storefront/body-validation.ts: draft-07 TypeBox schemas, coercion options of the app), which is another door's.
+ */
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+export type JsonSchema = { [key: string]: unknown };
+
+let ajv: Ajv2020 | undefined;
+const validators = new Map<JsonSchema, ValidateFunction>();
+
+/** Made on first use. */
+export function ucpAjv(): Ajv2020 {
+  if (!ajv) {
+    // strictNumbers: a JSON 1e400 (parsed as Infinity) is no quantity; Ajv's default would accept it as an integer.
+    // allErrors: an agent is told every problem of its arguments at once, not one per call.
+    ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: true, validateSchema: false });
+    (addFormats as unknown as (instance: Ajv2020) => void)(ajv);
+  }
+  return ajv;
+}
+
+let sdkProvider: AjvJsonSchemaValidator | undefined;
+
+/**
+ * The SDK's `jsonSchemaValidator` (its Server validates elicitation answers with it), on the one Ajv: the
+ * SDK's own provider class, given this instance rather than left to build a second one (made on first use).
+ */
+export const ucpJsonSchemaValidator: jsonSchemaValidator = {
+  getValidator: (schema) => (sdkProvider ??= new AjvJsonSchemaValidator(ucpAjv())).getValidator(schema),
+};
+
+/** A validator for a schema, compiled once per schema object. */
+export function validatorFor(schema: JsonSchema): ValidateFunction {
+  let validate = validators.get(schema);
+  if (!validate) {
+    validate = ucpAjv().compile(schema);
+    validators.set(schema, validate);
+  }
+  return validate;
+}
