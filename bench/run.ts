@@ -151,6 +151,19 @@ async function compareWithStartDefaults(): Promise<Row> {
   }
 }
 
+/** What `tools/list` costs an agent before it does anything: the answer's bytes, for every tool (bound: 64 KB). */
+async function toolsListSize(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/api/ucp/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const text = await response.text();
+  const tools = (JSON.parse(text) as { result?: { tools?: unknown[] } }).result?.tools?.length ?? 0;
+  const bytes = Buffer.byteLength(text);
+  return `tools/list: ${bytes.toLocaleString('en-US')} bytes for ${tools} tools (bound 65,536: ${bytes <= 65_536 ? 'met' : 'MISSED'})`;
+}
+
 let sectionStarted = performance.now();
 /** How long the section that just ended took, so a run's time can be planned. */
 function took(section: string): void {
@@ -176,6 +189,7 @@ async function main(): Promise<void> {
     } else {
       console.log(`(search not measured: /search/suggest.json answered ${search.status})`);
     }
+    console.log(await toolsListSize(store.port));
   } finally {
     await store.stop();
   }

@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { approvalRoutes } from './storefront/approval-routes.js';
+import { installStorableInputCheck } from './storefront/body-validation.js';
 import { cartRoutes } from './storefront/cart-routes.js';
 import { PRODUCT_ROUTE, catalogRoutes } from './storefront/catalog-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
@@ -195,7 +196,6 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   await registerOpenApi(app, store.config.baseUrl);
 
   const bodies = new ProductBodies(store.catalog, store.inventory);
-  catalogRoutes(app, store.catalog, bodies);
   const readOnArrival = productReadOnArrival(
     {
       catalog: store.catalog,
@@ -210,10 +210,16 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     },
     app.routing,
   );
-  // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide.
-  await app.register(searchRoutes, { store, bodies });
-  await app.register(cartRoutes, { store });
-  await app.register(approvalRoutes, { store });
+  // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide. Every storefront
+  // route, pages included, refuses input the store cannot keep (storefront/body-validation.ts); the commerce door
+  // checks its own, answering in JSON-RPC.
+  await app.register(async (storefront) => {
+    installStorableInputCheck(storefront);
+    catalogRoutes(storefront, store.catalog, bodies);
+    await storefront.register(searchRoutes, { store, bodies });
+    await storefront.register(cartRoutes, { store });
+    await storefront.register(approvalRoutes, { store });
+  });
   await app.register(ucpRoutes, { store });
   metaRoutes(app, readinessCheck(store.db, loadMigrations()));
   metrics.routes(app);

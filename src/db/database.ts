@@ -210,6 +210,39 @@ class WorkUnderWay {
 }
 
 /**
+ * A failed statement's error, kept from repeating the values the statement was given: it may reach a log line
+ * (`{ err }`), and those values are checkout ids (capabilities), emails and addresses. PGlite attaches the
+ * statement's parameters to its error (`params`, `queryOptions`); PostgreSQL's DETAIL quotes rows and keys ("Key
+ * (key)=(…) already exists", "Failing row contains (…)"), its CONTEXT (`where`) quotes JSON input and bound
+ * parameters, and a data exception's message (SQLSTATE class 22) quotes the value it could not read. The same
+ * error is returned (its class and `code` are what callers test), without those. The SQL text stays: values are
+ * always parameters.
+ */
+export function withoutQueryValues<E>(error: E): E {
+  if (!(error instanceof Error)) return error;
+  const fields = error as unknown as Record<string, unknown>;
+  // Only the engines' errors: an error of the store's own thrown out of a transaction keeps its fields.
+  const fromPglite = 'params' in fields && typeof fields.query === 'string';
+  const fromServer = typeof fields.code === 'string' && typeof fields.severity === 'string';
+  if (!fromPglite && !fromServer) return error;
+  for (const field of ['params', 'queryOptions', 'detail', 'where'] as const) delete fields[field];
+  if (fromServer && (fields.code as string).startsWith('22')) {
+    const { message } = error;
+    const redacted = message.replace(/"[\s\S]*"/, '"…"');
+    if (redacted !== message) {
+      const stack = error.stack;
+      error.message = redacted;
+      if (stack !== undefined) error.stack = stack.replace(message, redacted);
+    }
+  }
+  return error;
+}
+
+const rethrowWithoutValues = (error: unknown): never => {
+  throw withoutQueryValues(error);
+};
+
+/**
  * Either engine's database, closing gracefully: close() waits for the work under way (CLOSE_WAIT_MS at most), and
  * anything asked of it afterwards fails with DatabaseClosedError, where an ended pg pool says "Cannot use a pool
  * after calling end on the pool" and a closed PGlite throws a TypeError from inside its module. Closing twice is
@@ -221,8 +254,9 @@ function closingGracefully(db: Database): Database {
   return {
     ...db,
     query: <T extends Row>(sql: string, params?: readonly unknown[]) => work.run(() => db.query<T>(sql, params)),
-    transaction: (fn) => work.run(() => db.transaction(fn)),
-    exec: (sql) => work.run(() => db.exec(sql)),
+    // A failure at begin or commit (a deferred constraint) quotes values as a statement's does.
+    transaction: (fn) => work.run(() => db.transaction(fn).catch(rethrowWithoutValues)),
+    exec: (sql) => work.run(() => db.exec(sql).catch(rethrowWithoutValues)),
     listen: (channels, onNotify, options) => work.run(() => db.listen(channels, onNotify, options)),
     close: () => (closing ??= work.close(CLOSE_WAIT_MS).then(() => db.close())),
   };
@@ -248,8 +282,9 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
     unlock();
     throw error;
   }
+  // Every statement's failure is cleaned where it happens: code inside a transaction may catch and log it.
   const run = async <T extends Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
-    (await target.query<T>(sql, params as unknown[] | undefined)).rows;
+    (await target.query<T>(sql, params as unknown[] | undefined).catch(rethrowWithoutValues)).rows;
   return closingGracefully({
     kind: 'pglite',
     query: (sql, params) => run(db, sql, params),
@@ -317,7 +352,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const onError = options.onError ?? ((error: Error) => report('database connection lost', error));
   pool.on('error', (error) => onError(error));
   const run = async <T extends Row>(target: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await target.query(sql, params as unknown[] | undefined)).rows as T[];
+    (await target.query(sql, params as unknown[] | undefined).catch(rethrowWithoutValues)).rows as T[];
   try {
     await run(pool, 'select 1');
   } catch (error) {

@@ -50,17 +50,51 @@ export interface IdempotentRequest {
   payload: unknown;
 }
 
-/** JSON with object keys sorted at every level, so `{a, b}` and `{b, a}` read the same. */
+/** Text canonicalJson writes as it is, between the values it serialises. */
+class Written {
+  constructor(readonly text: string) {}
+}
+const CLOSE_ARRAY = new Written(']');
+const CLOSE_OBJECT = new Written('}');
+const COMMA = new Written(',');
+
+/**
+ * JSON with object keys sorted at every level, so `{a, b}` and `{b, a}` read the same (members whose value is
+ * undefined left out, an undefined or a function elsewhere written null). It walks the value with a stack of its
+ * own, not by recursion: a client's arguments nested thousands of levels deep cannot overflow the call stack. The
+ * text of a JSON value is the same, byte for byte, as the recursive version's was: stored hashes still match retries.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value as object)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
+  const parts: string[] = [];
+  // What is still to write, the next on top: a value to serialise, or text to write as it is.
+  const todo: unknown[] = [value];
+  while (todo.length > 0) {
+    const next = todo.pop();
+    if (next instanceof Written) {
+      parts.push(next.text);
+    } else if (Array.isArray(next)) {
+      parts.push('[');
+      todo.push(CLOSE_ARRAY);
+      for (let i = next.length - 1; i >= 0; i--) {
+        todo.push(next[i]);
+        if (i > 0) todo.push(COMMA);
+      }
+    } else if (next !== null && typeof next === 'object') {
+      const record = next as Record<string, unknown>;
+      const keys = Object.keys(record)
+        .sort()
+        .filter((key) => record[key] !== undefined);
+      parts.push('{');
+      todo.push(CLOSE_OBJECT);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        todo.push(record[keys[i]!]);
+        todo.push(new Written(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`));
+      }
+    } else {
+      parts.push(JSON.stringify(next) ?? 'null');
+    }
   }
-  return JSON.stringify(value) ?? 'null';
+  return parts.join('');
 }
 
 export const payloadHash = (payload: unknown) => createHash('sha256').update(canonicalJson(payload)).digest('hex');

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
-import { injectToolCall } from '../ucp/mcp-harness.js';
+import { serveAgentProfiles, type AgentProfileServer } from '../ucp/agent-profile-server.js';
+import { agentMeta, injectToolCall } from '../ucp/mcp-harness.js';
 
 after(dropTestDatabases);
 
@@ -19,12 +20,19 @@ const FULFILLMENT = { methods: [{ type: 'shipping', destinations: [ADDRESS], gro
 for (const backend of backends) {
   describe(`after the order (${backend.name})`, () => {
     let test: TestStore;
+    let profiles: AgentProfileServer;
     before(async () => {
-      test = await startTestStore(backend);
+      // The agent names its profile (served on loopback): checkout and order tools need one.
+      profiles = await serveAgentProfiles(['2026-08-25']);
+      test = await startTestStore(backend, { config: { allowInsecureProfiles: true } });
     });
-    after(() => test.close());
+    after(async () => {
+      await test.close();
+      await profiles.close();
+    });
 
-    const call = (name: string, args: Record<string, unknown>) => injectToolCall(test.app, name, args);
+    const call = (name: string, args: Record<string, unknown>) =>
+      injectToolCall(test.app, name, { ...args, meta: { ...(args.meta as object | undefined), ...agentMeta(profiles.profileUrl('2026-08-25')) } });
     const variantOf = (sku: string) => {
       for (const product of test.store.catalog.snapshot.products) for (const variant of product.variants) if (variant.sku === sku) return variant.id;
       throw new Error(`no variant ${sku}`);

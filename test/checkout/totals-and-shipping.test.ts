@@ -174,12 +174,12 @@ describe('US addresses: every problem reported with its field', () => {
     for (const problem of problems) assert.ok(problem.content.length > 10);
   });
 
-  for (const [key, field] of [['street_address', 'streetAddress'], ['address_locality', 'locality'], ['address_region', 'region'], ['postal_code', 'postalCode']] as const) {
-    it(`leaving out ${key} (or sending blanks or a number) reports that field (${field}) alone as missing`, () => {
+  for (const field of ['streetAddress', 'locality', 'region', 'postalCode'] as const) {
+    it(`leaving out ${field} (or sending blanks or a number) reports that field alone as missing`, () => {
       for (const value of [undefined, '', '   ', 94105]) {
-        const { address, problems } = readUsAddress({ ...ADDRESS, [key]: value });
+        const { address, problems } = readUsAddress({ ...ADDRESS, [field]: value as string | undefined });
         assert.equal(address, undefined);
-        assert.deepEqual(problems.map((p) => [p.field, p.code]), [[field, 'missing']], `${key}=${String(value)}`);
+        assert.deepEqual(problems.map((p) => [p.field, p.code]), [[field, 'missing']], `${field}=${String(value)}`);
       }
     });
   }

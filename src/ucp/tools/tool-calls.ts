@@ -1,11 +1,15 @@
 /**
- * Calling a tool, the same way for the SDK server and the fast path: find the tool, validate the arguments
- * against its UCP schema (-32602; a bad agent profile URL is -32001 invalid_profile_url, checked first), negotiate with the agent's profile when one is given (-32001 on
- * failure), check that the negotiated capabilities grant the tool, run it. A database that cannot be reached is
+ * Calling a tool, the same way for the SDK server and the fast path: find the tool; refuse arguments holding text
+ * PostgreSQL cannot store or nested deeper than MAX_INPUT_DEPTH (-32602); validate them against the tool's schema
+ * (-32602, every problem at once; a bad agent profile URL is -32001 invalid_profile_url, checked first); refuse a
+ * checkout or order tool to a caller without an agent profile (-32001 invalid_profile_url); negotiate the release
+ * and capabilities with the agent's profile (-32001 on failure); check that they grant the tool; run it, its answer
+ * shaped for the negotiated release. A database that cannot be reached is
  * -32000 "Service unavailable" with `data.retry_after` (UCP: 503); an unexpected failure becomes -32603 "Internal
  * error" and is logged; nothing internal reaches the client.
  */
 import { isDatabaseUnavailable } from '../../db/database.js';
+import { findUnstorable, inputPathText, unstorableProblemText } from '../../http/storable-input.js';
 import { databaseErrorName } from '../../http/errors.js';
 import type { Store } from '../../store.js';
 import type { AgentProfiles } from '../agent/agent-profiles.js';
@@ -72,6 +76,13 @@ export class ToolCalls {
     const tool = this.byName.get(name);
     if (!tool) throw unknownTool(name);
     const input = args ?? {};
+    // Before anything reads the arguments: text PostgreSQL cannot store (NUL, an unpaired surrogate), anywhere, or
+    // nesting deeper than any real call is -32602 naming where; nothing further on has to walk such input.
+    const unstorable = findUnstorable(input);
+    if (unstorable) {
+      const path = inputPathText(unstorable.path);
+      throw invalidArguments(name, [{ path, message: `${path} ${unstorableProblemText(unstorable)}.` }]);
+    }
     const profile = this.agentProfiles.profileUrlOf(input);
     const problems = argumentProblems(tool.inputSchema, input);
     if (problems.length > 0) throw invalidArguments(name, problems);
