@@ -17,6 +17,7 @@ import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { backends, startTestStore, type Backend, type TestStore } from '../helpers/store.js';
 import { json, platformProfile, startProfileServer, type ProfileServer } from '../ucp/mcp-harness.js';
+import { STORE_CAPABILITIES } from '../ucp/agent-profile-server.js';
 
 export const FUZZ_SEED = integerSetting('FUZZ_SEED', 20261125);
 export const FUZZ_RUNS = integerSetting('FUZZ_RUNS', 40);
@@ -463,14 +464,7 @@ export interface FuzzStore extends TestStore {
   agent: { profile: string };
 }
 
-const CAPABILITIES = [
-  'dev.ucp.shopping.catalog.search',
-  'dev.ucp.shopping.catalog.lookup',
-  'dev.ucp.shopping.cart',
-  'dev.ucp.shopping.checkout',
-  'dev.ucp.shopping.fulfillment',
-  'dev.ucp.shopping.order',
-];
+const CAPABILITIES = [...STORE_CAPABILITIES];
 
 /** A test store without rate limits, and an agent profile it may fetch over plain http from loopback. */
 export async function startFuzzStore(backend: Backend): Promise<FuzzStore> {

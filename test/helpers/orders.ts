@@ -6,6 +6,16 @@ import type { Order, OrderLine } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
 
 export const SHIP_TO = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
+/** A deliverable address with a name, in the domain's names (a checkout's destination). */
+export const ANA_AT_MARKET_ST = {
+  firstName: 'Ana',
+  lastName: 'Lima',
+  streetAddress: '1 Market St',
+  locality: 'San Francisco',
+  region: 'CA',
+  postalCode: '94103',
+  country: 'US',
+};
 
 /**
  * Places one order through the checkout: an agent creates it with everything it needs and asks to complete, and the

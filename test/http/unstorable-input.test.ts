@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { MAX_INPUT_DEPTH } from '../../src/http/storable-input.js';
 import { Shopper, variantId, type Answer } from '../cart/shopper.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
+import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
 
 after(dropTestDatabases);
 
@@ -41,26 +42,8 @@ function multipart(fields: Record<string, string>): { payload: Buffer; headers: 
   return { payload: Buffer.from(`${parts.join('')}--${boundary}--\r\n`), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
-/**
- * A deliverable address, in both spellings the checkout domain has had (the protocol's snake_case, then its own
- * camelCase): what this test is about is the form, not the domain's address shape.
- */
-const DESTINATION = {
-  firstName: 'Ana',
-  lastName: 'Lima',
-  streetAddress: '1 Market St',
-  locality: 'San Francisco',
-  region: 'CA',
-  postalCode: '94103',
-  country: 'US',
-  first_name: 'Ana',
-  last_name: 'Lima',
-  street_address: '1 Market St',
-  address_locality: 'San Francisco',
-  address_region: 'CA',
-  postal_code: '94103',
-  address_country: 'US',
-};
+/** A deliverable address (the checkout domain's names). */
+const DESTINATION = ANA_AT_MARKET_ST;
 
 function variantIdOf(t: TestStore, sku: string): number {
   return t.store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === sku)!.id;

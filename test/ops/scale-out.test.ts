@@ -24,6 +24,7 @@ import { STOCK_CHANNEL } from '../../src/inventory/inventory.js';
 import { setOnHandBySku } from '../../src/inventory/inventory-store.js';
 import { openStore } from '../../src/store.js';
 import { backends, dropTestDatabases, POSTGRES_URL, startSecondInstance, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
+import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
 
 after(dropTestDatabases);
 
@@ -148,15 +149,7 @@ describe('two instances on one PostgreSQL database', () => {
       {
         lines: [{ variantId: variantIdOf(a, 'ESP-CLA-10'), quantity: 1 }],
         buyer: { email: 'ana@example.com' },
-        destination: {
-          firstName: 'Ana',
-          lastName: 'Lima',
-          streetAddress: '1 Market St',
-          locality: 'San Francisco',
-          region: 'CA',
-          postalCode: '94103',
-          country: 'US',
-        },
+        destination: ANA_AT_MARKET_ST,
         shippingOption: 'standard',
       },
       'agent',

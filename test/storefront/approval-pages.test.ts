@@ -7,20 +7,13 @@ import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../../src/storefront/pages/layout.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
+import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
 
 after(dropTestDatabases);
 
 const STORE_NAME = 'Fizz & Sons <Drinks>';
 const ESCAPED_STORE_NAME = 'Fizz &amp; Sons &lt;Drinks&gt;';
-const DESTINATION = {
-  firstName: 'Ana',
-  lastName: 'Lima',
-  streetAddress: '1 Market St',
-  locality: 'San Francisco',
-  region: 'CA',
-  postalCode: '94103',
-  country: 'US',
-};
+const DESTINATION = ANA_AT_MARKET_ST;
 
 interface LineSpec {
   sku: string;
