@@ -9,6 +9,8 @@ export const UCP_RELEASES = ['2026-08-25', '2026-04-08'] as const;
 export type UcpRelease = (typeof UCP_RELEASES)[number];
 /** The release of /.well-known/ucp, and of answers to a caller that names no agent profile. */
 export const LATEST_UCP_RELEASE: UcpRelease = UCP_RELEASES[0];
+/** The oldest release this store speaks: the one of everything it kept before it spoke a newer one. */
+export const OLDEST_UCP_RELEASE: UcpRelease = UCP_RELEASES[UCP_RELEASES.length - 1]!;
 /** The older releases, each served as a leaf profile at /.well-known/ucp/{release}. */
 export const OLDER_UCP_RELEASES: readonly UcpRelease[] = UCP_RELEASES.slice(1);
 

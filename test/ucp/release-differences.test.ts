@@ -45,10 +45,14 @@ for (const backend of backends) {
         '/liar-leaf.json': agentProfileOf('2026-08-25'),
         '/agent-2026-04-08.json': withOrderWebhook('2026-04-08', profiles.url(HOOK)),
         '/agent-2026-08-25.json': withOrderWebhook('2026-08-25', profiles.url(HOOK)),
+        // A 2026-04-08 platform whose 2026-08-25 leaf cannot be used (a private address): it is answered in 2026-04-08.
+        '/broken-leaf.json': { ucp: { ...(agentProfileOf('2026-04-08') as { ucp: object }).ucp, supported_versions: { '2026-08-25': 'https://10.0.0.1/agent.json' } } },
+        // A 2026-08-25 agent without an order webhook.
+        '/plain-2026-08-25.json': agentProfileOf('2026-08-25'),
       });
       // The routes name the server's own URLs: each is built when asked for, once the server listens.
       profiles = await startProfileServer(
-        Object.fromEntries(['/future.json', '/future-2026-04-08.json', '/liar.json', '/liar-leaf.json', '/agent-2026-04-08.json', '/agent-2026-08-25.json'].map((path) => [path, later(path)])),
+        Object.fromEntries(['/future.json', '/future-2026-04-08.json', '/liar.json', '/liar-leaf.json', '/agent-2026-04-08.json', '/agent-2026-08-25.json', '/broken-leaf.json', '/plain-2026-08-25.json'].map((path) => [path, later(path)])),
       );
     });
     after(async () => {
@@ -77,6 +81,64 @@ for (const backend of backends) {
       assert.equal(answer.status, 422, answer.text.slice(0, 300));
       assert.equal(answer.body.error.code, -32001);
       assert.equal(answer.body.error.data.code, 'profile_malformed');
+    });
+
+    it('a supported_versions leaf that cannot be used leaves the next release both speak: the profile\'s own', async () => {
+      const answer = await callTool(t.mcpUrl, 'search_catalog', { meta: meta('/broken-leaf.json'), catalog: { query: 'espresso' } });
+      assert.equal(answer.body.result?.structuredContent?.ucp?.version, '2026-04-08', answer.text.slice(0, 300));
+    });
+
+    it('an idempotency key binds the release too: the same key and arguments from an agent of another release is 409', async () => {
+      const created = await callTool(t.mcpUrl, 'create_checkout', {
+        meta: meta('/agent-2026-04-08.json'),
+        checkout: { line_items: [{ item: { id: item() }, quantity: 1 }], buyer: { email: 'ada@example.com' }, fulfillment: FULFILLMENT },
+      });
+      const id = created.body.result.structuredContent.id;
+      const key = randomUUID();
+      const first = await callTool(t.mcpUrl, 'complete_checkout', { meta: { ...meta('/agent-2026-04-08.json'), 'idempotency-key': key }, id });
+      assert.equal(first.body.result.structuredContent.ucp.version, '2026-04-08');
+      const replay = await callTool(t.mcpUrl, 'complete_checkout', { meta: { ...meta('/agent-2026-04-08.json'), 'idempotency-key': key }, id });
+      assert.equal(replay.text, first.text.replace(/"id":\d+/, `"id":${replay.body.id}`), 'the same release replays');
+      const other = await callTool(t.mcpUrl, 'complete_checkout', { meta: { ...meta('/agent-2026-08-25.json'), 'idempotency-key': key }, id });
+      assert.equal(other.status, 409, other.text.slice(0, 300));
+      assert.equal(other.body.error.code, -32000);
+    });
+
+    it('a key on create_cart and create_checkout replays the first answer: one cart, one checkout', async () => {
+      const agent = meta('/plain-2026-08-25.json');
+      const count = async (table: string) => (await t.store.db.query<{ n: number }>(`select count(*)::int as n from ${table}`))[0]!.n;
+      const key = randomUUID();
+      const cartArgs = { meta: { ...agent, 'idempotency-key': key }, cart: { line_items: [{ item: { id: item() }, quantity: 1 }] } };
+      const carts = await count('carts');
+      const cart = await callTool(t.mcpUrl, 'create_cart', cartArgs);
+      const again = await callTool(t.mcpUrl, 'create_cart', cartArgs);
+      assert.equal(again.body.result.structuredContent.id, cart.body.result.structuredContent.id);
+      assert.equal(await count('carts'), carts + 1);
+      const checkoutKey = randomUUID();
+      const checkoutArgs = { meta: { ...agent, 'idempotency-key': checkoutKey }, checkout: { line_items: [{ item: { id: item() }, quantity: 2 }] } };
+      const checkouts = await count('checkouts');
+      const checkout = await callTool(t.mcpUrl, 'create_checkout', checkoutArgs);
+      const checkoutAgain = await callTool(t.mcpUrl, 'create_checkout', checkoutArgs);
+      assert.equal(checkoutAgain.body.result.structuredContent.id, checkout.body.result.structuredContent.id);
+      assert.equal(await count('checkouts'), checkouts + 1);
+      // Without a key, each call is its own.
+      await callTool(t.mcpUrl, 'create_checkout', { meta: agent, checkout: checkoutArgs.checkout });
+      assert.equal(await count('checkouts'), checkouts + 2);
+    });
+
+    it("an update by another agent that names no order webhook leaves the events in the creating agent's release", async () => {
+      const created = await callTool(t.mcpUrl, 'create_checkout', {
+        meta: meta('/agent-2026-04-08.json'),
+        checkout: { line_items: [{ item: { id: item() }, quantity: 1 }], buyer: { email: 'ada@example.com' }, fulfillment: FULFILLMENT },
+      });
+      const id = created.body.result.structuredContent.id;
+      await callTool(t.mcpUrl, 'update_checkout', {
+        meta: meta('/plain-2026-08-25.json'),
+        id,
+        checkout: { line_items: [{ item: { id: item() }, quantity: 2 }], buyer: { email: 'ada@example.com' }, fulfillment: FULFILLMENT },
+      });
+      const [row] = await t.store.db.query<{ release: string }>('select release from ucp_checkout_releases where checkout_id = $1', [id]);
+      assert.equal(row?.release, '2026-04-08');
     });
 
     const releases: UcpRelease[] = ['2026-08-25', '2026-04-08'];

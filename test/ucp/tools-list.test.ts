@@ -91,7 +91,7 @@ describe('tools/list and tool arguments', () => {
       cart: { line_items: [{ item: { id: 42100000001 }, quantity: 0 }, { item: {}, quantity: 'two' }, { quantity: 1 }] },
     };
     const expected = [
-      "$.meta['idempotency-key']",
+      '$.meta["idempotency-key"]',
       '$.cart.line_items[0].item.id',
       '$.cart.line_items[0].quantity',
       '$.cart.line_items[1].item.id',

@@ -4,6 +4,8 @@ create table ucp_checkout_releases (
   checkout_id text primary key references checkouts (id) on delete cascade,
   release text not null
 );
+-- Every checkout before this migration was made by an agent speaking 2026-04-08, the one release the store spoke then.
+insert into ucp_checkout_releases (checkout_id, release) select id, '2026-04-08' from checkouts where channel = 'agent';
 
 -- A checkout's shipping address is kept in the domain's names (streetAddress, locality, …), not in one protocol's
 -- (street_address, address_locality, …): each door maps its own names onto them.

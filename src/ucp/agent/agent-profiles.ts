@@ -6,15 +6,15 @@
  * keeps a fixed discovery footprint. The order capability's webhook URL, when the profile gives one the store may
  * post to, is kept with the result.
  */
-import { discoveryFailed } from '../jsonrpc-errors.js';
+import { discoveryFailed, JsonRpcError } from '../jsonrpc-errors.js';
 import { Capability, UCP_RELEASES, type UcpRelease } from '../protocol.js';
 import { checkWebhookUrl } from '../webhooks/webhook-sender.js';
 import { checkProfileUrl, fetchProfileDocument } from './profile-fetch.js';
 import {
-  chooseRelease,
   intersectCapabilities,
   isProfileDefect,
   readPlatformProfile,
+  releasesOffered,
   type CapabilityDeclaration,
   type Negotiation,
   type PlatformProfile,
@@ -86,30 +86,58 @@ export class AgentProfiles {
 
   private async resolve(profileUrl: string, keepFor: (seconds: number) => void): Promise<Negotiation> {
     const { profile, maxAgeSeconds } = await this.read(profileUrl);
-    const release = chooseRelease(profile);
-    if (release === undefined) {
+    const offered = releasesOffered(profile);
+    if (offered.length === 0) {
       throw discoveryFailed(
         'version_unsupported',
         `UCP version ${profile.version.slice(0, 20)} is not supported; this store speaks ${UCP_RELEASES.join(', ')}.`,
       );
     }
-    // A release the platform offers only through supported_versions: its capabilities are those of that leaf profile,
-    // whose own ucp.version must be the release (UCP overview, "Protocol Version").
-    let declared = profile;
-    if (release !== profile.version) {
-      const leafUrl = profile.supportedVersions![release]!;
-      checkProfileUrl(leafUrl, this.options.allowInsecure);
-      declared = (await this.read(leafUrl)).profile;
-      if (declared.version !== release) {
-        throw discoveryFailed('profile_malformed', `The agent's supported_versions profile for ${release} declares version ${declared.version.slice(0, 20)}.`);
+    // The newest release both speak whose profile can be read: a release the platform offers only through
+    // supported_versions has the capabilities of that leaf profile, whose own ucp.version must be the release (UCP
+    // overview, "Protocol Version"); a leaf that cannot be used leaves the next release, else its reason.
+    let refused: JsonRpcError | undefined;
+    for (const release of offered) {
+      let declared = profile;
+      let maxAge = maxAgeSeconds;
+      if (release !== profile.version) {
+        try {
+          const leaf = await this.readLeaf(profile.supportedVersions![release]!, release);
+          declared = leaf.profile;
+          maxAge = leaf.maxAgeSeconds === undefined ? maxAge : Math.min(maxAge ?? leaf.maxAgeSeconds, leaf.maxAgeSeconds);
+        } catch (error) {
+          if (!(error instanceof JsonRpcError)) throw error;
+          refused = error;
+          continue;
+        }
       }
+      keepFor(Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, maxAge ?? MIN_CACHE_SECONDS)));
+      const capabilities = intersectCapabilities(this.options.capabilities[release], declared.capabilities);
+      const webhookUrl = capabilities.has(Capability.order) && declared.orderWebhookUrl !== undefined
+        ? checkWebhookUrl(declared.orderWebhookUrl, this.options.allowInsecure)
+        : undefined;
+      return webhookUrl === undefined ? { release, capabilities } : { release, capabilities, orderWebhookUrl: webhookUrl };
     }
-    keepFor(Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, maxAgeSeconds ?? MIN_CACHE_SECONDS)));
-    const capabilities = intersectCapabilities(this.options.capabilities[release], declared.capabilities);
-    const webhookUrl = capabilities.has(Capability.order) && declared.orderWebhookUrl !== undefined
-      ? checkWebhookUrl(declared.orderWebhookUrl, this.options.allowInsecure)
-      : undefined;
-    return webhookUrl === undefined ? { release, capabilities } : { release, capabilities, orderWebhookUrl: webhookUrl };
+    throw refused!;
+  }
+
+  /** A platform's profile of an older release, from its supported_versions: checked as its own profile URL is. */
+  private async readLeaf(url: string, release: string): Promise<{ profile: PlatformProfile; maxAgeSeconds: number | undefined }> {
+    try {
+      checkProfileUrl(url, this.options.allowInsecure);
+    } catch (error) {
+      if (!(error instanceof JsonRpcError)) throw error;
+      const why = typeof error.data?.content === 'string' ? ` (${error.data.content})` : '';
+      throw discoveryFailed('profile_malformed', `The agent profile's supported_versions URL for ${release} cannot be used${why}.`);
+    }
+    const leaf = await this.read(url);
+    if (leaf.profile.version !== release) {
+      throw discoveryFailed(
+        'profile_malformed',
+        `The agent profile's supported_versions names a ${release} profile whose ucp.version is ${leaf.profile.version.slice(0, 20)}.`,
+      );
+    }
+    return leaf;
   }
 
   /** Fetches and reads one platform profile document (a -32001 discovery error when it cannot be used). */

@@ -97,12 +97,17 @@ export function readPlatformProfile(document: unknown, known: Iterable<string>):
 export const isProfileDefect = (read: PlatformProfile | ProfileDefect): read is ProfileDefect => 'message' in read;
 
 /**
- * The release to answer a platform in: the newest of this store's releases that the platform's profile names, as its
- * `ucp.version` or a key of its `supported_versions`. Undefined when there is none (`version_unsupported`).
+ * The releases a platform may be answered in, newest first: this store's releases that its profile names, as its
+ * `ucp.version` or a key of its `supported_versions`. Empty when there is none (`version_unsupported`).
  */
-export function chooseRelease(profile: Pick<PlatformProfile, 'version' | 'supportedVersions'>): UcpRelease | undefined {
+export function releasesOffered(profile: Pick<PlatformProfile, 'version' | 'supportedVersions'>): UcpRelease[] {
   const offered = new Set([profile.version, ...Object.keys(profile.supportedVersions ?? {})]);
-  return UCP_RELEASES.find((release) => offered.has(release));
+  return UCP_RELEASES.filter((release) => offered.has(release));
+}
+
+/** The release to answer a platform in: the newest both speak (undefined when none). */
+export function chooseRelease(profile: Pick<PlatformProfile, 'version' | 'supportedVersions'>): UcpRelease | undefined {
+  return releasesOffered(profile)[0];
 }
 
 export function intersectCapabilities(

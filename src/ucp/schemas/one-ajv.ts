@@ -12,7 +12,6 @@ import addFormats from 'ajv-formats';
 export type JsonSchema = { [key: string]: unknown };
 
 let ajv: Ajv2020 | undefined;
-const validators = new Map<JsonSchema, ValidateFunction>();
 
 /** Made on first use. */
 export function ucpAjv(): Ajv2020 {
@@ -35,12 +34,7 @@ export const ucpJsonSchemaValidator: jsonSchemaValidator = {
   getValidator: (schema) => (sdkProvider ??= new AjvJsonSchemaValidator(ucpAjv())).getValidator(schema),
 };
 
-/** A validator for a schema, compiled once per schema object. */
+/** A validator for a schema: Ajv compiles a schema object once and answers the same function after. */
 export function validatorFor(schema: JsonSchema): ValidateFunction {
-  let validate = validators.get(schema);
-  if (!validate) {
-    validate = ucpAjv().compile(schema);
-    validators.set(schema, validate);
-  }
-  return validate;
+  return ucpAjv().compile(schema);
 }

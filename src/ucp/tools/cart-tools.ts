@@ -8,7 +8,7 @@ import { CartError, CartNotFound, type CartView, type ItemToAdd, type Replacemen
 import { parseId } from '../../catalog/ids.js';
 import { cartContinueUrl, ucpCart } from '../cart/ucp-cart.js';
 import { Capability, type UcpRelease } from '../protocol.js';
-import { defineTool, errorOutcome, outcome, runIdempotently, ucpEnvelope, type ToolContext, type ToolOutcome } from './tool.js';
+import { defineTool, errorOutcome, outcome, runIdempotently, type KeyedMeta, ucpEnvelope, type ToolContext, type ToolOutcome } from './tool.js';
 import { cancelCartInput, cartOutput, createCartInput, getCartInput, updateCartInput } from './tool-schemas.js';
 
 interface RequestLine {
@@ -84,18 +84,20 @@ export const createCartTool = defineTool<{ cart: { line_items: RequestLine[] } }
   inputSchema: createCartInput,
   outputSchema: cartOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run(args: { cart: { line_items: RequestLine[] } }, context) {
-    const lines = args.cart.line_items;
-    if (lines.length === 0) {
-      return errorOutcome(context.release, [{ type: 'error', code: 'empty_cart', content: 'A cart needs at least one line item.', severity: 'recoverable', path: '$.line_items' }]);
-    }
-    const unknown = unknownItems(context.release, lines);
-    if (unknown) return unknown;
-    const items: ItemToAdd[] = lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity }));
-    const { carts, db } = context.store;
-    // A new cart every time: counted against the client's cart-start budget (shared with /cart), before it is stored.
-    await context.admitCartStart();
-    return refusing(undefined, context, async () => cartOutcome(await carts.addItems(db, undefined, items), context));
+  async run(args: { cart: { line_items: RequestLine[] }; meta?: KeyedMeta }, context) {
+    return runIdempotently('create_cart', args, '', context, async () => {
+      const lines = args.cart.line_items;
+      if (lines.length === 0) {
+        return errorOutcome(context.release, [{ type: 'error', code: 'empty_cart', content: 'A cart needs at least one line item.', severity: 'recoverable', path: '$.line_items' }]);
+      }
+      const unknown = unknownItems(context.release, lines);
+      if (unknown) return unknown;
+      const items: ItemToAdd[] = lines.map((line) => ({ variantId: variantId(line), quantity: line.quantity }));
+      const { carts, db } = context.store;
+      // A new cart every time: counted against the client's cart-start budget (shared with /cart), before it is stored.
+      await context.admitCartStart();
+      return refusing(undefined, context, async () => cartOutcome(await carts.addItems(db, undefined, items), context));
+    });
   },
 });
 
@@ -133,18 +135,20 @@ export const updateCartTool = defineTool<{ id: string; cart: { line_items: Reque
   inputSchema: updateCartInput,
   outputSchema: cartOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  async run(args: { id: string; cart: { line_items: RequestLine[] } }, context) {
-    const { carts, db } = context.store;
-    const continueUrl = cartContinueUrl(context.store.config.baseUrl, args.id);
-    const unknown = unknownItems(context.release, args.cart.line_items, continueUrl);
-    if (unknown) return unknown;
-    // mustExist: an unknown or canceled cart is not_found, never a new cart.
-    return refusing(
-      args.id,
-      context,
-      async () => cartOutcome(await carts.replaceLines(db, args.id, replacementItems(args.cart.line_items), { mustExist: true }), context),
-      continueUrl,
-    );
+  async run(args: { id: string; cart: { line_items: RequestLine[] }; meta?: KeyedMeta }, context) {
+    return runIdempotently('update_cart', args, args.id, context, async () => {
+      const { carts, db } = context.store;
+      const continueUrl = cartContinueUrl(context.store.config.baseUrl, args.id);
+      const unknown = unknownItems(context.release, args.cart.line_items, continueUrl);
+      if (unknown) return unknown;
+      // mustExist: an unknown or canceled cart is not_found, never a new cart.
+      return refusing(
+        args.id,
+        context,
+        async () => cartOutcome(await carts.replaceLines(db, args.id, replacementItems(args.cart.line_items), { mustExist: true }), context),
+        continueUrl,
+      );
+    });
   },
 });
 

@@ -14,7 +14,7 @@ import { ucpPath, ucpRefusal } from '../checkout/ucp-messages.js';
 import type { FieldPath } from '../../checkout/fields.js';
 import { rememberRelease } from '../webhooks/agent-releases.js';
 import { Capability } from '../protocol.js';
-import { defineTool, errorOutcome, outcome, runIdempotently, type ToolContext, type ToolOutcome } from './tool.js';
+import { defineTool, errorOutcome, outcome, runIdempotently, type KeyedMeta, type ToolContext, type ToolOutcome } from './tool.js';
 import {
   cancelCheckoutInput,
   checkoutOutput,
@@ -104,9 +104,12 @@ function mapping(context: ToolContext) {
   };
 }
 
-/** The checkout as the agent wrote it: its release is remembered for the order's events (webhooks). */
-async function written(answer: CheckoutAnswer, context: ToolContext): Promise<ToolOutcome> {
-  await rememberRelease(context.store.db, answer.view.record.id, context.release);
+/**
+ * The checkout as the agent wrote it. The release its platform hears the order's events in goes with the webhook URL:
+ * the creating agent's, and another agent's only when that one's order webhook replaces it.
+ */
+async function written(answer: CheckoutAnswer, context: ToolContext, options: { created: boolean }): Promise<ToolOutcome> {
+  if (options.created || context.orderWebhookUrl !== undefined) await rememberRelease(context.store.db, answer.view.record.id, context.release);
   return checkoutOutcome(answer, context);
 }
 
@@ -149,7 +152,7 @@ const CHECKOUT_DESCRIPTION =
   '`groups[0].selected_option_id` (the answer lists the options). Amounts are integer US cents. `messages` say what is ' +
   'missing, each with the JSONPath of its field; status becomes ready_for_complete when nothing is.';
 
-type CreateArgs = { checkout: Json & { cart_id?: string } };
+type CreateArgs = { checkout: Json & { cart_id?: string }; meta?: KeyedMeta };
 
 export const createCheckoutTool = defineTool<CreateArgs>({
   name: 'create_checkout',
@@ -163,17 +166,19 @@ export const createCheckoutTool = defineTool<CreateArgs>({
   async run(args: CreateArgs, context) {
     const { checkouts, db } = context.store;
     const cartId = typeof args.checkout.cart_id === 'string' ? args.checkout.cart_id : undefined;
-    return refusing('', context, async () => {
-      const input = checkoutInput(cartId === undefined ? args.checkout : { ...args.checkout, line_items: undefined });
-      if (cartId === undefined && input.lines.length === 0) {
-        throw new InputProblem('A checkout needs line items, or the cart_id of a cart to check out.', ['lines']);
-      }
-      // A checkout from line items is stored from nothing, as a new cart is: it counts against the cart-start budget.
-      if (cartId === undefined) await context.admitCartStart();
-      // The platform hears of the order at its profile's order webhook, when it declared one.
-      const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
-      return written(await checkouts.create(db, { ...input, ...webhook, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context);
-    });
+    return runIdempotently('create_checkout', args, '', context, () =>
+      refusing('', context, async () => {
+        const input = checkoutInput(cartId === undefined ? args.checkout : { ...args.checkout, line_items: undefined });
+        if (cartId === undefined && input.lines.length === 0) {
+          throw new InputProblem('A checkout needs line items, or the cart_id of a cart to check out.', ['lines']);
+        }
+        // A checkout from line items is stored from nothing, as a new cart is: it counts against the cart-start budget.
+        if (cartId === undefined) await context.admitCartStart();
+        // The platform hears of the order at its profile's order webhook, when it declared one.
+        const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
+        return written(await checkouts.create(db, { ...input, ...webhook, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context, { created: true });
+      }),
+    );
   },
 });
 
@@ -191,7 +196,7 @@ export const getCheckoutTool = defineTool<{ id: string }>({
   },
 });
 
-type UpdateArgs = { id: string; checkout: Json };
+type UpdateArgs = { id: string; checkout: Json; meta?: KeyedMeta };
 
 export const updateCheckoutTool = defineTool<UpdateArgs>({
   name: 'update_checkout',
@@ -206,18 +211,20 @@ export const updateCheckoutTool = defineTool<UpdateArgs>({
   async run(args: UpdateArgs, context) {
     const { checkouts, db } = context.store;
     const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
-    return refusing(args.id, context, async () => {
-      try {
-        return await written(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook }, 'agent'), context);
-      } catch (error) {
-        const completing = error instanceof CheckoutRefused && context.release !== '2026-04-08' ? await completingCheckout(args.id, context) : undefined;
-        if (!completing || !(error instanceof CheckoutRefused)) throw error;
-        // UCP 2026-08-25: an update after completion was accepted leaves the checkout unchanged and answers it with a
-        // recoverable error (2026-04-08 answers the refusal alone).
-        const answer = ucpCheckout(completing, mapping(context));
-        return outcome({ ...answer, messages: [{ ...ucpRefusal(error.reason, context.release), severity: 'recoverable' }] });
-      }
-    });
+    return runIdempotently('update_checkout', args, args.id, context, () =>
+      refusing(args.id, context, async () => {
+        try {
+          return await written(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook }, 'agent'), context, { created: false });
+        } catch (error) {
+          const completing = error instanceof CheckoutRefused && context.release !== '2026-04-08' ? await completingCheckout(args.id, context) : undefined;
+          if (!completing || !(error instanceof CheckoutRefused)) throw error;
+          // UCP 2026-08-25: an update after completion was accepted leaves the checkout unchanged and answers it with a
+          // recoverable error (2026-04-08 answers the refusal alone).
+          const answer = ucpCheckout(completing, mapping(context));
+          return outcome({ ...answer, messages: [{ ...ucpRefusal(error.reason, context.release), severity: 'recoverable' }] });
+        }
+      }),
+    );
   },
 });
 

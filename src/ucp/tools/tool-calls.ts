@@ -1,7 +1,7 @@
 /**
  * Calling a tool, the same way for the SDK server and the fast path: find the tool; refuse arguments holding text
  * PostgreSQL cannot store or nested deeper than MAX_INPUT_DEPTH (-32602); validate them against the tool's schema
- * (-32602, every problem at once; a bad agent profile URL is -32001 invalid_profile_url, checked first); refuse a
+ * (-32602, every problem at once; a bad agent profile URL is -32001 invalid_profile_url, checked before the schema); refuse a
  * checkout or order tool to a caller without an agent profile (-32001 invalid_profile_url); negotiate the release
  * and capabilities with the agent's profile (-32001 on failure); check that they grant the tool; run it, its answer
  * shaped for the negotiated release. A database that cannot be reached is

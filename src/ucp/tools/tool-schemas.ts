@@ -13,6 +13,7 @@
  */
 import { invalidParams, type JsonRpcError } from '../jsonrpc-errors.js';
 import { UCP_RELEASES } from '../protocol.js';
+import { inputPathText, type InputPath } from '../../http/storable-input.js';
 import { validatorFor, type JsonSchema } from '../schemas/one-ajv.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -43,7 +44,8 @@ export function metaSchema(options: { idempotencyKey: boolean }): JsonSchema {
     description: META_DESCRIPTION + (options.idempotencyKey ? IDEMPOTENCY_DESCRIPTION : ''),
     properties: {
       // No `format: uri` on the profile: a malformed or non-https URL is a -32001 invalid_profile_url (UCP), which
-      // AgentProfiles.profileUrlOf raises before the arguments are validated.
+      // AgentProfiles.profileUrlOf raises before the arguments are validated (text no store can keep, in the URL as
+      // anywhere, is -32602 before that).
       'ucp-agent': { type: 'object', required: ['profile'], properties: { profile: STRING } },
       'idempotency-key': { type: 'string', format: 'uuid' },
     },
@@ -265,19 +267,16 @@ export interface ArgumentProblem {
 
 type AjvError = { keyword: string; instancePath: string; params: Record<string, unknown>; message?: string };
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** A JSON Pointer into `data` as a JSONPath; the data says whether a numeric segment indexes an array. */
+/** A JSON Pointer into `data` as a JSONPath (written as every other path of this door); the data says whether a numeric segment indexes an array. */
 function jsonPath(pointer: string, data: unknown): string {
-  let path = '$';
+  const segments: InputPath = [];
   let node = data;
   for (const raw of pointer === '' ? [] : pointer.slice(1).split('/')) {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (Array.isArray(node) && /^\d+$/.test(key)) path += `[${key}]`;
-    else path += IDENTIFIER.test(key) ? `.${key}` : `['${key.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`;
+    segments.push(Array.isArray(node) && /^\d+$/.test(key) ? Number(key) : key);
     node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
   }
-  return path;
+  return inputPathText(segments);
 }
 
 const A_TYPE: Record<string, string> = {

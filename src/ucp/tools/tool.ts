@@ -131,23 +131,30 @@ const outcomeCodec = {
 };
 
 /**
- * Runs a tool whose `meta` carries an idempotency key, through the store's durable keys. What binds the key is the
- * tool's whole `arguments` without `meta` (canonical JSON: key order ignored): the same key and arguments replay the
- * first answer on any instance; the same key with other arguments is HTTP 409 with JSON-RPC -32000 (UCP: a key reused
- * with different parameters); a call racing one still running with the key waits for its answer. `resource` names
- * what the key acts on (a checkout id).
+ * Runs a state-changing tool through the store's durable idempotency keys when its `meta` carries one (UCP replay
+ * protection; complete_checkout, cancel_checkout and cancel_cart require one, the create and update tools take one);
+ * without a key the tool runs once. What binds the key is the tool's whole `arguments` without `meta` (canonical
+ * JSON: key order ignored) and the release the answer is shaped for: the same key, arguments and release replay the
+ * first answer on any instance; the same key with other arguments, or from an agent of another release, is HTTP 409
+ * with JSON-RPC -32000 (UCP: a key reused with different parameters); a call racing one still running with the key
+ * waits for its answer. `resource` names what the key acts on (a cart or checkout id; '' for a create).
  */
+/** `meta` of a call that may carry an idempotency key. */
+export type KeyedMeta = { 'idempotency-key'?: string };
+
 export async function runIdempotently(
   tool: string,
-  args: { meta: { 'idempotency-key': string } } & Record<string, unknown>,
+  args: { meta?: KeyedMeta } & Record<string, unknown>,
   resource: string,
   context: ToolContext,
   run: () => Promise<ToolOutcome>,
 ): Promise<ToolOutcome> {
   const { meta, ...payload } = args;
+  const key = meta?.['idempotency-key'];
+  if (key === undefined) return run();
   const { db, idempotency } = context.store;
   try {
-    return await idempotency.run(db, { key: meta['idempotency-key'], tool, resource, payload }, run, outcomeCodec);
+    return await idempotency.run(db, { key, tool, resource, payload: { release: context.release, arguments: payload } }, run, outcomeCodec);
   } catch (error) {
     if (error instanceof IdempotencyConflict) throw idempotencyConflict();
     if (error instanceof IdempotencyInProgress) throw idempotencyInProgress();
