@@ -6,27 +6,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { backends, dropTestDatabases, getJson, startTestStore, type TestStore } from '../helpers/store.js';
-import { officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
+import { injectToolCall } from './mcp-harness.js';
 
 after(dropTestDatabases);
 
 for (const backend of backends) {
   describe(`${backend.name}: catalog tools`, () => {
     let test: TestStore;
-    let nextId = 1;
-    const call = async (name: string, args: unknown) => {
-      const response = await test.app.inject({
-        method: 'POST',
-        url: '/api/ucp/mcp',
-        headers: { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' },
-        payload: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
-      });
-      const body = JSON.parse(response.body);
-      assert.ok(body.result, response.body);
-      const structured = body.result.structuredContent;
-      assert.deepEqual(officialSchemaErrors(resultSchemaFor(name, structured), structured), []);
-      return structured;
-    };
+    const call = (name: string, args: Record<string, unknown>) => injectToolCall(test.app, name, args);
 
     before(async () => {
       test = await startTestStore(backend, { config: { rateLimit: false } });

@@ -2,10 +2,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chooseRelease, intersectCapabilities, readPlatformProfile } from '../../src/ucp/agent/negotiation.js';
+import { intersectCapabilities, readPlatformProfile, releasesOffered } from '../../src/ucp/agent/negotiation.js';
 import { embeddedIPv4, isAllowedProfileAddress, isLoopbackAddress } from '../../src/ucp/agent/public-address.js';
 import { allowedHosts, isAllowedHost, isAllowedOrigin } from '../../src/ucp/mcp/allowed-hosts.js';
 import { exactToolsCall } from '../../src/ucp/mcp/fast-path.js';
+
+/** The release a platform is answered in: the newest both speak. */
+const chooseRelease = (profile: Parameters<typeof releasesOffered>[0]) => releasesOffered(profile)[0];
 
 describe('capability intersection (UCP overview, intersection algorithm)', () => {
   const business = {

@@ -105,11 +105,6 @@ export function releasesOffered(profile: Pick<PlatformProfile, 'version' | 'supp
   return UCP_RELEASES.filter((release) => offered.has(release));
 }
 
-/** The release to answer a platform in: the newest both speak (undefined when none). */
-export function chooseRelease(profile: Pick<PlatformProfile, 'version' | 'supportedVersions'>): UcpRelease | undefined {
-  return releasesOffered(profile)[0];
-}
-
 export function intersectCapabilities(
   business: Readonly<Record<string, readonly CapabilityDeclaration[]>>,
   platform: Readonly<Record<string, readonly { version: string }[]>>,

@@ -19,7 +19,7 @@ import { Capability, LATEST_UCP_RELEASE, type CapabilityName } from '../protocol
 import type { JsonSchema } from '../schemas/one-ajv.js';
 import { UcpProducts } from '../catalog/ucp-products.js';
 import { errorOutcome, type ToolCaller, type ToolDefinition, type ToolOutcome } from './tool.js';
-import { argumentProblems, invalidArguments, listedSchema } from './tool-schemas.js';
+import { argumentProblems, invalidArguments } from './tool-schemas.js';
 
 /** A tool as `tools/list` shows it. */
 export interface ListedTool {
@@ -60,8 +60,9 @@ export class ToolCalls {
       name: tool.name,
       title: tool.title,
       description: tool.description,
-      inputSchema: listedSchema(tool.inputSchema),
-      outputSchema: listedSchema(tool.outputSchema),
+      // Every tool's schemas are objects that stand alone (tool-schemas.ts): listed as they are.
+      inputSchema: tool.inputSchema as ListedTool['inputSchema'],
+      outputSchema: tool.outputSchema as ListedTool['outputSchema'],
       annotations: tool.annotations,
     }));
   }

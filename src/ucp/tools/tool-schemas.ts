@@ -251,12 +251,8 @@ export const getOrderInput = toolInput({ id: { type: 'string', description: "The
 export const orderOutput = toolOutput('order');
 
 // ---------------------------------------------------------------------------------------------------------------
-// tools/list and validation
+// Validation
 
-/** A schema as `tools/list` shows it: every tool's schemas are objects that stand alone (no `$ref` outside them). */
-export function listedSchema<T extends JsonSchema>(schema: T): T & { type: 'object' } {
-  return schema as T & { type: 'object' };
-}
 
 export interface ArgumentProblem {
   /** Where, as a JSONPath: `$.checkout.line_items[0].quantity`. */
