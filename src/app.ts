@@ -7,8 +7,10 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import FindMyWay from 'find-my-way';
 import { approvalRoutes } from './storefront/approval-routes.js';
 import { installStorableInputCheck } from './storefront/body-validation.js';
+import { cartPageRoutes } from './storefront/cart-page-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
 import { PRODUCT_ROUTE, catalogRoutes } from './storefront/catalog-routes.js';
+import { shopRoutes } from './storefront/shop-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, notFoundDescription, sendError } from './http/errors.js';
@@ -219,6 +221,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     await storefront.register(searchRoutes, { store, bodies });
     await storefront.register(cartRoutes, { store });
     await storefront.register(approvalRoutes, { store });
+    await storefront.register(shopRoutes, { store, bodies });
+    await storefront.register(cartPageRoutes, { store });
   });
   await app.register(ucpRoutes, { store });
   metaRoutes(app, readinessCheck(store.db, loadMigrations()));

@@ -35,8 +35,14 @@ export interface Config {
   trustProxy: string[];
   /** Lets agent profiles be fetched over plain http from loopback (UCP_ALLOW_INSECURE_PROFILES=1), for tests only. */
   allowInsecureProfiles: boolean;
-  /** The store's name as buyers read it on the approval and order pages (STORE_NAME). */
+  /** The store's name as shoppers and buyers read it: every page, mail, the MCP instructions, the OpenAPI (STORE_NAME). */
   storeName: string;
+  /** What the store is, in one or two sentences (STORE_DESCRIPTION): the home page, meta descriptions, the MCP instructions, the OpenAPI. */
+  storeDescription: string;
+  /** Where shoppers and buyers reach the merchant (STORE_CONTACT_EMAIL; default MERCHANT_EMAIL's address, else MAIL_FROM's). */
+  storeContactEmail: string;
+  /** The merchant's postal address as lines (STORE_ADDRESS, lines separated by `;`), or none. */
+  storeAddress: string[];
   /** How long an agent profile fetch may take (ms; 2000 when absent). No variable: tests lengthen it. */
   agentProfileTimeoutMs?: number;
   /** How long a rate-limit command may wait for Redis before the request is served unlimited (ms; 200 when absent). No variable: tests lengthen it. */
@@ -138,6 +144,11 @@ function mailbox(env: NodeJS.ProcessEnv, name: string): string | undefined {
     throw new ConfigError(name, 'expected one address such as orders@example.com or "Store <orders@example.com>", on one line');
   }
   return raw;
+}
+
+/** The address alone of a mailbox (`Store <orders@example.com>` → `orders@example.com`). */
+function bareAddress(mailbox: string): string {
+  return /<([^>]+)>\s*$/.exec(mailbox)?.[1]?.trim() ?? mailbox.trim();
 }
 
 function smtpUrlOrThrow(raw: string): void {
@@ -266,6 +277,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const allowInsecureProfiles = flag(env, 'UCP_ALLOW_INSECURE_PROFILES', false);
   const storeName = (env.STORE_NAME ?? '').trim() || 'Storefront';
   if (storeName.length > 100) throw new ConfigError('STORE_NAME', 'at most 100 characters');
+  if (/[\p{Cc}]/u.test(storeName)) throw new ConfigError('STORE_NAME', 'one line of text, no control characters');
+  const storeDescription = (env.STORE_DESCRIPTION ?? '').trim() || `${storeName} is an online store.`;
+  if (storeDescription.length > 300) throw new ConfigError('STORE_DESCRIPTION', 'at most 300 characters');
+  if (/[\p{Cc}]/u.test(storeDescription)) throw new ConfigError('STORE_DESCRIPTION', 'one line of text, no control characters');
+  const storeAddress = (env.STORE_ADDRESS ?? '')
+    .split(';')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  if (storeAddress.length > 6 || storeAddress.some((line) => line.length > 100 || /[\p{Cc}]/u.test(line))) {
+    throw new ConfigError('STORE_ADDRESS', 'at most 6 lines separated by ";", each at most 100 characters of text');
+  }
   const policies = Object.fromEntries(
     Object.entries(POLICY_VARIABLES).map(([kind, variable]) => {
       const raw = env[variable]?.trim();
@@ -291,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     merchantEmail: mailbox(env, 'MERCHANT_EMAIL'),
     dir: path.join(dataDir, 'mail'),
   };
+  const storeContactEmail = bareAddress(mailbox(env, 'STORE_CONTACT_EMAIL') ?? mail.merchantEmail ?? mail.from);
   const outbox: OutboxConfig = {
     leaseSeconds: duration(env, 'OUTBOX_LEASE', 60, 5, 3600),
     retryBaseSeconds: duration(env, 'OUTBOX_RETRY_BASE', 10, 1, 3600),
@@ -314,6 +337,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     allowInsecureProfiles,
     storeName,
+    storeDescription,
+    storeContactEmail,
+    storeAddress,
     checkout,
     mail,
     outbox,

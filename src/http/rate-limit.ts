@@ -47,7 +47,8 @@ export const BUDGETS = {
   mcp: { max: 600, timeWindow: MINUTE },
   /** The UCP profile: its readers cache it (max-age 300). */
   profile: { max: 120, timeWindow: MINUTE },
-  /** The approval page's GET, checkout, order and policy pages: a buyer opens a handful. */
+  /** The home page, the cart page, the checkout form, the approval page's GET, checkout, order and policy pages: a
+   *  person opens a handful a minute. */
   page: { max: 120, timeWindow: MINUTE },
   /** Approving or declining is one click of a person; more is someone trying links or forms. */
   'approval-post': { max: 20, timeWindow: MINUTE },
@@ -64,7 +65,10 @@ export function routeClass(method: string, url: string): RouteClass {
   if (url === '/healthz' || url === '/readyz') return 'health';
   if (url === MCP_PATH) return 'mcp';
   if (url === PROFILE_PATH || url.startsWith(`${PROFILE_PATH}/`)) return 'profile';
-  if (url === '/search/suggest.json' || url === '/search.json') return 'search';
+  if (url === '/search/suggest.json' || url === '/search.json' || url === '/search') return 'search';
+  // The shop's own pages a person opens: the home page, the cart, the checkout form (its POST changes a checkout).
+  if (url === '/' || url === '/cart') return 'page';
+  if (url === '/checkout') return method === 'POST' ? 'cart-write' : 'page';
   if (url === '/cart.js' || url === '/cart.json') return 'cart-read';
   if (url.startsWith('/cart/')) return 'cart-write';
   if (url.startsWith('/checkout/approve/')) return method === 'POST' ? 'approval-post' : 'page';

@@ -38,7 +38,7 @@ import {
   type PendingApproval,
 } from './pages/approval-page.js';
 import { checkoutPage } from './pages/checkout-page.js';
-import { PAGE_CONTENT_SECURITY_POLICY, PASSKEY_SCRIPTS, passkeyPagePolicy, type PageContext } from './pages/layout.js';
+import { PAGE_CONTENT_SECURITY_POLICY, PASSKEY_SCRIPTS, pageContext, passkeyPagePolicy, type PageContext } from './pages/layout.js';
 import { messagePage, notFoundPage } from './pages/message-page.js';
 import { orderPage } from './pages/order-page.js';
 import { policyKindOf, policyPage, type PolicyFacts } from './pages/policy-pages.js';
@@ -116,7 +116,7 @@ const UNKNOWN_APPROVAL = 'This approval link is not valid.';
 
 export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
   const { checkouts, db, config, payments } = store;
-  const context: PageContext = { storeName: config.storeName, policies: config.checkout.policies };
+  const context: PageContext = pageContext(config);
   const payment = { title: payments.title, buyerNotice: payments.buyerNotice };
   const facts: PolicyFacts = { checkout: config.checkout, payment, cartLifetimeDays: CART_LIFETIME_DAYS };
   const ownOrigin = new URL(config.baseUrl).origin;

@@ -1,18 +1,43 @@
 /**
- * The one layout of the store's HTML pages (approval, order, checkout status, policies): a header with the store's
- * name, the page, and the policy links. Its only style is the inline sheet below, allowed by its hash in the
- * Content-Security-Policy. The pages load nothing else; only the approval and order pages, where passkeys are
- * offered, run a script (the store's own two files, named in their policy), and they work without it.
+ * The one layout of every HTML page the store serves (the shop's pages, the cart and checkout, the approval,
+ * order and policy pages): a header with the store's name, the shop's navigation (search, every product, the
+ * cart), the page, and a footer with the merchant's contact and policies. The head carries the title, a meta
+ * description, the canonical URL and Open Graph tags, and a page may add JSON-LD.
+ *
+ * Its only style is the one inline sheet (BASE_STYLE and each area's rules from ./styles.ts), allowed by its hash
+ * in the Content-Security-Policy; no page has an inline script. The shop's pages may load one same-origin script
+ * (SHOP_SCRIPT: the cart count, the variant picker) and work without it; the approval and order pages, where
+ * passkeys are offered, load the passkey scripts.
  */
 import { createHash } from 'node:crypto';
-import type { PolicyKind } from '../../config.js';
+import type { Config, PolicyKind } from '../../config.js';
 import { Html, html } from './html.js';
+import { PAGE_STYLE } from './styles.js';
 
-/** What every page needs from the store. */
+/** What every page needs from the store: the merchant's identity and where its pages are. */
 export interface PageContext {
   storeName: string;
+  /** One or two sentences on what the store is (STORE_DESCRIPTION). */
+  storeDescription: string;
+  /** Where shoppers reach the merchant (STORE_CONTACT_EMAIL). */
+  contactEmail: string;
+  /** The merchant's postal address, as lines; empty when not configured. */
+  address: readonly string[];
+  /** BASE_URL: canonical and Open Graph URLs are absolute. */
+  baseUrl: string;
   /** Where each policy is read (config.checkout.policies). */
   policies: Record<PolicyKind, string>;
+}
+
+export function pageContext(config: Config): PageContext {
+  return {
+    storeName: config.storeName,
+    storeDescription: config.storeDescription,
+    contactEmail: config.storeContactEmail,
+    address: config.storeAddress,
+    baseUrl: config.baseUrl,
+    policies: config.checkout.policies,
+  };
 }
 
 export const POLICY_TITLES: Record<PolicyKind, string> = {
@@ -21,46 +46,6 @@ export const POLICY_TITLES: Record<PolicyKind, string> = {
   refund_policy: 'Refund policy',
   shipping_policy: 'Shipping policy',
 };
-
-// Colours keep a contrast ratio of at least 7:1 against their background; widths work from 320 px up.
-const PAGE_STYLE = [
-  '*,*::before,*::after{box-sizing:border-box}',
-  'html{-webkit-text-size-adjust:100%;text-size-adjust:100%}',
-  'body{margin:0;background:#fff;color:#1a1a1a;font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;overflow-wrap:break-word}',
-  '.site{border-bottom:1px solid #d0d0d0;padding:.75rem 1rem}',
-  '.site p{margin:0;font-weight:700;font-size:1.125rem}',
-  'main{max-width:44rem;margin:0 auto;padding:1rem}',
-  'h1{font-size:1.5rem;line-height:1.25;margin:.5rem 0 1rem}',
-  'h2{font-size:1.125rem;margin:1.5rem 0 .5rem}',
-  'a{color:#0b3d91}',
-  'a:focus-visible,button:focus-visible{outline:3px solid #0b3d91;outline-offset:2px}',
-  'table{width:100%;border-collapse:collapse;margin:.5rem 0}',
-  'caption{text-align:left;font-weight:700;padding:.25rem 0}',
-  'th,td{padding:.5rem .25rem;border-bottom:1px solid #d0d0d0;text-align:left;vertical-align:top}',
-  'td.n,th.n{text-align:right;white-space:nowrap}',
-  '@media (max-width:24rem){table{font-size:.875rem}th,td{padding:.5rem .125rem}}',
-  '.variant,.detail{display:block;color:#404040;font-size:.875rem}',
-  'dl.totals{display:grid;grid-template-columns:1fr auto;gap:.25rem 1rem;margin:.5rem 0}',
-  'dl.totals dt{margin:0}',
-  'dl.totals dd{margin:0;text-align:right;white-space:nowrap}',
-  'dl.totals .grand{font-weight:700;font-size:1.125rem}',
-  'address{font-style:normal}',
-  '.notice{border-left:4px solid #0b3d91;background:#eef3fb;padding:.75rem 1rem;margin:1rem 0}',
-  '.problem{border-left:4px solid #8a1c1c;background:#fbeeee;padding:.75rem 1rem;margin:1rem 0}',
-  '.actions{display:flex;flex-wrap:wrap;gap:.75rem;margin:1.5rem 0}',
-  'button{font:inherit;font-weight:700;min-height:2.75rem;padding:.625rem 1.25rem;border-radius:.375rem;cursor:pointer;flex:1 1 12rem}',
-  'button.approve{background:#14532d;color:#fff;border:2px solid #14532d}',
-  'button.decline{background:#fff;color:#8a1c1c;border:2px solid #8a1c1c}',
-  'button.secondary{background:#fff;color:#0b3d91;border:2px solid #0b3d91}',
-  'button:disabled{opacity:.6;cursor:default}',
-  'label{display:block;font-weight:700;margin:.5rem 0 .25rem}',
-  'input.code{font:inherit;font-size:1.5rem;letter-spacing:.3em;width:10ch;padding:.375rem .5rem;border:2px solid #404040;border-radius:.375rem}',
-  'input.code:focus-visible{outline:3px solid #0b3d91;outline-offset:2px}',
-  '.proof{border:1px solid #d0d0d0;border-radius:.5rem;padding:.25rem 1rem 1rem;margin:1.5rem 0}',
-  '[hidden]{display:none!important}',
-  'footer{border-top:1px solid #d0d0d0;margin-top:2rem;padding:1rem}',
-  'footer ul{list-style:none;margin:0 auto;padding:0;max-width:44rem;display:flex;flex-wrap:wrap;gap:.5rem 1.25rem}',
-].join('');
 
 /** The sheet goes in verbatim (not escaped): its hash must match the bytes the browser reads. */
 const STYLE_ELEMENT_TEXT = new Html(PAGE_STYLE);
@@ -74,6 +59,9 @@ export const PAGE_CONTENT_SECURITY_POLICY =
 /** The scripts a page with passkeys loads, by path: the WebAuthn helper library and the store's glue. */
 export const PASSKEY_SCRIPTS = ['/checkout/webauthn.js', '/checkout/passkey.js'] as const;
 
+/** The shop's one script (cart count, variant picker): every page works without it. */
+export const SHOP_SCRIPT = '/assets/storefront.js';
+
 /**
  * The policy of a page that loads the passkey scripts: those two files of this store (by their full URL, so no
  * other script of the store, inline or not, runs) and requests back to this store, nothing else.
@@ -81,32 +69,105 @@ export const PASSKEY_SCRIPTS = ['/checkout/webauthn.js', '/checkout/passkey.js']
 export const passkeyPagePolicy = (origin: string) =>
   `${PAGE_CONTENT_SECURITY_POLICY}; script-src ${PASSKEY_SCRIPTS.map((script) => `${origin}${script}`).join(' ')}; connect-src 'self'`;
 
+/**
+ * The policy of the shop's pages (home, collections, products, search, cart, checkout): the shop's script by its
+ * full URL, requests back to this store, and images from this store plus `imageOrigins` (the origins the
+ * catalog's own images are served from, e.g. the merchant's CDN; each an `https://host[:port]`).
+ */
+export const shopPagePolicy = (origin: string, imageOrigins: readonly string[] = []) =>
+  `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src 'self' data:${imageOrigins.map((o) => ` ${o}`).join('')}; ` +
+  `script-src ${origin}${SHOP_SCRIPT}; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+
 export function policyLinks(policies: Record<PolicyKind, string>): Html {
   const kinds = Object.keys(POLICY_TITLES) as PolicyKind[];
   return html`<ul>${kinds.map((kind) => html`<li><a href="${policies[kind]}" rel="noreferrer">${POLICY_TITLES[kind]}</a></li>`)}</ul>`;
 }
 
-/**
- * A whole page. `personal` pages (approval, order, checkout) are kept out of search engines; every page has one
- * h1, which is the body's.
- */
-export function layout(context: PageContext, page: { title: string; body: Html; personal?: boolean; scripts?: boolean }): string {
+/** What a page asks of the layout. */
+export interface PageParts {
+  title: string;
+  body: Html;
+  /** The page's path (e.g. `/products/espresso`): its canonical and Open Graph URL. */
+  path?: string;
+  /** The meta and Open Graph description; the store's description when absent. */
+  description?: string;
+  /** Open Graph: `website` unless said (a product page says `product`), and an absolute image URL. */
+  openGraph?: { type?: string; image?: string | null };
+  /** Structured data (schema.org JSON-LD), written as a data block (not a script that runs). */
+  jsonLd?: object;
+  /** Approval, order, checkout pages: kept out of search engines. */
+  personal?: boolean;
+  /** Loads the passkey scripts (approval and order pages). */
+  scripts?: boolean;
+  /** A shop page: the navigation (search, all products, cart) and the shop's script. */
+  shop?: boolean;
+  /** The search box's current text (the search page). */
+  query?: string;
+}
+
+/** JSON-LD inside a <script> data block: `<` is escaped so no text of the catalog can close the element. */
+function jsonLdBlock(data: object): Html {
+  return new Html(`<script type="application/ld+json">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>`);
+}
+
+function shopNavigation(query: string | undefined): Html {
+  return html`<nav class="shop-nav" aria-label="Shop">
+<ul>
+<li><a href="/collections/all">All products</a></li>
+<li><a href="/cart" id="cart-link">Cart<span id="cart-count"></span></a></li>
+</ul>
+<form role="search" method="get" action="/search" class="site-search">
+<label for="site-search-q" class="visually-hidden">Search the store</label>
+<input id="site-search-q" name="q" type="search" placeholder="Search" value="${query ?? ''}" autocomplete="off" maxlength="200">
+<button type="submit" class="search-button">Search</button>
+</form>
+</nav>`;
+}
+
+function contactBlock(context: PageContext): Html {
+  return html`<p class="contact">${context.storeName} · <a href="mailto:${context.contactEmail}">${context.contactEmail}</a>${
+    context.address.length > 0 ? html`<br><span class="postal">${context.address.join(', ')}</span>` : ''
+  }</p>`;
+}
+
+/** A whole page; every page has one h1, which is the body's. */
+export function layout(context: PageContext, page: PageParts): string {
+  const description = page.description ?? context.storeDescription;
+  const url = page.path === undefined ? undefined : `${context.baseUrl}${page.path}`;
+  const fullTitle = page.title === context.storeName ? context.storeName : `${page.title} · ${context.storeName}`;
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${page.personal ? html`<meta name="robots" content="noindex, nofollow">` : ''}
-<title>${page.title} · ${context.storeName}</title>
+<title>${fullTitle}</title>
+<meta name="description" content="${description}">
+${url ? html`<link rel="canonical" href="${url}">` : ''}
+<meta property="og:site_name" content="${context.storeName}">
+<meta property="og:title" content="${page.title}">
+<meta property="og:description" content="${description}">
+<meta property="og:type" content="${page.openGraph?.type ?? 'website'}">
+${url ? html`<meta property="og:url" content="${url}">` : ''}
+${page.openGraph?.image ? html`<meta property="og:image" content="${page.openGraph.image}">` : ''}
 <link rel="icon" href="data:,">
 <style>${STYLE_ELEMENT_TEXT}</style>
+${page.jsonLd ? jsonLdBlock(page.jsonLd) : ''}
 ${page.scripts ? PASSKEY_SCRIPTS.map((script) => html`<script src="${script}" defer></script>`) : ''}
+${page.shop ? html`<script src="${SHOP_SCRIPT}" defer></script>` : ''}
 </head>
 <body>
-<header class="site"><p>${context.storeName}</p></header>
-<main>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site">
+<p class="store-name"><a href="/">${context.storeName}</a></p>
+${page.shop ? shopNavigation(page.query) : ''}
+</header>
+<main id="main">
 ${page.body}
 </main>
-<footer><nav aria-label="Store policies">${policyLinks(context.policies)}</nav></footer>
+<footer>
+${contactBlock(context)}
+<nav aria-label="Store policies">${policyLinks(context.policies)}</nav>
+</footer>
 </body>
 </html>
 `.text}`;
