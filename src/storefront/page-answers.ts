@@ -5,6 +5,7 @@
  * current. Every page carries a Content-Security-Policy.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { entityTag } from './product-bodies.js';
 import { sendCatalogRead } from '../http/response-headers.js';
 
@@ -30,4 +31,29 @@ export function sendShopPage(request: FastifyRequest, reply: FastifyReply, page:
     return sendCatalogRead(request, reply, entityTag(text), text, HTML_TYPE);
   }
   return sendCatalogRead(request, reply, etag, page, HTML_TYPE);
+}
+
+/**
+ * The origins the catalog's images are served from besides this store (an imported catalog's CDN), for the shop
+ * pages' img-src: https only (a page never loads a plain-http image), computed once per catalog snapshot.
+ */
+export function catalogImageOrigins(snapshot: CatalogSnapshot): string[] {
+  return snapshot.derived(imageOrigins);
+}
+
+function imageOrigins(snapshot: CatalogSnapshot): string[] {
+  const own = new URL(snapshot.baseUrl).origin;
+  const origins = new Set<string>();
+  for (const product of snapshot.products) {
+    for (const image of product.images) {
+      if (!/^https:\/\//i.test(image.src)) continue;
+      try {
+        const origin = new URL(image.src).origin;
+        if (origin !== own) origins.add(origin);
+      } catch {
+        // Not a URL a page could load: it is not shown either.
+      }
+    }
+  }
+  return [...origins].sort();
 }
