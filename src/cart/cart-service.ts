@@ -41,8 +41,10 @@ import {
   createCart,
   deleteCartAtVersion,
   deleteCartByToken,
+  isRetiredCartToken,
   purgeExpiredCarts,
   readCart,
+  retireCartToken,
   unpublishedProductTitles,
   writeCarts,
   type StoredCart,
@@ -223,7 +225,10 @@ export class CartService {
         const stored = await readCart(db, token);
         if (!stored) throw new CartNotFound(token);
         this.recent.forget(token);
-        if (await deleteCartAtVersion(db, stored.id, stored.version)) return this.view(stored.cart, this.lookup(), true);
+        if (await deleteCartAtVersion(db, stored.id, stored.version)) {
+          await retireCartToken(db, token);
+          return this.view(stored.cart, this.lookup(), true);
+        }
       }
       throw new Error(`cart changed by others ${MAX_WRITE_ATTEMPTS} times in a row while we tried to cancel it`);
     });
@@ -286,6 +291,8 @@ export class CartService {
         const stored = cached ?? (await readCart(db, token));
         if (!stored) {
           if (options.mustExist) throw new CartNotFound(token);
+          // A token whose cart was closed (ordered) or canceled never starts another: its holders saw the old one.
+          if (keepToken && (await isRetiredCartToken(db, token))) keepToken = false;
           try {
             return await this.createCart(db, keepToken ? token : this.tokens.issue(), apply, lookup);
           } catch (error) {

@@ -168,13 +168,26 @@ export async function deleteCartAtVersion(db: Queryable, id: number, version: nu
 /** Deletes a cart and its lines whatever its version (its order was placed), in the caller's transaction. */
 export async function deleteCartByToken(db: Queryable, token: string): Promise<void> {
   await db.query('delete from carts where token = $1', [token]);
+  await retireCartToken(db, token);
 }
 
-/** Deletes the carts no longer live; returns how many. */
+/** Records that a cart's token may never start a cart again (its cart was closed or canceled). */
+export async function retireCartToken(db: Queryable, token: string): Promise<void> {
+  await db.query('insert into closed_cart_tokens (token) values ($1) on conflict do nothing', [token]);
+}
+
+/** Whether a token's cart was closed or canceled. */
+export async function isRetiredCartToken(db: Queryable, token: string): Promise<boolean> {
+  const rows = await db.query('select 1 from closed_cart_tokens where token = $1', [token]);
+  return rows.length > 0;
+}
+
+/** Deletes the carts no longer live (and retired tokens past the cart lifetime); returns how many carts. */
 export async function purgeExpiredCarts(db: Queryable): Promise<number> {
   const [row] = await db.query<{ purged: number }>(
     `with purged as (delete from carts where not (${LIVE}) returning 1) select count(*)::int as purged from purged`,
   );
+  await db.query(`delete from closed_cart_tokens where closed_at < now() - make_interval(days => ${CART_LIFETIME_DAYS})`);
   return row?.purged ?? 0;
 }
 

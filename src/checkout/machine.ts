@@ -6,8 +6,8 @@
  *
  *   incomplete  <->  ready_for_complete     (information complete or missing again)
  *        \            /          \
- *         requires_escalation  <- an agent asked to complete: the buyer must approve on the store's page
- *                 |
+ *         requires_escalation  <- an agent (or the buyer, on the store's checkout page) asked to complete:
+ *                 |                 the buyer must approve on the store's approval page
  *         complete_in_progress   (the buyer approved: stock, order and payment, in one transaction)
  *                 |
  *             completed          (immutable)
@@ -70,10 +70,16 @@ const approvedByBuyer: Guard = (context) => {
   return undefined;
 };
 
-const onlyAgentsEscalate: Guard = (context) => {
+/**
+ * An agent's request to complete, or the buyer's own from the store's checkout page, asks the buyer to approve:
+ * either way the order is placed only by the approval, with the buyer's proof.
+ */
+const askTheBuyer: Guard = (context) => {
   const refused = informationComplete(context);
   if (refused) return refused;
-  return context.actor === 'agent' ? undefined : { code: 'not_allowed', content: 'Only an agent\'s request to complete asks the buyer for approval.' };
+  return context.actor === 'agent' || context.actor === 'buyer'
+    ? undefined
+    : { code: 'not_allowed', content: "Only the agent's or the buyer's request to complete asks the buyer for approval." };
 };
 
 const onlyTheStore: Guard = ({ actor }) =>
@@ -89,14 +95,14 @@ export const TRANSITIONS: Readonly<Record<CheckoutStatus, Partial<Record<Checkou
   ready_for_complete: {
     incomplete: notExpired,
     ready_for_complete: informationComplete,
-    requires_escalation: onlyAgentsEscalate,
+    requires_escalation: askTheBuyer,
     complete_in_progress: approvedByBuyer,
     canceled: anyone,
   },
   requires_escalation: {
     incomplete: notExpired,
     ready_for_complete: informationComplete,
-    requires_escalation: onlyAgentsEscalate,
+    requires_escalation: askTheBuyer,
     complete_in_progress: approvedByBuyer,
     canceled: anyone,
   },

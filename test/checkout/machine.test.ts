@@ -139,8 +139,12 @@ describe('checkout machine: completing needs the buyer', () => {
     assertRefusal(refusal('requires_escalation', 'complete_in_progress', context({ actor: 'buyer', approvedByBuyer: false })), 'buyer_approval_required', 'buyer');
   });
 
-  it('only an agent escalates to the buyer', () => {
-    for (const actor of ['buyer', 'system', 'merchant'] as const) {
+  it("only an agent's or the buyer's own request (the browser checkout) asks the buyer for approval", () => {
+    for (const from of ['ready_for_complete', 'requires_escalation'] as const) {
+      assert.equal(refusal(from, 'requires_escalation', context({ actor: 'buyer' })), undefined);
+      assert.equal(refusal(from, 'requires_escalation', context({ actor: 'agent' })), undefined);
+    }
+    for (const actor of ['system', 'merchant'] as const) {
       assertRefusal(refusal('ready_for_complete', 'requires_escalation', context({ actor })), 'not_allowed', actor);
     }
   });
