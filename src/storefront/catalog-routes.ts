@@ -107,7 +107,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
     {
       schema: {
         operationId: 'getSitemap',
-        summary: 'Every published product and collection URL (re-derive handles here after a 404)',
+        summary: 'The home page and every published product and collection URL (re-derive handles here after a 404)',
         tags: ['catalog'],
         security: PUBLIC_READ,
         response: {
@@ -137,9 +137,12 @@ function sitemapXml(snapshot: CatalogSnapshot): string {
   const entry = (path: string, lastmod: string) =>
     `  <url><loc>${escapeXml(base + path)}</loc><lastmod>${lastmod.slice(0, 10)}</lastmod></url>`;
   const newest = snapshot.products.reduce((latest, p) => (p.updatedAt > latest ? p.updatedAt : latest), new Date(0).toISOString());
+  // Only pages that answer 200: the home page, every product (`all`) and each published collection and product. A
+  // collection whose handle is `all` is that same page, listed once.
   const urls = [
+    entry('/', newest),
     entry('/collections/all', newest),
-    ...snapshot.collections.map((c) => entry(`/collections/${c.handle}`, c.updatedAt)),
+    ...snapshot.collections.filter((c) => c.handle !== ALL_COLLECTION).map((c) => entry(`/collections/${c.handle}`, c.updatedAt)),
     ...snapshot.products.map((p) => entry(`/products/${p.handle}`, p.updatedAt)),
   ];
   return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls.join('\n')}\n</urlset>\n`;

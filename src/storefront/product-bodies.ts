@@ -28,7 +28,7 @@ export interface TaggedBody {
 }
 
 /** A strong entity tag (RFC 9110, 8.8.3) naming these bytes: the same text always gets the same tag. */
-export function entityTag(text: string): string {
+export function entityTag(text: string | Buffer): string {
   return `"${createHash('sha1').update(text).digest('base64url')}"`;
 }
 

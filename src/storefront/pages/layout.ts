@@ -103,6 +103,8 @@ export interface PageParts {
   shop?: boolean;
   /** The search box's current text (the search page). */
   query?: string;
+  /** A wide main column (the product grids); the narrow one reads better for forms and text. */
+  wide?: boolean;
 }
 
 /** JSON-LD inside a <script> data block: `<` is escaped so no text of the catalog can close the element. */
@@ -161,7 +163,7 @@ ${page.shop ? html`<script src="${SHOP_SCRIPT}" defer></script>` : ''}
 <p class="store-name"><a href="/">${context.storeName}</a></p>
 ${page.shop ? shopNavigation(page.query) : ''}
 </header>
-<main id="main">
+<main id="main"${page.wide ? html` class="wide"` : ''}>
 ${page.body}
 </main>
 <footer>
