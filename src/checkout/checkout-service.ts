@@ -8,7 +8,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CheckoutConfig } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
-import type { CartService } from '../cart/cart-service.js';
+import type { CartService, CartView } from '../cart/cart-service.js';
 import { lineProperties, type VariantLookup } from '../cart/cart.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { STORE_CURRENCY } from '../catalog/types.js';
@@ -69,6 +69,18 @@ export interface CheckoutInput {
   /** Where the agent's platform hears of the order (its profile's order webhook); left as it is when absent. */
   webhookUrl?: string | null;
 }
+
+/** What a buyer fills in for a checkout of their cart: everything but the lines (the cart's) and the agent's webhook. */
+export type CheckoutDetails = Omit<CheckoutInput, 'lines' | 'webhookUrl'>;
+
+/** A cart's lines as a checkout's. */
+const cartLines = (cart: CartView): LineInput[] =>
+  cart.cart.lines.map((priced) => ({
+    variantId: priced.line.variantId,
+    quantity: priced.line.quantity,
+    sellingPlanId: priced.line.sellingPlanId,
+    properties: priced.line.properties,
+  }));
 
 export class CheckoutNotFound extends Error {
   constructor(readonly id: string) {
@@ -187,6 +199,36 @@ export class CheckoutService {
 
   /** Creates a checkout from line items, or from a cart (answering the cart's open checkout if it has one). */
   async create(db: Database, input: CheckoutInput & { cartToken?: string }, channel: Channel, actor: Actor): Promise<CheckoutAnswer> {
+    return (await this.openOrCreate(db, input, channel, actor)).answer;
+  }
+
+  /**
+   * The buyer's own checkout of a cart (the store's checkout page): the cart's open checkout, or a new one, set to
+   * the cart's lines as they are now and these details. It asks nothing of anyone yet (requestCompletion does).
+   */
+  async checkoutCart(db: Database, cartToken: string, details: CheckoutDetails, channel: Channel, actor: Actor): Promise<CheckoutAnswer> {
+    const opened = await this.openOrCreate(db, { ...details, lines: [], cartToken }, channel, actor);
+    if (opened.created) return opened.answer;
+    const cart = await this.options.carts.findCart(db, cartToken);
+    if (!cart) throw new CheckoutNotFound(cartToken);
+    return this.update(db, opened.answer.view.record.id, { ...details, lines: cartLines(cart) }, actor);
+  }
+
+  /** The cart's open checkout as it is now, or undefined; never makes one. */
+  async openForCart(db: Database, cartToken: string): Promise<CheckoutAnswer | undefined> {
+    const open = await readOpenCheckoutForCart(db, cartToken);
+    if (!open) return undefined;
+    const current = await this.settle(db, open);
+    return isTerminal(current.status) ? undefined : this.answer(db, current);
+  }
+
+  /** `created`: false when the answer is the cart's checkout that was already open. */
+  private async openOrCreate(
+    db: Database,
+    input: CheckoutInput & { cartToken?: string },
+    channel: Channel,
+    actor: Actor,
+  ): Promise<{ answer: CheckoutAnswer; created: boolean }> {
     let lines: LineInput[] = [...input.lines];
     let cartToken: string | null = null;
     if (input.cartToken !== undefined) {
@@ -196,15 +238,10 @@ export class CheckoutService {
       const open = await readOpenCheckoutForCart(db, cartToken);
       if (open) {
         const current = await this.expireIfDue(db, open);
-        if (!isTerminal(current.status)) return this.answer(db, current);
+        if (!isTerminal(current.status)) return { answer: await this.answer(db, current), created: false };
       }
       // A checkout made from a cart uses the cart's lines, whatever lines the request also carries.
-      lines = cart.cart.lines.map((priced) => ({
-        variantId: priced.line.variantId,
-        quantity: priced.line.quantity,
-        sellingPlanId: priced.line.sellingPlanId,
-        properties: priced.line.properties,
-      }));
+      lines = cartLines(cart);
     }
     const now = this.now();
     const draft: CheckoutRecord = {
@@ -229,11 +266,11 @@ export class CheckoutService {
       if (record) await insertTransition(tx, record.id, null, record.status, actor, cartToken ? 'created from a cart' : 'created');
       return record;
     });
-    if (created) return this.answer(db, created);
+    if (created) return { answer: await this.answer(db, created), created: true };
     // Another request made this cart's checkout meanwhile: that one is the cart's checkout.
     const open = cartToken ? await readOpenCheckoutForCart(db, cartToken) : undefined;
     if (!open) throw new Error('a cart checkout was neither inserted nor found');
-    return this.answer(db, open);
+    return { answer: await this.answer(db, open), created: false };
   }
 
   /** The checkout as it is now (an expired one is canceled first), or undefined. */
@@ -339,9 +376,10 @@ export class CheckoutService {
   }
 
   /**
-   * An agent asks to complete. The machine refuses an agent `complete_in_progress` (the buyer must approve), so
-   * a checkout with everything it needs is escalated instead: a new approval link, bound to exactly what the
-   * checkout is now, and status requires_escalation with the reason. A checkout still missing something stays
+   * An agent asks to complete, or the buyer on the store's checkout page. The machine refuses either
+   * `complete_in_progress` (the buyer must approve on the approval page), so a checkout with everything it needs
+   * is escalated instead: a new approval link, bound to exactly what the checkout is now, and status
+   * requires_escalation with the reason. A checkout still missing something stays
    * as it is, and its messages say what. Never takes stock, places an order or charges anyone.
    */
   async requestCompletion(db: Database, id: string, actor: Actor): Promise<CheckoutAnswer> {

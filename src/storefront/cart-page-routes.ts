@@ -1,5 +1,207 @@
-/** The cart page, the agent's cart hand-off and the browser checkout, in HTML. (Being built: issue [pages].) */
-import type { FastifyPluginAsync } from 'fastify';
+/**
+ * The cart page and the browser checkout, in HTML: GET /cart shows the browser's cart (read only: no cart is made
+ * and no cookie set), GET /checkout the checkout form of that cart, and POST /checkout fills the cart's checkout
+ * (prepared by a browser, moved by the buyer) and, once it has everything, asks for the buyer's approval and sends
+ * the browser to the approval page: the same page, proof and transaction as an agent's checkout. Thin adapters:
+ * read the cookie and the form, call the cart and checkout services, render a page. The cart's own form posts
+ * (/cart/add, /cart/change, …) and the cart link /cart/c/{token} are answered in cart-routes.ts.
+ */
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { PricedCart } from '../cart/cart.js';
+import type { CheckoutRecord, CheckoutView } from '../checkout/checkout.js';
+import { CheckoutNotFound, CheckoutRefused, type CheckoutDetails } from '../checkout/checkout-service.js';
+import { isTerminal } from '../checkout/machine.js';
+import { shippingOptions, type AddressInput, type ShippingOption } from '../checkout/shipping.js';
+import { checkoutTotals } from '../checkout/totals.js';
+import { isDatabaseUnavailable } from '../db/database.js';
+import { StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName } from '../http/errors.js';
 import type { Store } from '../store.js';
+import { cartFromCookie } from './cart-cookie.js';
+import { urlencodedFields } from './form-body.js';
+import { catalogImageOrigins, sendPersonalPage } from './page-answers.js';
+import { approvalPath } from './pages/approval-page.js';
+import {
+  CHECKOUT_FIELDS,
+  EMPTY_CHECKOUT_FORM,
+  browserCheckoutPage,
+  cartDisplayLines,
+  checkoutProblems,
+  type CheckoutField,
+  type CheckoutFormValues,
+  type CheckoutProblem,
+} from './pages/browser-checkout-page.js';
+import { CART_PATH, CHECKOUT_PATH, cartPage } from './pages/cart-page.js';
+import { pageContext, shopPagePolicy } from './pages/layout.js';
+import { messagePage } from './pages/message-page.js';
+import { checkoutLines } from './pages/purchase-parts.js';
+import { sameOriginCheck } from './same-origin.js';
 
-export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async () => {};
+/** The checkout form is a dozen short fields. */
+const FORM_BODY_LIMIT = 16 * 1024;
+
+/** The shop pages' policy: the store's script, and images from the store and the catalog's image origins. */
+export const cartPagesPolicy = (store: Store) => shopPagePolicy(new URL(store.config.baseUrl).origin, catalogImageOrigins(store.catalog.snapshot));
+
+/** The cart page for `cart` (none: the empty page), with `problem` saying why the last change was refused. */
+export function sendCartPage(reply: FastifyReply, store: Store, status: number, cart: PricedCart | undefined, problem?: string): FastifyReply {
+  const page = cartPage(pageContext(store.config), {
+    cart,
+    freeShippingOverCents: store.config.checkout.freeShippingOverCents,
+    maxLineQuantity: store.config.cartMaxLineQuantity,
+    problem,
+  });
+  return sendPersonalPage(reply, status, page, cartPagesPolicy(store));
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The form as posted: each field's text (a field missing or not text is empty), and the fields too long to keep. */
+function readCheckoutForm(body: unknown): { values: CheckoutFormValues; problems: CheckoutProblem[] } {
+  const posted = isRecord(body) ? body : {};
+  const values = { ...EMPTY_CHECKOUT_FORM };
+  const problems: CheckoutProblem[] = [];
+  for (const field of Object.keys(CHECKOUT_FIELDS) as CheckoutField[]) {
+    const { name, max } = CHECKOUT_FIELDS[field];
+    const value = posted[name];
+    if (typeof value !== 'string') continue;
+    values[field] = value.slice(0, max);
+    if (value.length > max) problems.push({ field, text: `This is too long: use at most ${max} characters.` });
+  }
+  return { values, problems };
+}
+
+/** The form's values in the domain's names; what was left blank is not given. */
+function checkoutDetails(values: CheckoutFormValues): CheckoutDetails {
+  const given = <K extends CheckoutField>(...fields: K[]) =>
+    Object.fromEntries(fields.flatMap((field) => (values[field].trim() === '' ? [] : [[field, values[field].trim()]]))) as Partial<Record<K, string>>;
+  const destination: AddressInput = {
+    ...given('firstName', 'lastName', 'streetAddress', 'extendedAddress', 'locality', 'region', 'postalCode', 'phoneNumber'),
+    country: 'US',
+  };
+  return { buyer: given('email', 'firstName', 'lastName'), destination, shippingOption: values.shippingOption.trim() || null };
+}
+
+/** What the buyer (or an agent) already gave the cart's open checkout, to fill the form with. */
+function formValuesOf(record: CheckoutRecord): CheckoutFormValues {
+  const destination = record.destination ?? {};
+  return {
+    email: record.buyer.email ?? '',
+    firstName: destination.firstName ?? record.buyer.firstName ?? '',
+    lastName: destination.lastName ?? record.buyer.lastName ?? '',
+    streetAddress: destination.streetAddress ?? '',
+    extendedAddress: destination.extendedAddress ?? '',
+    locality: destination.locality ?? '',
+    region: destination.region ?? '',
+    postalCode: destination.postalCode ?? '',
+    phoneNumber: destination.phoneNumber ?? record.buyer.phoneNumber ?? '',
+    shippingOption: record.shippingOption ?? '',
+  };
+}
+
+export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+  const { carts, checkouts, db, config } = store;
+  const context = pageContext(config);
+  const fromThisStore = sameOriginCheck(config.baseUrl);
+
+  await app.register(cookie);
+  await app.register(formbody, { parser: urlencodedFields });
+
+  /** A page that only says something, for the errors of these routes (a body too large or of another type, a failure). */
+  const sayPage = (reply: FastifyReply, status: number, title: string, paragraphs: string[]) =>
+    sendPersonalPage(reply, status, messagePage(context, { title, tone: 'problem', paragraphs }), cartPagesPolicy(store));
+
+  // A person reads these answers: errors are pages too, except 429, which keeps the store's JSON and Retry-After.
+  app.setErrorHandler((error: FastifyError | StorefrontError, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status === 429) throw error;
+    if (status < 500) {
+      const why = error instanceof StorefrontError ? error.description : 'The form could not be read.';
+      return sayPage(reply, status, 'Nothing was changed', [`${why} Nothing was changed.`, 'Go back to your cart and try again.']);
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ cause: databaseErrorName(error) }, 'database unavailable: answered 503');
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+      return sayPage(reply, 503, 'The store is briefly unavailable', ['This page cannot be shown right now. Try again in a moment.']);
+    }
+    request.log.error({ err: error }, 'page failed');
+    return sayPage(reply, 500, 'Something went wrong', ['Something went wrong on our side. Try again in a moment.']);
+  });
+
+  const toCart = (reply: FastifyReply) => reply.header('cache-control', 'no-store').redirect(CART_PATH, 303);
+
+  /** The browser's cart with something in it, or undefined. Reads only. */
+  const cartOf = async (token: string | undefined) => {
+    const cart = (await carts.findCart(db, token))?.cart;
+    return cart && cart.lines.length > 0 ? cart : undefined;
+  };
+
+  app.get(CART_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const view = await carts.findCart(db, cartFromCookie(request));
+    return sendCartPage(reply, store, 200, view?.cart);
+  });
+
+  /** The checkout form: the order as it stands (the cart, or the checkout just filled) and the values to show. */
+  const checkoutFormPage = (
+    reply: FastifyReply,
+    status: number,
+    order: { cart: PricedCart; view?: CheckoutView; options: readonly ShippingOption[] },
+    values: CheckoutFormValues,
+    problems: readonly CheckoutProblem[],
+    pendingApproval?: string,
+  ) => {
+    const { cart, view, options } = order;
+    const selected = options.find((option) => option.id === values.shippingOption);
+    const page = browserCheckoutPage(context, {
+      lines: view ? checkoutLines(view) : cartDisplayLines(cart),
+      totals: view?.totals ?? checkoutTotals(cart.totals.totalPrice, selected?.amount, undefined),
+      options,
+      values,
+      problems,
+      pendingApproval,
+    });
+    return sendPersonalPage(reply, status, page, cartPagesPolicy(store));
+  };
+
+  app.get(CHECKOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const cart = await cartOf(cartFromCookie(request));
+    if (!cart) return toCart(reply);
+    const open = await checkouts.openForCart(db, cart.token);
+    const options = shippingOptions(config.checkout, cart.totals.totalPrice);
+    const values = open ? formValuesOf(open.view.record) : { ...EMPTY_CHECKOUT_FORM };
+    // The cheapest way is chosen until the buyer chooses another.
+    if (values.shippingOption === '') values.shippingOption = options[0]?.id ?? '';
+    return checkoutFormPage(reply, 200, { cart, options }, values, [], open?.approval ? approvalPath(open.approval.token) : undefined);
+  });
+
+  app.post(CHECKOUT_PATH, { schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+    if (!fromThisStore(request)) {
+      return sayPage(reply, 403, 'Nothing was done', [
+        'This form was sent from another website, so it was not accepted. Nothing was ordered or changed.',
+        'Open your cart on this store and check out from there.',
+      ]);
+    }
+    const cart = await cartOf(cartFromCookie(request));
+    if (!cart) return toCart(reply);
+    const form = readCheckoutForm(request.body);
+    const options = shippingOptions(config.checkout, cart.totals.totalPrice);
+    if (form.problems.length > 0) return checkoutFormPage(reply, 422, { cart, options }, form.values, form.problems);
+
+    let answer;
+    try {
+      answer = await checkouts.checkoutCart(db, cart.token, checkoutDetails(form.values), 'browser', 'buyer');
+      if (answer.view.blockers.length === 0) answer = await checkouts.requestCompletion(db, answer.view.record.id, 'buyer');
+    } catch (error) {
+      // The cart was bought or emptied meanwhile.
+      if (error instanceof CheckoutNotFound) return toCart(reply);
+      if (error instanceof CheckoutRefused) return checkoutFormPage(reply, 409, { cart, options }, form.values, checkoutProblems([error.reason], options));
+      throw error;
+    }
+    const { view, approval } = answer;
+    if (view.record.status === 'requires_escalation' && approval) return reply.header('cache-control', 'no-store').redirect(approvalPath(approval.token), 303);
+    if (isTerminal(view.record.status)) return toCart(reply);
+    // Still missing something, or refused (a ZIP code, a state, an email; a line sold out): the form again, saying what.
+    return checkoutFormPage(reply, 422, { cart, view, options: view.options }, form.values, checkoutProblems(view.blockers, view.options));
+  });
+};

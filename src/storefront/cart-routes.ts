@@ -1,13 +1,14 @@
 /**
  * Session cart routes, Shopify's AJAX cart: /cart.js (/cart.json), /cart/add.js, /cart/change.js,
- * /cart/update.js, /cart/clear.js, the same without `.js` as themes post them, and /cart/c/{token}, the
- * continue_url that opens a cart by its token. Thin adapters: parse the body, call the cart service, answer
+ * /cart/update.js, /cart/clear.js, the same without `.js` as themes and the cart page post them (a plain HTML form
+ * post lands on the cart page, /cart), and /cart/c/{token}, the continue_url that opens a cart by its token (in a
+ * browser: sets the cookie and lands on the cart page). Thin adapters: parse the body, call the cart service, answer
  * the Cart and keep the `cart` cookie; the rules live in cart.ts and cart-service.ts.
  */
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ErrorMessage, StorefrontError, invalidParameter, notFound } from '../http/errors.js';
 import { SESSION_CART } from '../http/openapi.js';
@@ -17,6 +18,10 @@ import { cartJson } from './cart-json.js';
 import { parseId } from '../catalog/ids.js';
 import { isCartToken } from '../cart/cart-token.js';
 import { cartFromCookie, setCartCookie } from './cart-cookie.js';
+import { cartPagesPolicy, sendCartPage } from './cart-page-routes.js';
+import { sendPersonalPage } from './page-answers.js';
+import { CART_PATH, cartLinkNotFoundPage } from './pages/cart-page.js';
+import { pageContext } from './pages/layout.js';
 import { formFields, indexedArray, urlencodedFields } from './form-body.js';
 import {
   AddCartItemsBody,
@@ -48,6 +53,22 @@ function wantsJson(request: FastifyRequest): boolean {
     (typeof requestedWith === 'string' && requestedWith.toLowerCase() === 'xmlhttprequest') ||
     /application\/(json|javascript)/i.test(accept)
   );
+}
+
+/**
+ * A person's browser submitting a form or opening a link (Sec-Fetch-Mode: navigate), not a script: it is answered
+ * with a page. A client that does not say so keeps the JSON answers themes have always had.
+ */
+function isNavigation(request: FastifyRequest): boolean {
+  return request.headers['sec-fetch-mode'] === 'navigate' && !wantsJson(request);
+}
+
+/** A browser opening a link: a navigation, or a request asking for HTML first (a browser that sends no Sec-Fetch-*). */
+function opensPage(request: FastifyRequest): boolean {
+  if (wantsJson(request)) return false;
+  const mode = request.headers['sec-fetch-mode'];
+  if (mode !== undefined) return mode === 'navigate';
+  return /^\s*text\/html\b/i.test(request.headers.accept ?? '');
 }
 
 /** The add body's three forms -> `{items: [...]}`: `items` as an array or a numbered form object, or one top-level item. */
@@ -127,7 +148,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     if (!options.setCookie && cookieToken !== undefined && view.token !== cookieToken) app.cartStarts.record(request);
     if (options.setCookie || view.changed || view.token !== cookieToken) setCartCookie(reply, view.token, baseUrl);
     reply.header('cache-control', 'no-store');
-    if (options.redirectForms && !wantsJson(request)) return reply.redirect('/cart.js', 302);
+    if (options.redirectForms && !wantsJson(request)) return reply.redirect(CART_PATH, 302);
     return reply.type(JSON_TYPE).send(JSON.stringify(cartJson(view.cart, baseUrl)));
   };
 
@@ -150,9 +171,29 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     }
   };
 
+  /** The paths of the form posts (no `.js`), whose refusals a person's browser sees as the cart page. */
+  const formPaths = new Set<string>();
+
+  /**
+   * A form post from a person's browser that the cart refused (sold out, a quantity over the limit, a form it cannot
+   * read) is answered with the cart page as it is, saying why (422, or the error's status); every other caller, and
+   * every other route, gets the JSON error of the app's handler. A 429 stays JSON: a client over its budget costs no read.
+   */
+  app.setErrorHandler(async (error: FastifyError | StorefrontError, request, reply) => {
+    const status = error.statusCode ?? 500;
+    const formPost = request.method === 'POST' && formPaths.has(request.routeOptions.url ?? '');
+    if (!formPost || !isNavigation(request) || status < 400 || status >= 500 || status === 429) throw error;
+    const problem =
+      error instanceof StorefrontError && error.errorClass === ErrorMessage.cartError
+        ? error.description
+        : 'The form could not be read, so nothing was changed.';
+    const cart = await carts.findCart(db, cartFromCookie(request));
+    return sendCartPage(reply, store, status, cart?.cart, problem);
+  });
+
   /**
    * Registers the documented `.js` route (always JSON) and the undocumented form themes post to, which
-   * answers JSON to AJAX callers and redirects a plain HTML form post to the cart.
+   * answers JSON to AJAX callers and redirects a plain HTML form post to the cart page.
    */
   const post = <Body extends TSchema = TSchema>(
     path: string,
@@ -163,6 +204,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     const run = (request: FastifyRequest) => cartErrors(() => change(request as FastifyRequest<{ Body: Static<Body> }>));
     options = { ...options, onRequest: limitCartStarts };
     app.post(`${path}.js`, options, async (request, reply) => answer(request, reply, await run(request)));
+    formPaths.add(path);
     app.post(path, { ...options, schema: { ...options.schema, hide: true } }, async (request, reply) =>
       answer(request, reply, await run(request), { redirectForms: true }),
     );
@@ -270,6 +312,9 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       schema: {
         operationId: 'openCartByToken',
         summary: "Open a cart by its token (a commerce-protocol cart's continue_url): sets the `cart` cookie to it and answers the Cart",
+        description:
+          'A browser opening the link (Sec-Fetch-Mode: navigate, or Accept: text/html first) gets the cookie and a 303 to the cart ' +
+          'page, /cart; for no live cart, a 404 page in HTML.',
         tags: ['cart'],
         security: SESSION_CART,
         params: Type.Object({ token: Type.String({ description: 'Cart.token' }) }),
@@ -279,6 +324,12 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     async (request, reply) => {
       const { token } = request.params as { token: string };
       const view = isCartToken(token) ? await carts.findCart(db, token) : undefined;
+      // A person opening the link (an agent's hand-off) lands on the cart page, or a page saying the link does not work.
+      if (opensPage(request)) {
+        if (!view) return sendPersonalPage(reply, 404, cartLinkNotFoundPage(pageContext(store.config)), cartPagesPolicy(store));
+        setCartCookie(reply, view.token, baseUrl);
+        return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(CART_PATH, 303);
+      }
       if (!view) throw notFound('No live cart has this token; it may have expired. Start a new cart with POST /cart/add.js.');
       // The token is a credential for the cart: keep it out of Referer headers sent from the page.
       reply.header('referrer-policy', 'no-referrer');

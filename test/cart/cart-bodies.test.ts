@@ -273,12 +273,12 @@ for (const backend of backends) {
       assert.equal((await shopper.send('POST', '/cart/clear', { headers })).body.item_count, 0);
     });
 
-    it('a plain HTML form post to /cart/add adds the item and redirects 302 to /cart.js; its errors are still JSON', async () => {
+    it('a plain HTML form post to /cart/add adds the item and redirects 302 to the cart page, /cart; its errors are still JSON', async () => {
       const shopper = new Shopper(t.app);
       const headers = { accept: 'text/html,application/xhtml+xml' };
       const answer = await shopper.send('POST', '/cart/add', { form: `id=${variantId(t, 'ESP-RIS-10')}&quantity=2`, headers });
       assert.equal(answer.status, 302);
-      assert.equal(answer.headers.location, '/cart.js');
+      assert.equal(answer.headers.location, '/cart');
       assert.ok(answer.setCookie);
       assert.deepEqual(await lines(shopper), [['ESP-RIS-10', 2, {}]]);
       const refused = await shopper.send('POST', '/cart/add', { form: `id=${variantId(t, 'HYD-WATERMELON-30')}`, headers });

@@ -1,2 +1,38 @@
-/** The cart pages' style rules (joined into the pages' one sheet by ./styles.ts). */
-export const CART_STYLE: readonly string[] = [];
+/** The cart pages' style rules (joined into the pages' one sheet by ./styles.ts): the cart page and the checkout form. */
+export const CART_STYLE: readonly string[] = [
+  // The cart page: each line a card (thumbnail, what it is, its total; below, its quantity and remove), narrow first.
+  '.cart-lines{list-style:none;margin:0;padding:0}',
+  '.cart-line{display:grid;grid-template-columns:4rem minmax(0,1fr) auto;grid-template-areas:"thumb about total" "thumb controls controls";gap:.5rem 1rem;padding:1rem 0;border-bottom:1px solid #d0d0d0}',
+  '.cart-thumb{grid-area:thumb;display:block;width:4rem;height:4rem;object-fit:cover;border-radius:.375rem;background:#f2f2f2}',
+  '.cart-line-about{grid-area:about;min-width:0}',
+  '.cart-line-title{margin:0;font-weight:700}',
+  '.cart-line-price{margin:.25rem 0 0}',
+  '.cart-line-total{grid-area:total;margin:0;font-weight:700;white-space:nowrap}',
+  '.cart-line-controls{grid-area:controls;display:flex;flex-wrap:wrap;align-items:flex-end;gap:.5rem 1rem}',
+  // A grid, not a wrapping flex box: Chromium sizes a wrapping flex item as if its items sat on one line.
+  '.cart-quantity{display:grid;grid-template-columns:auto auto;align-items:end;gap:.25rem .5rem}',
+  '.cart-quantity label{grid-column:1/-1;margin:0}',
+  '.cart-quantity input{font:inherit;width:5rem;min-height:2.75rem;padding:.375rem .5rem;border:2px solid #404040;border-radius:.375rem}',
+  '.cart-line-controls button{flex:none}',
+  'button.link-button{background:none;border:none;color:#0b3d91;text-decoration:underline;font-weight:400;padding:.625rem .25rem}',
+  'button.primary{background:#0b3d91;color:#fff;border:2px solid #0b3d91}',
+  '.cart-summary{margin-top:1.5rem}',
+  '.free-shipping{margin:1rem 0}',
+  '.free-shipping p{margin:0 0 .25rem}',
+  '.free-shipping progress{display:block;width:100%;height:.75rem;accent-color:#14532d}',
+  '@media (min-width:40rem){.cart-line{grid-template-columns:5rem minmax(0,1fr) auto}.cart-thumb{width:5rem;height:5rem}}',
+  // The checkout form: one column of labelled fields, each error beside its field and listed at the top.
+  '.checkout-form fieldset{border:1px solid #d0d0d0;border-radius:.5rem;margin:1.5rem 0;padding:.5rem 1rem 1rem;min-width:0}',
+  '.checkout-form legend{font-weight:700;font-size:1.125rem;padding:0 .25rem}',
+  '.checkout-form .field{margin:.75rem 0}',
+  '.checkout-form .field input,.checkout-form .field select{font:inherit;width:100%;max-width:28rem;min-height:2.75rem;padding:.375rem .5rem;border:2px solid #404040;border-radius:.375rem;background:#fff;color:#1a1a1a}',
+  '.checkout-form .field-invalid input,.checkout-form .field-invalid select{border-color:#8a1c1c}',
+  '.field-error{color:#8a1c1c;font-weight:700;margin:.25rem 0}',
+  '.shipping-option{display:grid;grid-template-columns:auto minmax(0,1fr);gap:0 .5rem;align-items:center;margin:.75rem 0}',
+  '.shipping-option input{width:1.25rem;height:1.25rem;margin:0;accent-color:#0b3d91}',
+  '.shipping-option label{margin:0}',
+  '.shipping-option .detail{grid-column:2}',
+  '.error-summary h2{margin-top:0}',
+  '.error-summary ul{margin:.5rem 0 0;padding-left:1.25rem}',
+  '.error-summary:focus{outline:3px solid #8a1c1c;outline-offset:2px}',
+];
