@@ -195,7 +195,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   app.addSchema(ErrorSchema);
   app.addSchema(VariantSchema);
   app.addSchema(ProductSchema);
-  await registerOpenApi(app, store.config.baseUrl);
+  await registerOpenApi(app, store.config);
 
   const bodies = new ProductBodies(store.catalog, store.inventory);
   const readOnArrival = productReadOnArrival(

@@ -23,6 +23,7 @@ import { manualCapture, type PaymentHandler } from './payments/payment-handlers.
 import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
 import { orderMailSubscriber } from './mail/order-mail-subscriber.js';
+import { mailShop, merchantIdentity } from './mail/order-mail.js';
 import { OrderActions } from './orders/order-actions.js';
 import type { OrderEventSubscriber } from './orders/order-events.js';
 import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';
@@ -197,14 +198,14 @@ function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
     rpId: base.hostname,
     storeName: config.storeName,
     passkeysPossible: !isIP(base.hostname.replace(/^\[|\]$/g, '')),
-    mailCode: (mail) => mailer().send(approvalCodeMail(mail, config.storeName), randomUUID()),
+    mailCode: (mail) => mailer().send(approvalCodeMail(mail, merchantIdentity(config)), randomUUID()),
   });
 }
 
 /** Who hears of an order's events, in the event's transaction: the buyer's and merchant's mail, the platform's webhook. */
 export function orderEventSubscribers(config: Config): OrderEventSubscriber[] {
   return [
-    orderMailSubscriber({ storeName: config.storeName, baseUrl: config.baseUrl, merchantEmail: config.mail.merchantEmail }, config.outbox.mailDeadlineSeconds),
+    orderMailSubscriber(mailShop(config), config.outbox.mailDeadlineSeconds),
     orderWebhookSubscriber({ baseUrl: config.baseUrl, deadlineSeconds: config.outbox.webhookDeadlineSeconds }),
   ];
 }

@@ -5,6 +5,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { Config } from '../config.js';
 import { ErrorMessage, sendError } from './errors.js';
 
 export const SCOPES = [
@@ -41,20 +42,24 @@ export const SESSION_CART: SecurityRequirement[] = [{ sessionCart: ['cart:write'
 /** The commerce endpoint: catalog and cart tools need no credential; checkout and order tools need a UCP session (an agent profile). */
 export const UCP_SESSION: SecurityRequirement[] = [{}, { ucpSession: ['checkout:write', 'checkout:complete'] }];
 
-export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
+/** The document names the merchant: its store's name, description and contact (STORE_NAME, STORE_DESCRIPTION, STORE_CONTACT_EMAIL). */
+export type ApiOwner = Pick<Config, 'baseUrl' | 'storeName' | 'storeDescription' | 'storeContactEmail'>;
+
+export async function registerOpenApi(app: FastifyInstance, owner: ApiOwner): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Storefront',
+        title: `${owner.storeName} API`,
         version: '1.0.0',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+        contact: { name: owner.storeName, email: owner.storeContactEmail },
         description:
-          'Public interface of an online store that sells a drink stick and a capsule: storefront JSON (catalog, search, ' +
+          `${owner.storeName}: ${owner.storeDescription} Its public interface: storefront JSON (catalog, search, ` +
           'recommendations, a session cart) and a commerce-protocol door (UCP over MCP). Money is integer US cents. ' +
           'Every error is JSON: {status, message, description}.',
       },
-      servers: [{ url: baseUrl }],
+      servers: [{ url: owner.baseUrl }],
       tags: [
         { name: 'catalog', description: 'Products and collections' },
         { name: 'search', description: 'Predictive search and recommendations' },

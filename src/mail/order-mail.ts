@@ -6,17 +6,35 @@
  */
 import { formatMoney } from '../catalog/types.js';
 import { formatAddress } from '../checkout/shipping.js';
+import type { Config } from '../config.js';
 import type { OrderEvent } from '../orders/order-events.js';
 import type { LineQuantity, Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import { html, type Html } from '../storefront/pages/html.js';
 
-export interface MailShop {
+/** Who the buyer's mail comes from, as its signature says: the store's name, where to write, its postal address. */
+export interface MerchantIdentity {
   storeName: string;
+  /** STORE_CONTACT_EMAIL: where the buyer writes with a question. */
+  contactEmail: string;
+  /** STORE_ADDRESS, as lines; none when not configured. */
+  address: readonly string[];
+}
+
+export interface MailShop extends MerchantIdentity {
   baseUrl: string;
   /** Who is told of each new order; unset, no merchant mail. */
   merchantEmail?: string;
 }
+
+export const merchantIdentity = (config: Config): MerchantIdentity => ({
+  storeName: config.storeName,
+  contactEmail: config.storeContactEmail,
+  address: config.storeAddress,
+});
+
+/** What the order mails need from the store's configuration. */
+export const mailShop = (config: Config): MailShop => ({ ...merchantIdentity(config), baseUrl: config.baseUrl, merchantEmail: config.mail.merchantEmail });
 
 /** The messages an order event sends: none for a capture (the buyer was told of the payment when the order was placed). */
 export function orderMails(event: OrderEvent, shop: MailShop): MailMessage[] {
@@ -70,6 +88,28 @@ function mailboxAddress(value: string): string | undefined {
   return plainMailAddress(bracketed ? bracketed[1]! : value.trim());
 }
 
+/** The store's name, its contact address and its postal address (when configured), each on one line. */
+function signatureParts(who: MerchantIdentity): { name: string; contact: string | undefined; address: string[] } {
+  return { name: oneLine(who.storeName), contact: plainMailAddress(oneLine(who.contactEmail)), address: who.address.map(oneLine).filter(Boolean) };
+}
+
+/** The signature a buyer's mail ends with, in the text part: after the usual "-- " line. */
+export function signatureText(who: MerchantIdentity): string[] {
+  const { name, contact, address } = signatureParts(who);
+  return ['', '-- ', ...[name, contact ?? '', ...address].filter(Boolean)];
+}
+
+/** The same signature in the HTML part, the contact address a mailto link. */
+export function signatureHtml(who: MerchantIdentity): Html {
+  const { name, contact, address } = signatureParts(who);
+  return html`<p style="margin:24px 0 0;padding-top:12px;border-top:1px solid #dddddd;color:#555555;font-size:13px">${name}${
+    contact ? html`<br><a href="mailto:${contact}" style="color:#0645ad">${contact}</a>` : ''
+  }${address.map((line) => html`<br>${line}`)}</p>`;
+}
+
+/** Where the buyer writes about an order, quoting its number. */
+const questionsLine = (order: Order, shop: MailShop) => `Questions? Write to ${oneLine(shop.contactEmail)} and quote #${order.number}.`;
+
 /** What one mail says, before it is addressed: the subject's words after the store's name, the text part's lines, the HTML body. */
 interface MailContent {
   subject: string;
@@ -83,9 +123,16 @@ function addressed(to: string, shop: MailShop, content: MailContent): MailMessag
   return { to, subject, text: `${content.text.join('\n')}\n`, html: htmlDocument(subject, content.body) };
 }
 
+/** A mail to the buyer: addressed only to a plain address, and signed by the store. */
 function buyerMail(order: Order, shop: MailShop, content: MailContent): MailMessage[] {
   const to = plainMailAddress(order.buyerEmail);
-  return to ? [addressed(to, shop, content)] : [];
+  const signed: MailContent = {
+    ...content,
+    text: [...content.text, ...signatureText(shop)],
+    body: html`${content.body}
+${signatureHtml(shop)}`,
+  };
+  return to ? [addressed(to, shop, signed)] : [];
 }
 
 function merchantMail(order: Order, shop: MailShop): MailMessage[] {
@@ -264,14 +311,14 @@ function confirmation(order: Order, shop: MailShop): MailContent {
       '',
       ...summaryText(order),
       ...orderLinkText(order, shop),
-      `Quote #${order.number} when you contact the store.`,
+      questionsLine(order, shop),
     ],
     body: html`${paragraph(greeting(order))}
 ${paragraph(intro)}
 ${later ? paragraph(later) : ''}
 ${summaryHtml(order)}
 ${orderLinkHtml(order, shop)}
-${paragraph(`Quote #${order.number} when you contact the store.`)}`,
+${paragraph(questionsLine(order, shop))}`,
   };
 }
 

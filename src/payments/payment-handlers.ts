@@ -56,7 +56,7 @@ export function manualCapture(baseUrl: string, version: string): PaymentHandler 
     id: 'manual_capture',
     version,
     title: 'Pay the store after ordering',
-    buyerNotice: 'Nothing is charged now. The store contacts you about payment after the order is placed.',
+    buyerNotice: 'Nothing is charged now; the store collects payment after the order is placed.',
     async authorize() {
       return { state: 'pending', summary: 'Payment pending: the store collects payment after the order is placed.' };
     },

@@ -1,8 +1,9 @@
 /**
- * The buyer's pages, in HTML (the one place the store answers HTML rather than JSON): the approval page an agent's
- * checkout sends the buyer to (GET shows the order, POST approves or declines it), the order page (an order's
- * permalink), a checkout's page, and the policy pages. Thin adapters: check the link's shape and the form's
- * origin and token, call the checkout service, render a page. No script runs on any of them.
+ * The buyer's pages, in HTML: the approval page a checkout sends the buyer to (GET shows the order, POST approves it,
+ * or declines it once the buyer confirms), the order page (an order's permalink), a checkout's page, and the policy
+ * pages. Thin adapters: check the link's shape and the form's origin and token, call the checkout service, render a
+ * page. No script runs on them but the passkey scripts, on the pages that offer a passkey. They show the catalog's
+ * product pictures, so their img-src names where the catalog's images are served from.
  *
  * The approval form is protected twice: the GET sets a cookie (HttpOnly, SameSite=Strict, scoped to the link's
  * path) holding the approval's form secret, which the form also carries; a POST needs both and they must match,
@@ -20,25 +21,29 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { CART_LIFETIME_DAYS } from '../cart/cart.js';
 import { MAX_CREDENTIAL_JSON, ProofRefused, type ApprovalProof } from '../checkout/buyer-proof.js';
 import type { ApprovalRecord } from '../checkout/checkout-store.js';
-import { approvalSummary, checkoutDigest, type CheckoutView } from '../checkout/checkout.js';
+import { approvalSummary, checkoutDigest, type Channel, type CheckoutView } from '../checkout/checkout.js';
+import type { ApprovalState } from '../checkout/checkout-service.js';
+import { shippingOptions } from '../checkout/shipping.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ErrorMessage, StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
 import { readOrder } from '../orders/orders.js';
 import { DeliveryError } from '../outbox/delivery.js';
 import type { Store } from '../store.js';
 import { urlencodedFields } from './form-body.js';
+import { catalogImageOrigins } from './page-answers.js';
 import {
   approvalClosedPage,
   approvalCompletedPage,
   approvalDeclinedPage,
   approvalPath,
   approvalPendingPage,
+  declineConfirmPage,
   offersPasskey,
   orderPath,
   type PendingApproval,
 } from './pages/approval-page.js';
 import { checkoutPage } from './pages/checkout-page.js';
-import { PAGE_CONTENT_SECURITY_POLICY, PASSKEY_SCRIPTS, pageContext, passkeyPagePolicy, type PageContext } from './pages/layout.js';
+import { PAGE_STYLE_SOURCE, PASSKEY_SCRIPTS, pageContext, type PageContext } from './pages/layout.js';
 import { messagePage, notFoundPage } from './pages/message-page.js';
 import { orderPage } from './pages/order-page.js';
 import { policyKindOf, policyPage, type PolicyFacts } from './pages/policy-pages.js';
@@ -62,9 +67,19 @@ const FORM_BODY_LIMIT = 16 * 1024;
 const PAGE_HEADERS = {
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer',
-  'content-security-policy': PAGE_CONTENT_SECURITY_POLICY,
   'x-frame-options': 'DENY',
 };
+
+/**
+ * The pages' Content-Security-Policy (layout.ts's, composed here with the images' origins): their one style sheet,
+ * pictures from this store and from `imageOrigins` (where the catalog's images are served from), forms back to this
+ * store; with `scriptOrigin`, the passkey scripts of that origin (by their full URL) and requests back to it.
+ */
+export function personalPagePolicy(imageOrigins: readonly string[], scriptOrigin?: string): string {
+  const images = imageOrigins.map((origin) => ` ${origin}`).join('');
+  const policy = `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src 'self' data:${images}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+  return scriptOrigin === undefined ? policy : `${policy}; script-src ${PASSKEY_SCRIPTS.map((script) => `${scriptOrigin}${script}`).join(' ')}; connect-src 'self'`;
+}
 
 function sendPage(reply: FastifyReply, status: number, page: string): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').send(page);
@@ -76,8 +91,13 @@ function sameSecret(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** `decline` asks the buyer to confirm (a page); `decline_confirmed`, that page's form, cancels the checkout. */
+const FORM_ACTIONS = ['approve', 'decline', 'decline_confirmed', 'send_code'] as const;
+type FormAction = (typeof FORM_ACTIONS)[number];
+const isFormAction = (value: unknown): value is FormAction => (FORM_ACTIONS as readonly unknown[]).includes(value);
+
 interface ApprovalForm {
-  action: 'approve' | 'decline' | 'send_code';
+  action: FormAction;
   formToken: string;
   digest: string;
   proof: ApprovalProof;
@@ -89,7 +109,7 @@ const shortString = (value: unknown, max: number): value is string => typeof val
 function approvalForm(body: unknown): ApprovalForm | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const { action, form_token: formToken, digest = '', code, challenge_id: challengeId, assertion } = body as Record<string, unknown>;
-  if (action !== 'approve' && action !== 'decline' && action !== 'send_code') return undefined;
+  if (!isFormAction(action)) return undefined;
   if (!shortString(formToken, 200) || formToken.length === 0) return undefined;
   if (!shortString(digest, 200)) return undefined;
   let proof: ApprovalProof = { kind: 'none' };
@@ -125,15 +145,17 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   await app.register(cookie);
   await app.register(formbody, { parser: urlencodedFields });
 
-  // Every answer of these routes, pages and errors alike, is private, unframed and loads nothing but its own style
-  // (a page offering passkeys also its two scripts: its route sets that policy).
+  /** The policy of a page now: the current catalog's image origins (a new import may bring others); the scripts if asked. */
+  const pagePolicy = (passkeys = false) => personalPagePolicy(catalogImageOrigins(store.catalog.snapshot), passkeys ? ownOrigin : undefined);
+
+  // Every answer of these routes, pages and errors alike, is private, unframed and loads nothing but its own style and
+  // the catalog's pictures (a page offering passkeys also its two scripts: its route sets that policy).
   app.addHook('onSend', (_request, reply, payload, done) => {
     const policy = reply.getHeader('content-security-policy');
     reply.headers(PAGE_HEADERS);
-    if (policy !== undefined) reply.header('content-security-policy', policy);
+    reply.header('content-security-policy', policy ?? pagePolicy());
     done(null, payload);
   });
-  const passkeyPolicy = passkeyPagePolicy(ownOrigin);
 
   /** The database is unavailable (restarting, unreachable): a 503 page with Retry-After, saying what the buyer can do. */
   const unavailablePage = (request: FastifyRequest, reply: FastifyReply, error: unknown, paragraphs: readonly string[]) => {
@@ -190,11 +212,12 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       // The digest of exactly what this page shows; approving anything else is refused.
       digest: checkoutDigest(approvalSummary(view)),
       expiresAt: approval.expiresAt,
+      now: new Date(),
       payment,
       offer,
       ...said,
     };
-    if (offersPasskey(offer)) reply.header('content-security-policy', passkeyPolicy);
+    if (offersPasskey(offer)) reply.header('content-security-policy', pagePolicy(true));
     return sendPage(reply, status, approvalPendingPage(context, page));
   };
 
@@ -237,6 +260,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     }
 
     if (form.action === 'send_code') return sendCode(request, reply, token, form);
+    if (form.action === 'decline') return confirmDecline(reply, token, form);
 
     let outcome;
     try {
@@ -278,7 +302,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     }
     if (outcome.kind === 'declined') {
       reply.clearCookie(FORM_COOKIE, formCookie(token));
-      return sendPage(reply, 200, approvalDeclinedPage(context));
+      return sendPage(reply, 200, approvalDeclinedPage(context, channelOf(await checkouts.approvalState(db, token))));
     }
     const state = await checkouts.approvalState(db, token);
     if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
@@ -291,6 +315,20 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     });
     return sendPage(reply, 409, page);
   });
+
+  /** Who prepared the checkout an approval link belongs to (the words of its pages); an agent when it is not known. */
+  const channelOf = (state: ApprovalState): Channel => (state.kind === 'pending' || state.kind === 'closed' ? state.view?.record.channel : undefined) ?? 'agent';
+
+  /** The decline button: nothing is canceled yet; a page asks the buyer to confirm, with the form that does. */
+  async function confirmDecline(reply: FastifyReply, token: string, form: ApprovalForm) {
+    const state = await checkouts.approvalState(db, token);
+    if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
+    if (state.kind === 'completed') return sendPage(reply, 409, approvalCompletedPage(context, state.order, 'This order was already placed, so it can no longer be declined here.'));
+    if (state.kind === 'closed') return sendPage(reply, 409, approvalClosedPage(context, { title: 'Your answer was not recorded', ...state }));
+    const { approval, view } = state;
+    if (!sameSecret(approval.formSecret, form.formToken)) return pendingPage(reply, 403, token, approval, view, { problem: 'This form has expired. Use this page again.' });
+    return sendPage(reply, 200, declineConfirmPage(context, { token, view, formToken: approval.formSecret, digest: checkoutDigest(approvalSummary(view)) }));
+  }
 
   /** The person asked for a code (the button): mailed to the checkout's buyer email, within the limits. */
   async function sendCode(request: FastifyRequest, reply: FastifyReply, token: string, form: ApprovalForm) {
@@ -341,8 +379,11 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     const order = ORDER_ID.test(id) ? await readOrder(db, id) : undefined;
     if (!order) return sendPage(reply, 404, notFoundPage(context, 'No order has this link.'));
     const offerPasskey = (await store.buyerProof.enrollment(db, request.cookies[ENROLL_COOKIE], order.id)) !== undefined;
-    if (offerPasskey) reply.header('content-security-policy', passkeyPolicy);
-    return sendPage(reply, 200, orderPage(context, order, { offerPasskey }));
+    if (offerPasskey) reply.header('content-security-policy', pagePolicy(true));
+    // The option's estimate as the checkout offered it (an order keeps the option's id, title and price).
+    const deliveryEstimate = shippingOptions(config.checkout, order.subtotal).find((option) => option.id === order.shippingOption.id)?.description;
+    const snapshot = store.catalog.snapshot;
+    return sendPage(reply, 200, orderPage(context, order, { offerPasskey, deliveryEstimate, productOf: (id) => snapshot.productById(id) }));
   });
 
   /** The enrollment cookie of this order's page, or a 403 (JSON) saying the offer is not open here. */

@@ -79,5 +79,5 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     signingKeys: store.signingKeys,
     approvalProof: store.buyerProof.mode,
   });
-  mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls), baseUrl: config.baseUrl });
+  mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls, config), baseUrl: config.baseUrl });
 };

@@ -14,7 +14,8 @@ import type { OrderEvent } from '../../src/orders/order-events.js';
 import type { Adjustment, Fulfillment, Order } from '../../src/orders/orders.js';
 import { orderFixture, orderLine } from '../helpers/orders.js';
 
-const SHOP = { storeName: 'Storefront', baseUrl: 'https://shop.example', merchantEmail: 'merchant@shop.example' };
+const MERCHANT = { storeName: 'Storefront', contactEmail: 'help@shop.example', address: ['1 Wharf St', 'Portland, ME 04101'] };
+const SHOP = { ...MERCHANT, baseUrl: 'https://shop.example', merchantEmail: 'merchant@shop.example' };
 
 const line = orderLine;
 
@@ -97,6 +98,14 @@ describe('the buyer’s confirmation', () => {
     assert.ok(engraved.html.includes('Engraving: For Ada'));
   });
 
+  it('tells the buyer where to write, quoting the number, and is signed by the store: its name, contact and address', () => {
+    assert.ok(mail.text.includes('Questions? Write to help@shop.example and quote #1001.'));
+    assert.ok(mail.text.endsWith('\n-- \nStorefront\nhelp@shop.example\n1 Wharf St\nPortland, ME 04101\n'), mail.text);
+    assert.ok(mail.html.includes('Storefront<br><a href="mailto:help@shop.example" style="color:#0645ad">help@shop.example</a><br>1 Wharf St<br>Portland, ME 04101</p>'));
+    const noAddress = buyerMailOf(placed(), { ...SHOP, address: [] })!;
+    assert.ok(noAddress.text.endsWith('\n-- \nStorefront\nhelp@shop.example\n'), noAddress.text);
+  });
+
   it('is a whole HTML document and a text part that reads on its own', () => {
     assert.match(mail.html, /^<!DOCTYPE html>/);
     assert.ok(mail.html.includes('<title>Storefront: order #1001 confirmed</title>'));
@@ -123,7 +132,7 @@ describe('the merchant’s notice', () => {
   });
 
   it('is not written without a merchant address', () => {
-    const mails = orderMails(placed(), { storeName: 'Storefront', baseUrl: 'https://shop.example' });
+    const mails = orderMails(placed(), { ...MERCHANT, baseUrl: 'https://shop.example' });
     assert.deepEqual(
       mails.map((mail) => mail.to),
       ['ada@example.com'],
@@ -341,6 +350,15 @@ describe('after the order is placed', () => {
     assert.ok(mail!.text.includes('Refunded so far, in all: $40.00.'));
     assert.ok(mail!.text.includes('Payment: Paid, partly refunded.'));
     assert.ok(mail!.text.includes('https://shop.example/orders/ord_abc123'));
+  });
+
+  it('every mail to the buyer is signed by the store; the merchant’s notice is not', () => {
+    for (const type of ['fulfilled', 'canceled', 'refunded'] as const) {
+      const [mail] = orderMails(eventOf(type), SHOP);
+      assert.ok(mail!.text.includes('\n-- \nStorefront\nhelp@shop.example\n1 Wharf St\n'), type);
+      assert.ok(mail!.html.includes('href="mailto:help@shop.example"'), type);
+    }
+    assert.ok(!merchantMailOf(placed())!.text.includes('\n-- \n'));
   });
 
   it('a capture mails no one', () => {

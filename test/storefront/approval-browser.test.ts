@@ -1,8 +1,9 @@
 /**
  * The approval page in a real browser (Debian's Chromium through playwright-core) against the store listening on
  * 127.0.0.1: the buyer opens the link, the page renders under its own Content-Security-Policy with no violation,
- * fits a 320 px screen, and Approve places the order and lands on the order page. A form posted from another
- * origin is refused. Chromium missing is a failure that says so, never a skipped test.
+ * fits a 320 px screen, shows the total and the approve button on a phone's first screen (390 × 844), and Approve
+ * places the order and lands on the order page. Declining asks to confirm. A form posted from another origin is
+ * refused. Chromium missing is a failure that says so, never a skipped test.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -126,10 +127,23 @@ for (const backend of backends) {
         // Fits a 320 px screen without scrolling sideways.
         assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 320, 'no horizontal scroll at 320 px');
         assert.deepEqual(await accessibilityViolations(page), [], 'axe finds nothing on the approval page');
+        // On a phone's first screen (390 × 844), before any scrolling: the total and the approve button, above the details.
+        await page.setViewportSize({ width: 390, height: 844 });
+        const onFirstScreen = async (what: string, locator: ReturnType<Page['locator']>) => {
+          const box = await locator.boundingBox();
+          assert.ok(box && box.y >= 0 && box.y + box.height <= 844, `${what} on the first screen: ${JSON.stringify(box)}`);
+        };
+        await onFirstScreen('the total', page.locator('.summary-total strong'));
+        await onFirstScreen('the seller', page.locator('.seller'));
+        await onFirstScreen('the approve button', approve);
+        const details = await page.locator('#details-title').boundingBox();
+        assert.ok(details && details.y > (await approve.boundingBox())!.y, 'the details follow the approve button');
+        assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 390, 'no horizontal scroll at 390 px');
 
         await Promise.all([page.waitForURL(/\/orders\/ord_[A-Za-z0-9_-]{22}$/), approve.click()]);
-        assert.match((await page.locator('h1').textContent()) ?? '', /^Order #\d+$/);
+        assert.match((await page.locator('h1').textContent()) ?? '', /^Thank you, your order #\d+ is placed$/);
         assert.match((await page.locator('main').textContent()) ?? '', /Payment pending: /);
+        await page.setViewportSize({ width: 320, height: 700 });
         assert.equal(await page.locator('table tbody tr').count(), 1);
         assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 320, 'no horizontal scroll at 320 px');
         assert.deepEqual(await accessibilityViolations(page), [], 'axe finds nothing on the order page');
@@ -148,13 +162,21 @@ for (const backend of backends) {
       }
     });
 
-    it('Decline cancels the checkout in the browser, and reloading the link shows it no longer works', async () => {
+    it('Decline asks to confirm, then cancels the checkout in the browser, and reloading the link shows it no longer works', async () => {
       const { id, token } = await awaitingApproval(1);
       const ordersBefore = await orderCount();
       const { context, page, console } = await openWindow();
       try {
         await page.goto(`${base}/checkout/approve/${token}`);
-        await page.getByRole('button', { name: /Decline/ }).click();
+        await page.getByRole('button', { name: 'Decline this order' }).click();
+        await page.locator('h1', { hasText: 'Decline this order?' }).waitFor();
+        assert.equal((await t.store.checkouts.get(t.store.db, id))!.view.record.status, 'requires_escalation', 'not canceled before the confirmation');
+        assert.deepEqual(await accessibilityViolations(page), [], 'axe finds nothing on the confirmation page');
+        // "No": back to the order, which can still be approved or declined.
+        await page.getByRole('link', { name: 'No, go back to the order' }).click();
+        await page.locator('h1', { hasText: 'Approve your order' }).waitFor();
+        await page.getByRole('button', { name: 'Decline this order' }).click();
+        await page.getByRole('button', { name: 'Yes, decline and cancel checkout' }).click();
         await page.locator('h1', { hasText: 'You declined this order' }).waitFor();
         assert.equal((await t.store.checkouts.get(t.store.db, id))!.view.record.status, 'canceled');
         assert.equal(await orderCount(), ordersBefore);

@@ -1,11 +1,13 @@
 /**
- * The buyer's HTML pages (issue #10, item 4): the approval page an agent's checkout sends the buyer to, the
- * order page, a checkout's page and the policy pages, through the real app on both backends.
+ * The buyer's HTML pages (issue #10, item 4; issue [pages], item 4): the approval page a checkout sends the buyer to
+ * (a summary first, the seller, the time left, a decline that asks to confirm), the order page, a checkout's page and
+ * the policy pages, through the real app on both backends.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { PAGE_CONTENT_SECURITY_POLICY } from '../../src/storefront/pages/layout.js';
+import { personalPagePolicy } from '../../src/storefront/approval-routes.js';
+import { PAGE_CONTENT_SECURITY_POLICY, passkeyPagePolicy } from '../../src/storefront/pages/layout.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
 import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
 
@@ -28,8 +30,12 @@ function variantIdOf(t: TestStore, sku: string): number {
   return variant.id;
 }
 
-/** A checkout an agent filled and asked to complete: it waits for the buyer, with an approval link. */
-async function awaitingApproval(t: TestStore, lines: LineSpec[] = [{ sku: 'HYD-LEMONLIME-30', quantity: 2 }, { sku: 'ESP-DEC-10', quantity: 1 }]) {
+/**
+ * A checkout an agent filled and asked to complete: it waits for the buyer, with an approval link. With `channel`
+ * 'browser', a checkout recorded as the buyer's own (the pages' words follow the channel; the agent's request to
+ * complete stands in for the buyer's here).
+ */
+async function awaitingApproval(t: TestStore, lines: LineSpec[] = [{ sku: 'HYD-LEMONLIME-30', quantity: 2 }, { sku: 'ESP-DEC-10', quantity: 1 }], channel: 'agent' | 'browser' = 'agent') {
   const { checkouts, db } = t.store;
   const created = await checkouts.create(
     db,
@@ -39,7 +45,7 @@ async function awaitingApproval(t: TestStore, lines: LineSpec[] = [{ sku: 'HYD-L
       destination: DESTINATION,
       shippingOption: 'standard',
     },
-    'agent',
+    channel,
     'agent',
   );
   const asked = await checkouts.requestCompletion(db, created.view.record.id, 'agent');
@@ -93,6 +99,17 @@ async function submit(
 const approveAs = (app: FastifyInstance, token: string, opened: OpenedApproval, action = 'approve') =>
   submit(app, token, { action, form_token: opened.formToken, digest: opened.digest }, { cookie: opened.cookie, origin: 'http://store.test', fetchSite: 'same-origin' });
 
+/** Declining as the buyer does: the decline button, which asks to confirm (a page), then that page's confirm button. */
+async function declineAs(app: FastifyInstance, token: string, opened: OpenedApproval) {
+  const asked = await approveAs(app, token, opened, 'decline');
+  assert.equal(asked.status, 200, asked.html);
+  assert.match(asked.html, /<h1>Decline this order\?<\/h1>/);
+  return approveAs(app, token, opened, 'decline_confirmed');
+}
+
+/** The `<img>` of a product's thumbnail, as the lines table shows it beside the product's name (alt empty). */
+const rowThumbnail = (handle: string) => `<img class="thumb" src="/assets/demo/${handle}.svg" alt="" width="48" height="48">`;
+
 async function orderCount(t: TestStore): Promise<number> {
   const [row] = await t.store.db.query<{ count: number }>('select count(*)::int as count from orders');
   return row!.count;
@@ -145,8 +162,10 @@ for (const backend of backends) {
       assert.ok(!html.includes(STORE_NAME), 'never the raw store name');
       assert.match(html, /<h1>Approve your order<\/h1>/);
       // Lines: title, variant, quantity, unit price, line total; a product without options shows no variant.
-      assert.match(html, /<th scope="row">Hydration Drink Stick<span class="variant">Lemon-Lime \/ 30 sticks<\/span><\/th><td class="n">2<\/td><td class="n">\$39\.99<\/td><td class="n">\$79\.98<\/td>/);
-      assert.match(html, /<th scope="row">Decaf Espresso Capsules<\/th><td class="n">1<\/td><td class="n">\$6\.90<\/td><td class="n">\$6\.90<\/td>/);
+      assert.ok(
+        html.includes(`<th scope="row">${rowThumbnail('hydration-drink-stick')}Hydration Drink Stick<span class="variant">Lemon-Lime / 30 sticks</span></th><td class="n">2</td><td class="n">$39.99</td><td class="n">$79.98</td>`),
+      );
+      assert.ok(html.includes(`<th scope="row">${rowThumbnail('decaf-capsules')}Decaf Espresso Capsules</th><td class="n">1</td><td class="n">$6.90</td><td class="n">$6.90</td>`));
       for (const header of ['Item', 'Quantity', 'Price', 'Total']) assert.match(html, new RegExp(`<th scope="col"[^>]*>${header}</th>`));
       assert.match(html, /<address>Ana Lima<br>1 Market St<br>San Francisco, CA 94103<br>United States<\/address>/);
       assert.match(html, /ana@example\.com/);
@@ -155,16 +174,38 @@ for (const backend of backends) {
       assert.match(html, /<dt>Items<\/dt><dd>\$86\.88<\/dd>/);
       assert.match(html, /<dt>Sales tax<\/dt><dd>\$6\.30<\/dd>/);
       assert.match(html, /<dd class="grand">\$93\.18<\/dd>/);
+      // The policies are linked once, at the foot of the page; the page points there.
       for (const slug of ['terms-of-service', 'privacy-policy', 'refund-policy', 'shipping-policy']) {
-        assert.ok(html.includes(`href="http://store.test/policies/${slug}"`), `links the ${slug}`);
+        assert.equal(html.split(`href="http://store.test/policies/${slug}"`).length - 1, 1, `links the ${slug} once`);
       }
-      assert.match(html, /Nothing is charged until you approve\./);
+      assert.match(html, /policies: they are linked at the foot of this page/);
+      // The payment in the handler's words, once, and never a promise that approving charges.
+      assert.match(html, /<p class="summary-pay">Nothing is charged now; the store collects payment after the order is placed\.<\/p>/);
+      assert.doesNotMatch(html, /(?<!Nothing )is charged|charged until|will be charged/);
       const buttons = [...html.matchAll(/<button type="submit" name="action" value="(\w+)"[^>]*>([^<]+)<\/button>/g)].map((m) => [m[1], m[2]]);
       assert.deepEqual(buttons, [
         ['approve', 'Approve and place order ($93.18)'],
-        ['decline', 'Decline and cancel checkout'],
+        ['decline', 'Decline this order'],
       ]);
       assert.match(html, new RegExp(`<form method="post" action="/checkout/approve/${token}">`));
+      // A summary first: the seller, who asked, the total, the items with their pictures, where it ships; then the
+      // approve action; then the time left and the decline button; then the details.
+      assert.ok(html.includes(`<p class="seller">Sold by <strong>${ESCAPED_STORE_NAME}</strong> · <a href="mailto:orders@store.test">orders@store.test</a></p>`));
+      assert.match(html, /<p class="lead">Your agent asked to place this order\./);
+      assert.match(html, /<p class="summary-total">Total <strong>\$93\.18<\/strong><\/p>/);
+      assert.ok(
+        html.includes(
+          '<p class="summary-items"><span>3 items</span><img class="thumb" src="/assets/demo/hydration-drink-stick.svg" alt="Hydration Drink Stick" width="48" height="48">' +
+            '<img class="thumb" src="/assets/demo/decaf-capsules.svg" alt="Decaf Espresso Capsules" width="48" height="48"></p>',
+        ),
+      );
+      assert.match(html, /<p class="summary-ship">Ship to Ana Lima, 1 Market St, San Francisco, CA 94103 · Free standard shipping<\/p>/);
+      assert.match(html, /This link works for 1[45] more minutes \(until \d{1,2}:\d\d [AP]M UTC\)\./);
+      const order = ['class="seller"', 'class="summary-total"', 'class="summary-ship"', 'value="approve"', 'class="expiry"', 'value="decline"', 'id="details-title"', '<table>'];
+      const positions = order.map((marker) => html.indexOf(marker));
+      assert.deepEqual([...positions].sort((a, b) => a - b), positions, `in this order: ${order.join(', ')}`);
+      assert.ok(!positions.includes(-1));
+      assert.match(html, /<link rel="canonical" href="http:\/\/store\.test\/checkout\/approve\/[A-Za-z0-9_-]{43}">/);
       // The cookie holds the form's token, for this link only.
       const setCookie = String(([] as string[]).concat(page.headers['set-cookie'] as string[])[0]);
       assert.match(setCookie, new RegExp(`^approval_form=${page.formToken}; Max-Age=\\d+; Path=/checkout/approve/${token}; HttpOnly; SameSite=Strict$`));
@@ -197,14 +238,18 @@ for (const backend of backends) {
       assertPageHeaders(orderPage);
       assertAccessibleShell(orderPage.html);
       const order = await t.store.db.query<{ number: string }>('select number::text from orders where id = $1', [checkout.orderId]);
-      assert.match(orderPage.html, new RegExp(`<h1>Order #${order[0]!.number}</h1>`));
+      assert.match(orderPage.html, new RegExp(`<h1>Thank you, your order #${order[0]!.number} is placed</h1>`));
+      assert.match(orderPage.html, /<p class="notice">We sent the order confirmation to ana@example\.com\. We mail you again when it ships\.<\/p>/);
+      assert.match(orderPage.html, /<p class="delivery">Expect the delivery within 5 to 8 business days \(Free standard shipping\)\.<\/p>/);
+      assert.match(orderPage.html, /Questions\? Write to <a href="mailto:orders@store\.test">orders@store\.test<\/a> and quote #\d+\./);
       assert.match(orderPage.html, /<time datetime="\d{4}-\d\d-\d\dT[^"]+">[A-Z][a-z]+ \d{1,2}, \d{4} at \d{1,2}:\d\d [AP]M UTC<\/time>/);
-      assert.match(orderPage.html, /Hydration Drink Stick<span class="variant">Lemon-Lime \/ 30 sticks<\/span><\/th><td class="n">2<\/td>/);
+      assert.ok(orderPage.html.includes(`${rowThumbnail('hydration-drink-stick')}Hydration Drink Stick<span class="variant">Lemon-Lime / 30 sticks</span></th><td class="n">2</td>`));
       assert.match(orderPage.html, /Decaf Espresso Capsules<\/th><td class="n">1<\/td>/);
       assert.match(orderPage.html, /<address>Ana Lima<br>1 Market St<br>San Francisco, CA 94103<br>United States<\/address>/);
       assert.match(orderPage.html, /Free standard shipping: \$0\.00/);
       assert.match(orderPage.html, /<dd class="grand">\$93\.18<\/dd>/);
-      assert.match(orderPage.html, /Payment pending: /);
+      assert.match(orderPage.html, /<p>Payment pending: the store collects payment after the order is placed\.<\/p>/);
+      assert.doesNotMatch(orderPage.html, /is charged|charged until|will be charged/);
       assert.ok(orderPage.html.includes(ESCAPED_STORE_NAME));
 
       // The used link now shows the order it placed.
@@ -380,20 +425,50 @@ for (const backend of backends) {
       assert.notEqual((await checkoutStatus(t, id)).status, 'completed');
     });
 
+    it('declining asks to confirm first: the decline button alone changes nothing, and the page confirms with the form token', async () => {
+      const { id, token } = await awaitingApproval(t, [{ sku: 'HYD-LEMONLIME-30', quantity: 1 }]);
+      const opened = await openApproval(t.app, token);
+      const asked = await approveAs(t.app, token, opened, 'decline');
+      assert.equal(asked.status, 200, asked.html);
+      assertPageHeaders(asked);
+      assertAccessibleShell(asked.html);
+      assert.match(asked.html, /<h1>Decline this order\?<\/h1>/);
+      assert.match(asked.html, /Declining cancels this checkout: nothing is ordered or charged, and this approval link stops working\./);
+      assert.match(asked.html, /<p class="summary-total">Total <strong>\$\d+\.\d\d<\/strong><\/p>/);
+      const buttons = [...asked.html.matchAll(/<button type="submit" name="action" value="(\w+)"[^>]*>([^<]+)<\/button>/g)].map((m) => [m[1], m[2]]);
+      assert.deepEqual(buttons, [['decline_confirmed', 'Yes, decline and cancel checkout']]);
+      assert.ok(asked.html.includes(`<input type="hidden" name="form_token" value="${opened.formToken}">`));
+      assert.ok(asked.html.includes(`<p><a href="/checkout/approve/${token}">No, go back to the order</a></p>`));
+      assert.equal((await checkoutStatus(t, id)).status, 'requires_escalation', 'nothing is canceled before the confirmation');
+      // The confirmation is the same form: without the cookie, or from another site, it is refused.
+      const confirm = { action: 'decline_confirmed', form_token: opened.formToken, digest: opened.digest };
+      assert.equal((await submit(t.app, token, confirm, {})).status, 403);
+      assert.equal((await submit(t.app, token, confirm, { cookie: opened.cookie, origin: 'https://evil.example' })).status, 403);
+      assert.equal((await checkoutStatus(t, id)).status, 'requires_escalation');
+      // Going back: the approval page still approves.
+      assert.equal((await approveAs(t.app, token, await openApproval(t.app, token))).status, 303);
+    });
+
     it('declining cancels the checkout, places nothing, and the link then says it no longer works', async () => {
       const { id, token } = await awaitingApproval(t, [{ sku: 'HYD-LEMONLIME-30', quantity: 1 }]);
       const opened = await openApproval(t.app, token);
       const ordersBefore = await orderCount(t);
-      const declined = await approveAs(t.app, token, opened, 'decline');
+      const declined = await declineAs(t.app, token, opened);
       assert.equal(declined.status, 200, declined.html);
       assertPageHeaders(declined);
       assert.match(declined.html, /<h1>You declined this order<\/h1>/);
       assert.match(declined.html, /The checkout is canceled\. Nothing was ordered or charged\./);
+      assert.match(declined.html, /Your agent can start a new checkout/);
       assert.equal((await checkoutStatus(t, id)).status, 'canceled');
       assert.equal(await orderCount(t), ordersBefore);
       const after = await get(t.app, `/checkout/approve/${token}`);
       assert.equal(after.status, 409);
       assert.doesNotMatch(after.html, /<form/);
+      assert.match(after.html, /ask your agent for a new approval link/);
+      // Asking to decline again: the link no longer works, and says so.
+      const again = await approveAs(t.app, token, opened, 'decline');
+      assert.equal(again.status, 409);
+      assert.doesNotMatch(again.html, /<form/);
       // Approving from the page kept open is refused.
       const late = await approveAs(t.app, token, opened);
       assert.equal(late.status, 409);
@@ -472,6 +547,30 @@ for (const backend of backends) {
         assert.equal(missing.status, 404, url);
         assert.equal(missing.headers['content-type'], 'text/html; charset=utf-8');
       }
+    });
+
+    it("a browser checkout's pages speak to the buyer who checked out: they asked, and a link that no longer works sends them to the cart", async () => {
+      const { id, token } = await awaitingApproval(t, [{ sku: 'ESP-DEC-10', quantity: 1 }], 'browser');
+      const opened = await openApproval(t.app, token);
+      assert.match(opened.html, /<p class="lead">You asked to place this order\. Review it, then approve or decline\.<\/p>/);
+      assert.doesNotMatch(opened.html, /agent/i);
+      const checkoutPage = await get(t.app, `/checkouts/${id}`);
+      assert.match(checkoutPage.html, /You asked to place this order\./);
+      assert.match(checkoutPage.html, /<a href="\/cart">Return to your cart<\/a>/);
+      assert.doesNotMatch(checkoutPage.html, /agent/i);
+
+      await t.store.db.query('update checkout_approvals set expires_at = $1 where token = $2', [new Date(Date.now() - 60_000).toISOString(), token]);
+      const expired = await get(t.app, `/checkout/approve/${token}`);
+      assert.equal(expired.status, 409);
+      assert.match(expired.html, /<p class="problem">This approval link has expired\.<\/p>/);
+      assert.match(expired.html, /Nothing was ordered or charged\. If you still want these items, <a href="\/cart">return to your cart<\/a> and check out again\./);
+      assert.doesNotMatch(expired.html, /agent/i);
+
+      const other = await awaitingApproval(t, [{ sku: 'ESP-DEC-10', quantity: 1 }], 'browser');
+      const declined = await declineAs(t.app, other.token, await openApproval(t.app, other.token));
+      assert.equal(declined.status, 200);
+      assert.match(declined.html, /<a href="\/cart">return to your cart<\/a>/);
+      assert.doesNotMatch(declined.html, /agent/i);
     });
 
     it('the policy pages render what the store does; an unknown policy is the JSON 404 of the rest of the store', async () => {
@@ -565,5 +664,38 @@ describe('the merchant’s log when an order is placed (pglite)', () => {
     assert.deepEqual([placed[0]!.order_number, placed[0]!.total, placed[0]!.currency, placed[0]!.channel], [Number(order!.number), order!.total, 'USD', 'agent']);
     const text = JSON.stringify(placed[0]);
     for (const secret of ['ana@example.com', 'Market St', 'Lima', token]) assert.ok(!text.includes(secret), `no ${secret} in the line`);
+  });
+});
+
+describe('a catalog whose pictures are on an image host (pglite)', () => {
+  let t: TestStore;
+  before(async () => {
+    t = await startTestStore(backends[0]!);
+    // The decaf capsules' picture moves to a CDN (https), the sleep capsules' to a plain-http address no page loads.
+    const { db } = t.store;
+    await db.query("update product_images set src = 'https://cdn.example/decaf.svg' where product_id = (select id from products where handle = 'decaf-capsules')");
+    await db.query("update product_images set src = 'http://insecure.example/sleep.svg' where product_id = (select id from products where handle = 'sleep-capsules')");
+    await db.query('update catalog_version set version = version + 1');
+    await t.store.catalog.refresh(db);
+  });
+  after(() => t.close());
+
+  it("without an image host, the pages' policies are the layout's exactly", () => {
+    assert.equal(personalPagePolicy([]), PAGE_CONTENT_SECURITY_POLICY);
+    assert.equal(personalPagePolicy([], 'http://store.test'), passkeyPagePolicy('http://store.test'));
+  });
+
+  it("the approval and order pages show it, and their img-src names the host (never a plain-http one)", async () => {
+    const { token } = await awaitingApproval(t, [{ sku: 'ESP-DEC-10', quantity: 1 }, { sku: 'SLP-120', quantity: 1 }]);
+    const opened = await openApproval(t.app, token);
+    const csp = String(opened.headers['content-security-policy']);
+    assert.match(csp, /; img-src 'self' data: https:\/\/cdn\.example; /);
+    assert.doesNotMatch(csp, /insecure/);
+    assert.ok(opened.html.includes('<img class="thumb" src="https://cdn.example/decaf.svg" alt="Decaf Espresso Capsules" width="48" height="48">'));
+    assert.doesNotMatch(opened.html, /insecure\.example/, 'a plain-http picture is not shown');
+    const approved = await approveAs(t.app, token, opened);
+    const orderPage = await get(t.app, approved.location!);
+    assert.equal(orderPage.headers['content-security-policy'], csp);
+    assert.ok(orderPage.html.includes('<img class="thumb" src="https://cdn.example/decaf.svg" alt="" width="48" height="48">Decaf Espresso Capsules'));
   });
 });

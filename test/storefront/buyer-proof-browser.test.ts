@@ -245,13 +245,21 @@ for (const backend of backends) {
       try {
         // The email holds a passkey, but without the script the page offers the code alone.
         const checkout = await awaitingApproval(email);
+        // A phone: the proof's action is on the first screen, before the code is sent and after.
+        await page.setViewportSize({ width: 390, height: 844 });
+        const onFirstScreen = async (name: RegExp) => {
+          const box = await page.getByRole('button', { name }).boundingBox();
+          assert.ok(box && box.y >= 0 && box.y + box.height <= 844, `${name} on the first screen at 390 × 844: ${JSON.stringify(box)}`);
+        };
         await page.goto(checkout.url);
         assert.equal(await page.locator('#passkey-approval').count(), 1);
         assert.equal(await page.locator('#passkey-approval').isVisible(), false, 'the passkey part is hidden without the script');
+        await onFirstScreen(/^Email me a code$/);
         const code = await askForCode(page, email);
+        await onFirstScreen(/^Approve and place order/);
         await typeCode(page, code);
         await page.waitForURL(/\/orders\/ord_[A-Za-z0-9_-]{22}$/);
-        assert.match(await page.locator('h1').innerText(), /^Order #\d+$/);
+        assert.match(await page.locator('h1').innerText(), /^Thank you, your order #\d+ is placed$/);
         assert.equal(await page.locator('#passkey-enroll').isVisible(), false, 'no passkey offer without the script');
         assert.equal(await checkoutStatus(checkout.id), 'completed');
         assert.equal(await ordersOf(checkout.id), 1);

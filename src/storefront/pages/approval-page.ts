@@ -1,44 +1,111 @@
 /**
- * The buyer's approval page (the continue_url of a checkout an agent asked to complete): what the order will be,
- * exactly, and one button to approve it and one to decline it. Also the page for a link that was used (the order
- * it placed) or no longer works (why, and what changed since it was shown).
+ * The buyer's approval page (the continue_url of a checkout an agent, or the buyer's own browser, asked to
+ * complete), made for a phone: a summary first (the total, the items with their pictures, where it ships, how it is
+ * paid), then the approve action, then the details. Declining asks once more before it cancels. Also the page for a
+ * link that was used (the order it placed) or no longer works (why, and what changed since it was shown).
  */
 import type { ProofOffer } from '../../checkout/buyer-proof.js';
-import type { CheckoutView } from '../../checkout/checkout.js';
+import type { Channel, CheckoutView } from '../../checkout/checkout.js';
 import { formatAddress } from '../../checkout/shipping.js';
 import type { Order } from '../../orders/orders.js';
 import { html, type Html } from './html.js';
-import { layout, policyLinks, type PageContext } from './layout.js';
+import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
-import { addressBlock, checkoutLines, formatMoney, linesTable, totalsList } from './purchase-parts.js';
+import { addressBlock, checkoutLines, formatMoney, linesTable, thumbnailImage, totalsList, type Thumbnail } from './purchase-parts.js';
 
 /** Dates as the buyer reads them, in UTC so every instance writes the same page. */
 export function formatDate(date: Date): string {
-  return `${new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(date)} UTC`;
+  return `${new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(date).replace(/\u202f/g, ' ')} UTC`;
+}
+
+/** A clock time, "10:42 PM UTC"; with its date when that is not `now`'s day (UTC). */
+export function clockTime(date: Date, now: Date): string {
+  if (date.toISOString().slice(0, 10) !== now.toISOString().slice(0, 10)) return formatDate(date);
+  return `${new Intl.DateTimeFormat('en-US', { timeStyle: 'short', timeZone: 'UTC' }).format(date).replace(/\u202f/g, ' ')} UTC`;
+}
+
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** How much longer something works, counted down to whole minutes: "14 more minutes", "2 more hours and 5 minutes". */
+export function timeLeft(until: Date, now: Date): string {
+  const minutes = Math.floor((until.getTime() - now.getTime()) / 60_000);
+  if (minutes < 1) return 'less than a minute more';
+  if (minutes < 120) return `${minutes} more ${minutes === 1 ? 'minute' : 'minutes'}`;
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  return `${hours} more hours${rest > 0 ? ` and ${count(rest, 'minute', 'minutes')}` : ''}`;
 }
 
 export const orderPath = (orderId: string) => `/orders/${orderId}`;
 export const approvalPath = (token: string) => `/checkout/approve/${token}`;
 
+/** Who asked for the order: the buyer themselves (a browser checkout) or their agent. */
+const askedBy = (channel: Channel) => (channel === 'browser' ? 'You asked to place this order.' : 'Your agent asked to place this order.');
+
+/** What a buyer does when a link no longer places the order: back to the cart, or back to the agent. */
+const startAgain = (channel: Channel): Html =>
+  channel === 'browser'
+    ? html`If you still want these items, <a href="/cart">return to your cart</a> and check out again.`
+    : html`If you still want this order, ask your agent for a new approval link.`;
+
+/**
+ * A domain reason as this buyer reads it: the checkout service writes some for an agent's buyer ("Ask your agent
+ * for a new one."); a buyer who checked out in the browser is told to return to the cart instead (startAgain).
+ */
+function forThisBuyer(reason: string, channel: Channel): string {
+  return channel === 'browser' ? reason.replace(/\s*Ask your agent[^.]*\./g, '') : reason;
+}
+
+/** "Sold by …" with the merchant's contact and postal address: who the buyer is dealing with, near the top. */
+function sellerLine(context: PageContext): Html {
+  return html`<p class="seller">Sold by <strong>${context.storeName}</strong> · <a href="mailto:${context.contactEmail}">${context.contactEmail}</a>${
+    context.address.length > 0 ? html`<span class="postal">${context.address.join(', ')}</span>` : ''
+  }</p>`;
+}
+
+/** A heading of the details: h2 on its own page, h3 under the approval page's "Order details". */
+type HeadingLevel = 2 | 3;
+const heading = (level: HeadingLevel, text: string) => (level === 2 ? html`<h2>${text}</h2>` : html`<h3>${text}</h3>`);
+
 /** What the checkout will be: lines, address, shipping option, totals. */
-export function checkoutSummary(view: CheckoutView, caption = 'Items'): Html {
+export function checkoutSummary(view: CheckoutView, caption = 'Items', level: HeadingLevel = 2): Html {
   const option = view.selectedOption;
   return html`${linesTable(caption, checkoutLines(view))}
 ${
   view.address
-    ? html`<h2>Ship to</h2>
+    ? html`${heading(level, 'Ship to')}
 ${addressBlock(formatAddress(view.address))}`
     : ''
 }
 ${view.record.buyer.email ? html`<p>Email for this order: ${view.record.buyer.email}</p>` : ''}
 ${
   option
-    ? html`<h2>Shipping</h2>
+    ? html`${heading(level, 'Shipping')}
 <p>${option.title} (${option.description}): ${formatMoney(option.amount)}</p>`
     : ''
 }
-<h2>Total</h2>
+${heading(level, 'Total')}
 ${totalsList(view.totals, option?.title)}`;
+}
+
+/** The products' pictures, each once, at most four (the lines table below shows them all). */
+function summaryPictures(view: CheckoutView): Thumbnail[] {
+  const seen = new Map<string, Thumbnail>();
+  for (const line of checkoutLines(view)) if (line.image && !seen.has(line.image.src)) seen.set(line.image.src, line.image);
+  return [...seen.values()].slice(0, 4);
+}
+
+/** The top of the page: the total, the items (with pictures), where it ships, and how it is paid. */
+function summary(view: CheckoutView, payment: PendingApproval['payment'] | undefined): Html {
+  const items = view.lines.reduce((n, priced) => n + priced.line.quantity, 0);
+  const shipTo = view.address ? formatAddress(view.address).filter((line) => line !== 'United States').join(', ') : undefined;
+  return html`<section class="summary" aria-labelledby="summary-title">
+<h2 id="summary-title" class="visually-hidden">Summary</h2>
+<p class="summary-total">Total <strong>${formatMoney(view.totals.total)}</strong></p>
+<p class="summary-items"><span>${count(items, 'item', 'items')}</span>${summaryPictures(view).map((image) => thumbnailImage(image))}</p>
+${shipTo ? html`<p class="summary-ship">Ship to ${shipTo}${view.selectedOption ? ` · ${view.selectedOption.title}` : ''}</p>` : ''}
+${payment ? html`<p class="summary-pay">${payment.buyerNotice}</p>` : ''}
+</section>`;
 }
 
 export interface PendingApproval {
@@ -49,6 +116,8 @@ export interface PendingApproval {
   /** The digest of exactly what this page shows. */
   digest: string;
   expiresAt: Date;
+  /** When the page is rendered: the time left on the link is counted from it. */
+  now: Date;
   /** How the order is paid, in the payment handler's words. */
   payment: { title: string; buyerNotice: string };
   /** What the person must prove, and what the page can offer now. */
@@ -62,15 +131,13 @@ export interface PendingApproval {
 export const passkeyOptionsPath = (token: string) => `${approvalPath(token)}/passkey`;
 
 /** The hidden fields every form of the page carries: the form secret and the digest of what it shows. */
-const formFields = (approval: PendingApproval) => html`<input type="hidden" name="form_token" value="${approval.formToken}">
+const formFields = (approval: Pick<PendingApproval, 'formToken' | 'digest'>) => html`<input type="hidden" name="form_token" value="${approval.formToken}">
 <input type="hidden" name="digest" value="${approval.digest}">`;
 
 /** Whether the page offers a passkey: the mode allows it and the email holds one. */
 export const offersPasskey = (offer: ProofOffer) => offer.mode === 'passkey-or-code' && offer.passkeys > 0;
 
-function minutes(count: number): string {
-  return `${count} ${count === 1 ? 'minute' : 'minutes'}`;
-}
+const minutes = (n: number) => count(n, 'minute', 'minutes');
 
 /** The proof part of the page: a passkey (with the store's script), then the mailed code (no script needed). */
 function proofSection(approval: PendingApproval): Html {
@@ -78,33 +145,36 @@ function proofSection(approval: PendingApproval): Html {
   const total = formatMoney(approval.view.totals.total);
   const action = approvalPath(approval.token);
   if (offer.mode === 'link') {
-    return html`<p class="problem">No proof is asked: this store runs with APPROVAL_PROOF=link, for development only. Whoever holds this link can place the order.</p>
+    return html`<section class="proof" aria-label="Approve">
+<p class="problem">No proof is asked: this store runs with APPROVAL_PROOF=link, for development only. Whoever holds this link can place the order.</p>
 <form method="post" action="${action}">
 ${formFields(approval)}
 <div class="actions"><button type="submit" name="action" value="approve" class="approve">Approve and place order (${total})</button></div>
-</form>`;
+</form>
+</section>`;
   }
   const code = offer.code;
   const canSend = offer.nextCodeInMinutes === 0;
   const codeStatus =
     code.state === 'active'
-      ? `We emailed a 6-digit code to ${offer.email}. It works until ${formatDate(code.expiresAt)} (${code.triesLeft} ${code.triesLeft === 1 ? 'try' : 'tries'} left).`
+      ? `We emailed a 6-digit code to ${offer.email}. It works until ${clockTime(code.expiresAt, approval.now)} (${count(code.triesLeft, 'try', 'tries')} left).`
       : code.state === 'locked'
         ? 'Too many wrong codes were tried, so that code is locked.'
         : code.state === 'expired'
           ? 'The code we emailed has expired.'
           : code.state === 'used'
             ? 'The code we emailed was already used.'
-            : `We can email a 6-digit code to ${offer.email}. Only someone who can read that mailbox can approve with it.`;
+            : `We can email a 6-digit code to ${offer.email}: only someone who reads that mailbox can approve this order.${
+                approval.view.record.channel === 'agent' ? ' Your agent cannot do this step for you.' : ''
+              }`;
   const sendButton = canSend
     ? html`<form method="post" action="${action}">
 ${formFields(approval)}
-<button type="submit" name="action" value="send_code" class="${code.state === 'active' ? 'secondary' : 'approve'}">${code.state === 'none' ? 'Email me a code' : 'Email me a new code'}</button>
+<div class="actions"><button type="submit" name="action" value="send_code" class="${code.state === 'active' ? 'secondary' : 'approve'}">${code.state === 'none' ? 'Email me a code' : 'Email me a new code'}</button></div>
 </form>`
     : html`<p class="problem" id="code-limit">Too many codes were sent for this order or this email. You can ask for a new code in ${minutes(offer.nextCodeInMinutes)}.</p>`;
   return html`<section class="proof" aria-labelledby="proof-title">
 <h2 id="proof-title">Confirm it is you</h2>
-<p>To place this order, confirm you are the buyer (${offer.email}). Your agent cannot do this step for you.</p>
 ${approval.problem ? html`<p class="problem" role="alert" id="proof-problem">${approval.problem}</p>` : ''}
 ${approval.notice ? html`<p class="notice" role="status">${approval.notice}</p>` : ''}
 ${
@@ -138,25 +208,45 @@ ${sendButton}
 </section>`;
 }
 
+/**
+ * The pending approval: the summary and the approve action first (a phone shows them without scrolling), then how
+ * long the link works and the decline button, then every detail of the order.
+ */
 export function approvalPendingPage(context: PageContext, approval: PendingApproval): string {
   const title = 'Approve your order';
+  const { view } = approval;
   const body = html`<h1>${title}</h1>
-<p>Your agent asked to place this order with ${context.storeName}. Review it, then approve or decline it.</p>
-<p class="notice"><strong>Nothing is charged until you approve.</strong> ${approval.payment.title}. ${approval.payment.buyerNotice}</p>
-${checkoutSummary(approval.view)}
-<h2>Store policies</h2>
-<p>Before you approve, you can read the store's policies:</p>
-${policyLinks(context.policies)}
+${sellerLine(context)}
+<p class="lead">${askedBy(view.record.channel)} Review it, then approve or decline.</p>
+${summary(view, approval.payment)}
 ${proofSection(approval)}
+<p class="expiry">This link works for ${timeLeft(approval.expiresAt, approval.now)} (until ${clockTime(approval.expiresAt, approval.now)}).
+If the checkout changes before you approve, this page no longer places the order and says what changed.</p>
 <form method="post" action="${approvalPath(approval.token)}">
 ${formFields(approval)}
-<div class="actions">
-<button type="submit" name="action" value="decline" class="decline">Decline and cancel checkout</button>
-</div>
+<div class="actions"><button type="submit" name="action" value="decline" class="decline">Decline this order</button></div>
 </form>
-<p>This link works once, until ${formatDate(approval.expiresAt)}. If the checkout changes before you approve, this page no longer places
-the order and says what changed.</p>`;
-  return layout(context, { title, body, personal: true, scripts: offersPasskey(approval.offer) });
+<section class="details" aria-labelledby="details-title">
+<h2 id="details-title">Order details</h2>
+${checkoutSummary(view, 'Items', 3)}
+<p>Before you approve, you can read the store's terms, privacy, refund and shipping policies: they are linked at the foot of this page.</p>
+</section>`;
+  return layout(context, { title, body, path: approvalPath(approval.token), personal: true, scripts: offersPasskey(approval.offer) });
+}
+
+/** The step declining asks for: the same form again, to confirm; the checkout is canceled only then. */
+export function declineConfirmPage(context: PageContext, approval: Pick<PendingApproval, 'token' | 'view' | 'formToken' | 'digest'>): string {
+  const title = 'Decline this order?';
+  const body = html`<h1>${title}</h1>
+${sellerLine(context)}
+<p>Declining cancels this checkout: nothing is ordered or charged, and this approval link stops working.</p>
+${summary(approval.view, undefined)}
+<form method="post" action="${approvalPath(approval.token)}">
+${formFields(approval)}
+<div class="actions"><button type="submit" name="action" value="decline_confirmed" class="decline">Yes, decline and cancel checkout</button></div>
+</form>
+<p><a href="${approvalPath(approval.token)}">No, go back to the order</a></p>`;
+  return layout(context, { title, body, path: approvalPath(approval.token), personal: true });
 }
 
 /** A used link: the order it placed. */
@@ -176,27 +266,32 @@ export function approvalClosedPage(
   context: PageContext,
   closed: { title: string; reason: string; changes: readonly string[]; view: CheckoutView | undefined },
 ): string {
+  const channel = closed.view?.record.channel ?? 'agent';
   const body = html`<h1>${closed.title}</h1>
-<p class="problem">${sentence(closed.reason)}</p>
+<p class="problem">${sentence(forThisBuyer(closed.reason, channel))}</p>
 ${
   closed.changes.length > 0
     ? html`<h2>What changed</h2>
 <ul>${closed.changes.map((change) => html`<li>${change}</li>`)}</ul>`
     : ''
 }
-<p>Nothing was ordered or charged. If you still want this order, ask your agent for a new approval link.</p>
+<p>Nothing was ordered or charged. ${startAgain(channel)}</p>
 ${
   closed.view && closed.view.lines.length > 0
     ? html`<h2>The checkout now</h2>
-${checkoutSummary(closed.view, 'Items in the checkout now')}`
+${checkoutSummary(closed.view, 'Items in the checkout now', 3)}`
     : ''
 }`;
   return layout(context, { title: closed.title, body, personal: true });
 }
 
-export function approvalDeclinedPage(context: PageContext): string {
+export function approvalDeclinedPage(context: PageContext, channel: Channel): string {
   return messagePage(context, {
     title: 'You declined this order',
-    paragraphs: ['The checkout is canceled. Nothing was ordered or charged.', 'Your agent can start a new checkout if you change your mind.'],
+    paragraphs: ['The checkout is canceled. Nothing was ordered or charged.'],
+    extra:
+      channel === 'browser'
+        ? html`<p>If you change your mind, <a href="/cart">return to your cart</a> and check out again.</p>`
+        : html`<p>Your agent can start a new checkout if you change your mind.</p>`,
   });
 }

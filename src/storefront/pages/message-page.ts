@@ -10,13 +10,14 @@ export function sentence(text: string): string {
   return /[.!?]$/.test(capitalised) ? capitalised : `${capitalised}.`;
 }
 
-export function messagePage(context: PageContext, page: { title: string; paragraphs: readonly string[]; tone?: 'notice' | 'problem'; extra?: Html }): string {
+/** `path`: the page's own path (its canonical URL), when it has one of its own. */
+export function messagePage(context: PageContext, page: { title: string; paragraphs: readonly string[]; tone?: 'notice' | 'problem'; extra?: Html; path?: string }): string {
   const [first, ...rest] = page.paragraphs;
   const body = html`<h1>${page.title}</h1>
 ${first === undefined ? '' : html`<p class="${page.tone ?? 'notice'}">${first}</p>`}
 ${rest.map((paragraph) => html`<p>${paragraph}</p>`)}
 ${page.extra ?? ''}`;
-  return layout(context, { title: page.title, body, personal: true });
+  return layout(context, { title: page.title, body, path: page.path, personal: true });
 }
 
 /** The 404 page for a link that names nothing (or is not a link this store makes). */
@@ -24,6 +25,6 @@ export function notFoundPage(context: PageContext, what: string): string {
   return messagePage(context, {
     title: 'Page not found',
     tone: 'problem',
-    paragraphs: [`${what} Check that the whole link was copied, or ask your agent for a new one.`],
+    paragraphs: [`${what} Check that the whole link was copied. If an agent gave it to you, ask it for a new one.`],
   });
 }

@@ -42,7 +42,7 @@ only when you approve it on this store's approval page, which shows every item, 
 was shown, the approval is refused and the page says what changed. Declining cancels the checkout.</li>
 <li>A checkout that is not completed expires ${formatDuration(facts.checkout.ttlSeconds)} after it was started and is then canceled.</li>
 <li>Prices are in US dollars. The total you approve includes shipping and any sales tax, as the approval page shows them.</li>
-<li>Payment: ${facts.payment.title}. ${facts.payment.buyerNotice}</li>
+<li>Payment: ${facts.payment.title}. Nothing is charged when you approve: the store collects payment after the order is placed.</li>
 </ul>`;
 }
 
@@ -56,14 +56,16 @@ the items, the shipping option and the totals, so that the order can be shipped 
 <li>Cookies: <code>cart</code> holds your cart's token (it expires after ${facts.cartLifetimeDays} days, and a cart unchanged for that long
 is deleted). The approval page sets a cookie that holds its form's token, sent only to that page, until the link expires.</li>
 <li>Approval and order pages are not cached, and links you follow from them do not tell other sites where you came from.
-They load nothing from other sites.</li>
+They load nothing from other sites but product pictures, when the store keeps its pictures on an image host; the page's
+address is not sent with them.</li>
 </ul>`;
 }
 
-function refundPolicy(_context: PageContext, facts: PolicyFacts): Html {
-  return html`<p>No payment is taken when an order is placed. ${facts.payment.buyerNotice}</p>
-<p>This website does not issue refunds itself: returns and refunds are arranged with the store directly. Quote your order
-number (such as #1001, shown on your order page) when you contact the store.</p>`;
+function refundPolicy(context: PageContext, facts: PolicyFacts): Html {
+  return html`<p>No payment is taken when an order is placed: ${facts.payment.title.toLowerCase()}; the store collects payment after the order.</p>
+<p>This website does not issue refunds itself: returns and refunds are arranged with ${context.storeName} directly, at
+<a href="mailto:${context.contactEmail}">${context.contactEmail}</a>. Quote your order number (such as #1001, shown on your
+order page).</p>`;
 }
 
 function shippingPolicy(_context: PageContext, facts: PolicyFacts): Html {
@@ -105,5 +107,5 @@ export function policyPage(context: PageContext, kind: PolicyKind, facts: Policy
   const title = POLICY_TITLES[kind];
   const body = html`<h1>${title}</h1>
 ${POLICY_BODIES[kind](context, facts)}`;
-  return layout(context, { title, body });
+  return layout(context, { title, body, path: `/policies/${kind.replace(/_/g, '-')}` });
 }

@@ -1,15 +1,21 @@
 /**
- * The parts the approval, order and checkout pages share: the table of lines, the totals, the address. Money is
- * integer cents in, dollars out; nothing here computes a price.
+ * The parts the approval, order and checkout pages share: the table of lines (with the products' thumbnails), the
+ * totals, the address. Money is integer cents in, dollars out; nothing here computes a price.
  */
 import { findSellingPlan } from '../../cart/cart.js';
 import type { CheckoutView } from '../../checkout/checkout.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import type { OrderLine } from '../../orders/orders.js';
-import { formatMoney } from '../../catalog/types.js';
+import { formatMoney, type Product, type ProductImage } from '../../catalog/types.js';
 import { html, type Html } from './html.js';
 
 export { formatMoney };
+
+/** A product's picture as a page may load it: a path on this store, or an https URL (its origin in the page's img-src). */
+export interface Thumbnail {
+  src: string;
+  alt: string;
+}
 
 /** One line as a page shows it: the product, the variant (when the product has options), and what else was chosen. */
 export interface DisplayLine {
@@ -19,6 +25,21 @@ export interface DisplayLine {
   quantity: number;
   unitPrice: number;
   lineTotal: number;
+  /** The product's first image, when the catalog has one a page can load. */
+  image?: Thumbnail;
+}
+
+/** The product's first image, if a page may load it (this store's path or https; never plain http or another scheme). */
+export function productThumbnail(product: Pick<Product, 'title' | 'images'> | undefined): Thumbnail | undefined {
+  const image: ProductImage | undefined = product?.images[0];
+  if (!image) return undefined;
+  const loadable = (image.src.startsWith('/') && !image.src.startsWith('//')) || /^https:\/\//i.test(image.src);
+  return loadable ? { src: image.src, alt: image.alt || product!.title } : undefined;
+}
+
+/** A small square picture; `alt` empty when the text beside it names the product already. */
+export function thumbnailImage(image: Thumbnail, alt = image.alt): Html {
+  return html`<img class="thumb" src="${image.src}" alt="${alt}" width="48" height="48">`;
 }
 
 /** A product without options sells one variant whose title says nothing ("Default Title"): only the product is shown. */
@@ -39,6 +60,7 @@ export function checkoutLines(view: CheckoutView): DisplayLine[] {
       quantity: priced.line.quantity,
       unitPrice: priced.unitPrice,
       lineTotal: priced.lineTotal,
+      image: productThumbnail(priced.item?.product),
     };
   });
 }
@@ -46,7 +68,8 @@ export function checkoutLines(view: CheckoutView): DisplayLine[] {
 /** Units sold beyond the stock on hand (backordered): they ship when the store has them again. */
 const shipLater = (units: number, quantity: number) => `${units} of ${quantity} ship later (backordered)`;
 
-export function orderLines(lines: readonly OrderLine[]): DisplayLine[] {
+/** `productOf`: the product a line was bought as, from the catalog now (for its picture), when it is still sold. */
+export function orderLines(lines: readonly OrderLine[], productOf: (productId: number) => Product | undefined = () => undefined): DisplayLine[] {
   return lines.map((line) => ({
     product: line.productTitle || line.title,
     variant: variantOf(line.title, line.productTitle, line.variantTitle),
@@ -59,6 +82,7 @@ export function orderLines(lines: readonly OrderLine[]): DisplayLine[] {
     quantity: line.quantity,
     unitPrice: line.unitPrice,
     lineTotal: line.lineTotal,
+    image: productThumbnail(productOf(line.productId)),
   }));
 }
 
@@ -68,7 +92,7 @@ export function linesTable(caption: string, lines: readonly DisplayLine[]): Html
 <thead><tr><th scope="col">Item</th><th scope="col" class="n">Quantity</th><th scope="col" class="n">Price</th><th scope="col" class="n">Total</th></tr></thead>
 <tbody>
 ${lines.map(
-  (line) => html`<tr><th scope="row">${line.product}${line.variant ? html`<span class="variant">${line.variant}</span>` : ''}${line.details.map(
+  (line) => html`<tr><th scope="row">${line.image ? thumbnailImage(line.image, '') : ''}${line.product}${line.variant ? html`<span class="variant">${line.variant}</span>` : ''}${line.details.map(
     (detail) => html`<span class="detail">${detail}</span>`,
   )}</th><td class="n">${line.quantity}</td><td class="n">${formatMoney(line.unitPrice)}</td><td class="n">${formatMoney(line.lineTotal)}</td></tr>
 `,

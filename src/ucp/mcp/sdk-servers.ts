@@ -14,24 +14,34 @@ import {
   ListToolsRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../../config.js';
 import { httpStatusOf, internalError, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
 import { ucpJsonSchemaValidator } from '../schemas/one-ajv.js';
-import type { ToolCalls } from '../tools/tool-calls.js';
+import { catalogSearchDescription, searchCatalogTool } from '../tools/catalog-tools.js';
+import type { ListedTool, ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller, ToolOutcome } from '../tools/tool.js';
 
 /** MCP revisions `initialize` agrees to; a client asking for another gets the latest (MCP lifecycle). */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 
-export const SERVER_INFO = { name: 'storefront', title: 'Storefront (UCP 2026-08-25 and 2026-04-08)', version: '1.0.0' };
+/** What the MCP server says of the store it serves: the merchant's identity from the configuration. */
+export type StoreIdentity = Pick<Config, 'storeName' | 'storeDescription' | 'storeContactEmail'>;
 
-export const INSTRUCTIONS =
-  'A store of drink sticks and capsules, speaking the Universal Commerce Protocol (UCP 2026-08-25 and 2026-04-08; each ' +
-  'call is answered in the release of your agent profile). Pass `meta["ucp-agent"].profile`, your UCP profile URL: the ' +
-  'store fetches it and negotiates. Without it you are anonymous and may use the catalog and cart tools only. Find ' +
-  'products with search_catalog (or lookup_catalog / get_product); put variant ids (`item.id`) in a cart (create_cart) or ' +
-  'a checkout (create_checkout, with a buyer email, a US shipping address and a shipping option). complete_checkout never ' +
-  'places an order: it answers a continue_url where the buyer approves and proves who they are; get_checkout then shows ' +
-  'the order. Prices are integer US cents.';
+/** `serverInfo`: the program's name (stable, for clients that key on it) and the store's as its title. */
+export const serverInfo = (store: StoreIdentity) => ({ name: 'storefront', title: `${store.storeName} (UCP 2026-08-25 and 2026-04-08)`, version: '1.0.0' });
+
+/** The `instructions` of initialize: whose store this is and how an agent buys here. */
+export function serverInstructions(store: StoreIdentity): string {
+  return (
+    `${store.storeName}: ${store.storeDescription} Contact: ${store.storeContactEmail}. The store speaks the Universal Commerce ` +
+    'Protocol (UCP 2026-08-25 and 2026-04-08; each call is answered in the release of your agent profile). Pass ' +
+    '`meta["ucp-agent"].profile`, your UCP profile URL: the store fetches it and negotiates. Without it you are anonymous and ' +
+    'may use the catalog and cart tools only. Find products with search_catalog (or lookup_catalog / get_product); put ' +
+    'variant ids (`item.id`) in a cart (create_cart) or a checkout (create_checkout, with a buyer email, a US shipping ' +
+    'address and a shipping option). complete_checkout never places an order: it answers a continue_url where the buyer ' +
+    'approves and proves who they are; get_checkout then shows the order. Prices are integer US cents.'
+  );
+}
 
 /** Tools; and logging, so clients may set a level (the server sends no log notifications on stateless calls). */
 const SERVER_CAPABILITIES = { tools: {}, logging: {} };
@@ -54,7 +64,19 @@ export class SdkServers {
   /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (one-ajv.ts), not a new Ajv. */
   readonly jsonSchemaValidator = ucpJsonSchemaValidator;
 
-  constructor(private readonly tools: ToolCalls) {}
+  private readonly info: ReturnType<typeof serverInfo>;
+  private readonly instructions: string;
+  /** tools/list: the tools as listed, search_catalog naming the store whose products it searches. */
+  private readonly listed: ListedTool[];
+
+  constructor(
+    private readonly tools: ToolCalls,
+    store: StoreIdentity,
+  ) {
+    this.info = serverInfo(store);
+    this.instructions = serverInstructions(store);
+    this.listed = tools.listed.map((tool) => (tool.name === searchCatalogTool.name ? { ...tool, description: catalogSearchDescription(store.storeName) } : tool));
+  }
 
   /** Answers one HTTP request (already parsed) through the SDK's transport; `caller`: the client it serves. */
   async handle(request: Request, parsedBody: unknown, caller: ToolCaller): Promise<Response> {
@@ -72,9 +94,9 @@ export class SdkServers {
   }
 
   private create(): PooledServer {
-    const server = new Server(SERVER_INFO, {
+    const server = new Server(this.info, {
       capabilities: SERVER_CAPABILITIES,
-      instructions: INSTRUCTIONS,
+      instructions: this.instructions,
       jsonSchemaValidator: this.jsonSchemaValidator,
     });
     server.setRequestHandler(InitializeRequestSchema, (request) => {
@@ -82,12 +104,12 @@ export class SdkServers {
       return {
         protocolVersion: (MCP_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
         capabilities: SERVER_CAPABILITIES,
-        serverInfo: SERVER_INFO,
-        instructions: INSTRUCTIONS,
+        serverInfo: this.info,
+        instructions: this.instructions,
       };
     });
     const pooled: PooledServer = { server };
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.listed }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listed }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       // With JSON responses, handleRequest answers only once every call of the request has run: the caller is set.
       if (!pooled.caller) throw internalError();

@@ -56,13 +56,16 @@ function decodeCursor(cursor: string | undefined): number {
 }
 const encodeCursor = (offset: number) => Buffer.from(`o${offset}`, 'latin1').toString('base64url');
 
+/** search_catalog's description; `storeName` names whose products it searches (tools/list names the store's). */
+export const catalogSearchDescription = (storeName?: string) =>
+  `Search ${storeName ? `the products of ${storeName}` : "the store's products"} by free text, with optional filters (categories: a product ` +
+  'type or collection title; price: min/max in US cents) and cursor pagination (default 10, at most 50 per page). ' +
+  'Without a query, lists every product. Each product lists its variants; a variant\'s `id` is the `item.id` to put in a cart.';
+
 export const searchCatalogTool = defineTool<{ catalog: { query?: string; filters?: RequestFilters; context?: RequestContext; pagination?: { cursor?: string; limit?: number } } }>({
   name: 'search_catalog',
   title: 'Search the catalog',
-  description:
-    'Search the store\'s products (drink sticks and capsules) by free text, with optional filters (categories: a product ' +
-    'type or collection title; price: min/max in US cents) and cursor pagination (default 10, at most 50 per page). ' +
-    'Without a query, lists every product. Each product lists its variants; a variant\'s `id` is the `item.id` to put in a cart.',
+  description: catalogSearchDescription(),
   capability: Capability.catalogSearch,
   inputSchema: searchCatalogInput,
   outputSchema: searchCatalogOutput,
