@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: throughput and latency of the storefront's hot paths next to a bare node:http server
  * answering a fixed JSON body of the same size, measured in the same run, printed as ratios. Every server
- * listens on 127.0.0.1 and every load is bounded in time.
+ * listens on 127.0.0.1 and every load is bounded in time. The HTML product page is measured against a bare server
+ * answering that page's own bytes (target.ts bare-file).
  *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50); BENCH_APPROVALS (default 500) per backend;
  *   BENCH_CLIENT_ADDRESSES (default 10000) clients the rate-limited product reads come from;
  *   BENCH_MIXED_SECONDS (default 30) for the mixed load against two instances, BENCH_MIXED_LOG_LEVEL (default info) its log level.
  * Sections after the read table: stock, cart, checkout, mcp, mixed (all by default; `none` for the table alone).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { combine, load, startTarget, type Load, type Target } from './harness.js';
@@ -26,6 +27,8 @@ const APPROVALS = Number(process.env.BENCH_APPROVALS ?? 500);
 /** Distinct client addresses (X-Forwarded-For) the product reads under rate limits come from, each in turn. */
 const CLIENT_ADDRESSES = Number(process.env.BENCH_CLIENT_ADDRESSES ?? 10_000);
 const MIXED_SECONDS = Number(process.env.BENCH_MIXED_SECONDS ?? 30);
+/** The product page measured (HTML), against a bare server answering its very bytes. */
+const PRODUCT_PAGE = '/products/hydration-drink-stick';
 
 async function responseSize(url: string): Promise<number> {
   const response = await fetch(url);
@@ -56,14 +59,14 @@ async function compare(
   store: Target,
   path: string | string[],
   goal: number,
-  extra: { p99Goal?: number; clientAddresses?: number; log?: LogTally } = {},
+  extra: { p99Goal?: number; clientAddresses?: number; log?: LogTally; bare?: () => Promise<Target> } = {},
 ): Promise<Row> {
   const paths = Array.isArray(path) ? path : [path];
   const url = `http://127.0.0.1:${store.port}${paths[0]}`;
   let total = 0;
   for (const p of paths) total += await responseSize(`http://127.0.0.1:${store.port}${p}`);
   const size = Math.round(total / paths.length);
-  const bare = await startTarget(['bare', String(size)]);
+  const bare = await (extra.bare ? extra.bare() : startTarget(['bare', String(size)]));
   // The bare server gets the same requests, client addresses included.
   const { clientAddresses, log } = extra;
   const logLinesBefore = log?.lines ?? 0;
@@ -177,6 +180,18 @@ async function main(): Promise<void> {
   const store = await startTarget(['store', String(CATALOG_SIZE), 'pglite']);
   try {
     rows.push(await compare('GET /products/{handle}.js', store, '/products/hydration-drink-stick.js', 0.8));
+    const productPage = await fetch(`http://127.0.0.1:${store.port}${PRODUCT_PAGE}`);
+    const productPageBytes = new Uint8Array(await productPage.arrayBuffer());
+    if (productPage.ok) {
+      const contentType = productPage.headers.get('content-type') ?? 'text/html; charset=utf-8';
+      // The baseline answers the very bytes the store answered, with its content type.
+      const pageFile = path.join(mkdtempSync(path.join(tmpdir(), 'sf-bench-page-')), 'page.html');
+      writeFileSync(pageFile, productPageBytes);
+      rows.push(await compare('GET /products/{handle}, the HTML page', store, PRODUCT_PAGE, 0.5, { bare: () => startTarget(['bare-file', pageFile, contentType]) }));
+      rmSync(path.dirname(pageFile), { recursive: true, force: true });
+    } else {
+      console.log(`(product page not measured: ${PRODUCT_PAGE} answered ${productPage.status})`);
+    }
     rows.push(await compare('GET /collections/all/products.json, 30 products', store, '/collections/all/products.json?limit=30&page=7', 0.5));
     const search = await fetch(`http://127.0.0.1:${store.port}/search/suggest.json?q=capsu`);
     await search.arrayBuffer();
