@@ -30,8 +30,9 @@ const HOUR = 60 * MINUTE;
  * calls the commerce endpoint from few addresses for many shoppers.
  */
 export const BUDGETS = {
-  /** Products, collections, recommendations, sitemap, openapi, scopes, demo images: 20 product pages a minute is a
-   *  fast shopper (~100 calls), this leaves room for a few behind one address, and holds a scraper to 10/s. */
+  /** The shop's pages (home, collections, products) and their JSON, recommendations, sitemap, openapi, scopes, demo
+   *  images and the shop's script: 20 product pages a minute is a fast shopper (~100 calls), this leaves room for a
+   *  few behind one address, and holds a scraper to 10/s. */
   catalog: { max: 600, timeWindow: MINUTE },
   /** Search-as-you-type sends one request per keystroke: 300 is twenty typed queries a minute. */
   search: { max: 300, timeWindow: MINUTE },
@@ -47,8 +48,8 @@ export const BUDGETS = {
   mcp: { max: 600, timeWindow: MINUTE },
   /** The UCP profile: its readers cache it (max-age 300). */
   profile: { max: 120, timeWindow: MINUTE },
-  /** The home page, the cart page, the checkout form, the approval page's GET, checkout, order and policy pages: a
-   *  person opens a handful a minute. */
+  /** A person's own pages: the cart page, the checkout form, the approval page's GET, checkout, order and policy
+   *  pages: a person opens a handful a minute. */
   page: { max: 120, timeWindow: MINUTE },
   /** Approving or declining is one click of a person; more is someone trying links or forms. */
   'approval-post': { max: 20, timeWindow: MINUTE },
@@ -66,8 +67,10 @@ export function routeClass(method: string, url: string): RouteClass {
   if (url === MCP_PATH) return 'mcp';
   if (url === PROFILE_PATH || url.startsWith(`${PROFILE_PATH}/`)) return 'profile';
   if (url === '/search/suggest.json' || url === '/search.json' || url === '/search') return 'search';
-  // The shop's own pages a person opens: the home page, the cart, the checkout form (its POST changes a checkout).
-  if (url === '/' || url === '/cart') return 'page';
+  // The home page is a shop page like a collection's, the same for everyone (publicly cached): the catalog's budget.
+  if (url === '/') return 'catalog';
+  // A person's own pages: the cart, the checkout form (its POST changes a checkout).
+  if (url === '/cart') return 'page';
   if (url === '/checkout') return method === 'POST' ? 'cart-write' : 'page';
   if (url === '/cart.js' || url === '/cart.json') return 'cart-read';
   if (url.startsWith('/cart/')) return 'cart-write';

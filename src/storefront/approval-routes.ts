@@ -47,6 +47,7 @@ import { PAGE_STYLE_SOURCE, PASSKEY_SCRIPTS, pageContext, type PageContext } fro
 import { messagePage, notFoundPage } from './pages/message-page.js';
 import { orderPage } from './pages/order-page.js';
 import { policyKindOf, policyPage, type PolicyFacts } from './pages/policy-pages.js';
+import { sameOriginCheck } from './same-origin.js';
 
 /**
  * The shapes of the links' secrets as the domain makes them (256 random bits for an approval, 128 for an order or
@@ -193,14 +194,8 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   /** The passkey enrollment's cookie: this order's page only. */
   const enrollCookie = (orderId: string): CookieSerializeOptions => ({ path: orderPath(orderId), httpOnly: true, sameSite: 'strict', secure });
 
-  /** A POST from a page of another site is refused (the browser says where the form was). */
-  const fromThisStore = (request: FastifyRequest): boolean => {
-    const origin = request.headers.origin;
-    // Browsers send `Origin: null` for a form posted from a page with Referrer-Policy: no-referrer, as ours are.
-    if (origin !== undefined && origin !== 'null' && origin !== ownOrigin) return false;
-    const site = request.headers['sec-fetch-site'];
-    return site === undefined || site === 'same-origin';
-  };
+  /** A POST from a page of another site is refused (the browser says where the form was): the check POST /checkout makes. */
+  const fromThisStore = sameOriginCheck(config.baseUrl);
 
   /** The approval page as it stands (what proof it offers now), with what the last answer did. */
   const pendingPage = async (reply: FastifyReply, status: number, token: string, approval: ApprovalRecord, view: CheckoutView, said: Partial<Pick<PendingApproval, 'problem' | 'notice'>> = {}) => {

@@ -201,7 +201,9 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     const { view, approval } = answer;
     if (view.record.status === 'requires_escalation' && approval) return reply.header('cache-control', 'no-store').redirect(approvalPath(approval.token), 303);
     if (isTerminal(view.record.status)) return toCart(reply);
-    // Still missing something, or refused (a ZIP code, a state, an email; a line sold out): the form again, saying what.
-    return checkoutFormPage(reply, 422, { cart, view, options: view.options }, form.values, checkoutProblems(view.blockers, view.options));
+    // Kept, but still missing something or not valid yet (a ZIP code, a state, an email; a line sold out): the form
+    // again, saying what. 200, as an agent's update that leaves the checkout incomplete: what was given is kept (the
+    // 4xx answers above change nothing).
+    return checkoutFormPage(reply, 200, { cart, view, options: view.options }, form.values, checkoutProblems(view.blockers, view.options));
   });
 };

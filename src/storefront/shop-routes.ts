@@ -129,6 +129,16 @@ interface ProductChoice {
 
 const firstText = (value: unknown): string | undefined => (typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined);
 
+/**
+ * The search box's text as searched: trimmed and cut to MAX_QUERY_LENGTH, never between the two halves of a
+ * surrogate pair (an emoji): a lone half is no Unicode, and the page's links (encodeURIComponent) throw on one.
+ */
+function searchText(raw: string): string {
+  let text = raw.trim();
+  if (text.length > MAX_QUERY_LENGTH) text = text.slice(0, /[\uD800-\uDBFF]/.test(text[MAX_QUERY_LENGTH - 1]!) ? MAX_QUERY_LENGTH - 1 : MAX_QUERY_LENGTH);
+  return text.trim();
+}
+
 function productChoice(product: Product, query: Record<string, unknown>): ProductChoice {
   const variantText = firstText(query.variant);
   const planText = firstText(query.selling_plan);
@@ -319,7 +329,7 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
 
   app.get('/search', { schema: { hide: true } }, (request, reply) => {
     const query = request.query as Record<string, unknown>;
-    const q = (firstText(query.q) ?? '').trim().slice(0, MAX_QUERY_LENGTH).trim();
+    const q = searchText(firstText(query.q) ?? '');
     const snapshot = catalog.snapshot;
     const page = pageNumber(query.page);
     if (page === undefined) return sendNotFound(reply, snapshot, 'There is no such page of search results.');

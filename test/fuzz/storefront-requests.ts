@@ -150,3 +150,132 @@ export async function send(
     setCookie: cart ? cart.slice('cart='.length).split(';')[0] : undefined,
   };
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The shop's HTML pages (issue [pages])
+
+/** The HTML pages, with the path segment they take (if any). */
+export const PAGE_ROUTES: ((segment: string) => string)[] = [
+  () => '/',
+  (handle) => `/collections/${handle}`,
+  () => '/collections/all',
+  (handle) => `/products/${handle}`,
+  () => '/products/decaf-capsules',
+  () => '/search',
+  () => '/cart',
+  (token) => `/cart/c/${token}`,
+  () => '/checkout',
+];
+
+/** The query keys the pages read, some others, and the ids a product page's `?variant=` and `?selling_plan=` may name. */
+export function pageQueryString(ids: readonly string[]): fc.Arbitrary<string> {
+  const key = fc.oneof({ weight: 4, arbitrary: fc.constantFrom('page', 'q', 'variant', 'selling_plan', 'variant[]', 'q[]') }, { weight: 1, arbitrary: urlText });
+  const value = fc.oneof({ weight: 1, arbitrary: fc.constantFrom(...ids) }, { weight: 3, arbitrary: urlText });
+  return fc
+    .array(fc.tuple(key, fc.option(value, { nil: undefined })), { maxLength: 4 })
+    .map((pairs) => pairs.map(([k, v]) => (v === undefined ? k : `${k}=${v}`)).join('&'));
+}
+
+/** What a browser sends opening a page, what a script or a crawler sends, and nothing at all. */
+export const PAGE_HEADERS: Record<string, string>[] = [
+  { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'none' },
+  { accept: 'text/html' },
+  { accept: 'application/json' },
+  { 'x-requested-with': 'XMLHttpRequest', 'sec-fetch-mode': 'cors' },
+  {},
+];
+
+/** Where a form post says it comes from: this store, another site, a page with no referrer, or nothing said. */
+export const FORM_ORIGINS: Record<string, string>[] = [
+  { origin: 'http://store.test', 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' },
+  { origin: 'null', 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' },
+  {},
+  { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' },
+  { origin: 'null', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' },
+  { origin: 'http://store.test.evil.example' },
+  { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'navigate' },
+];
+
+/** A form post that says it comes from another site (the same-origin check refuses it before reading anything). */
+export const isForeign = (headers: Record<string, string>) =>
+  (headers.origin !== undefined && headers.origin !== 'null' && headers.origin !== 'http://store.test') ||
+  (headers['sec-fetch-site'] !== undefined && headers['sec-fetch-site'] !== 'same-origin');
+
+/** The checkout form's fields as a buyer fills them in (test/storefront/browser-checkout.test.ts's FILLED). */
+export const CHECKOUT_FORM: Record<string, string> = {
+  email: 'ana@example.com',
+  first_name: 'Ana',
+  last_name: 'Lima',
+  street_address: '1 Market St',
+  extended_address: 'Apt 4',
+  city: 'San Francisco',
+  state: 'CA',
+  zip: '94103',
+  phone: '',
+  shipping_option: 'standard',
+};
+
+/** A body for POST /checkout: the form with each field kept, changed, left out or doubled (and other keys), or another body. */
+export const checkoutBody: fc.Arbitrary<CartBody> = (() => {
+  const names = Object.keys(CHECKOUT_FORM);
+  const field = (name: string) =>
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant([[name, encodeURIComponent(CHECKOUT_FORM[name]!)]]) },
+      { weight: 2, arbitrary: urlText.map((value) => [[name, value]]) },
+      { weight: 1, arbitrary: fc.constant([]) },
+      { weight: 1, arbitrary: fc.tuple(urlText, urlText).map(([a, b]) => [[name, a], [`${name}[]`, b]]) },
+    );
+  const form = fc
+    .tuple(fc.tuple(...names.map(field)), fc.array(fc.tuple(urlText, urlText), { maxLength: 2 }))
+    .map(([fields, extra]): CartBody => ({
+      contentType: 'application/x-www-form-urlencoded',
+      payload: [...fields.flat(), ...extra].map(([k, v]) => `${k}=${v}`).join('&'),
+      kind: 'urlencoded form',
+    }));
+  return fc.oneof(
+    { weight: 6, arbitrary: form },
+    { weight: 1, arbitrary: hostileJson.map((value): CartBody => ({ contentType: 'application/json', payload: toJson(value), kind: 'JSON, arbitrary' })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(fc.tuple(fc.constantFrom(...names), hostileString), { maxLength: 6 })
+        .map((fields): CartBody => ({ ...multipartBody(fields.map(([k, v]) => [k, wellFormed(v)]), false), kind: 'multipart form' })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(undefined, 'text/plain', 'application/xml', 'application/x-www-form-urlencoded; charset=utf-16'), fc.oneof(fc.constant(''), fc.string({ maxLength: 30 })))
+        .map(([contentType, payload]): CartBody => ({ contentType, payload, kind: `other type ${contentType}` })),
+    },
+    { weight: 1, arbitrary: fc.constant<CartBody>({ contentType: undefined, payload: undefined, kind: 'no body' }) },
+  );
+})();
+
+/** The scripts a page may load or carry: the shop's script, the passkey scripts, JSON-LD data. Nothing else is a script. */
+const PAGE_SCRIPT = /^<script (?:src="\/assets\/storefront\.js" defer|src="\/checkout\/(?:webauthn|passkey)\.js" defer|type="application\/ld\+json")>$/;
+
+/** An HTML answer's script elements, each one the page's own (nothing a request sent became one). */
+export function assertOwnScripts(html: string, what: string): void {
+  for (const tag of html.match(/<script\b[^>]*>/gi) ?? []) {
+    if (!PAGE_SCRIPT.test(tag)) throw new Error(`${what}: a script element the page does not have: ${tag.slice(0, 200)}`);
+  }
+}
+
+export async function sendPage(
+  app: FastifyInstance,
+  method: 'GET' | 'POST',
+  url: string,
+  options: { cookie?: string; body?: CartBody; headers?: Record<string, string> } = {},
+): Promise<{ status: number; raw: string; contentType: string; location: string | undefined; cookies: string[] }> {
+  const headers: Record<string, string> = { host: 'store.test', ...options.headers };
+  if (options.cookie) headers.cookie = options.cookie;
+  if (options.body?.contentType !== undefined) headers['content-type'] = options.body.contentType;
+  const response = await app.inject({ method, url, headers, ...(options.body?.payload === undefined ? {} : { payload: options.body.payload }) });
+  return {
+    status: response.statusCode,
+    raw: response.body,
+    contentType: String(response.headers['content-type'] ?? ''),
+    location: response.headers.location === undefined ? undefined : String(response.headers.location),
+    cookies: ([] as string[]).concat((response.headers['set-cookie'] as string | string[] | undefined) ?? []),
+  };
+}

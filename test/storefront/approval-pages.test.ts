@@ -239,7 +239,7 @@ for (const backend of backends) {
       assertAccessibleShell(orderPage.html);
       const order = await t.store.db.query<{ number: string }>('select number::text from orders where id = $1', [checkout.orderId]);
       assert.match(orderPage.html, new RegExp(`<h1>Thank you, your order #${order[0]!.number} is placed</h1>`));
-      assert.match(orderPage.html, /<p class="notice">We sent the order confirmation to ana@example\.com\. We mail you again when it ships\.<\/p>/);
+      assert.match(orderPage.html, /<p class="notice">The order confirmation is on its way to ana@example\.com\. We mail you again when it ships\.<\/p>/);
       assert.match(orderPage.html, /<p class="delivery">Expect the delivery within 5 to 8 business days \(Free standard shipping\)\.<\/p>/);
       assert.match(orderPage.html, /Questions\? Write to <a href="mailto:orders@store\.test">orders@store\.test<\/a> and quote #\d+\./);
       assert.match(orderPage.html, /<time datetime="\d{4}-\d\d-\d\dT[^"]+">[A-Z][a-z]+ \d{1,2}, \d{4} at \d{1,2}:\d\d [AP]M UTC<\/time>/);

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import type { CatalogDocument } from '../../src/catalog/import/catalog-document.js';
 import { productJson } from '../../src/storefront/product-json.js';
+import { routeClass, type RouteClass } from '../../src/http/rate-limit.js';
 import { merchantHtml } from '../../src/storefront/pages/shop-parts.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 
@@ -135,6 +136,25 @@ describe('the merchant description allow-list', () => {
   it('moves headings below the page’s own, and escapes stray angle brackets and ampersands', () => {
     assert.equal(clean('<h1>Big</h1><h2>Less</h2>'), '<h3>Big</h3><h4>Less</h4>');
     assert.equal(clean('1 < 2 & 3 > 2 &amp; &#60;b&#62;'), '1 &lt; 2 &amp; 3 &gt; 2 &amp; &#60;b&#62;');
+  });
+});
+
+describe("the pages' rate classes", () => {
+  it('the home page shares the budget of the shop pages beside it; the cart and checkout pages, a person’s, the page budget', () => {
+    const classes: [string, string, RouteClass][] = [
+      ['GET', '/', 'catalog'],
+      ['HEAD', '/', 'catalog'],
+      ['GET', '/collections/:handle', 'catalog'],
+      ['GET', '/products/:handle', 'catalog'],
+      ['GET', '/assets/storefront.js', 'catalog'],
+      ['GET', '/search', 'search'],
+      ['GET', '/cart', 'page'],
+      ['GET', '/checkout', 'page'],
+      ['POST', '/checkout', 'cart-write'],
+      ['POST', '/cart/add', 'cart-write'],
+      ['GET', '/cart/c/:token', 'cart-write'],
+    ];
+    for (const [method, url, name] of classes) assert.equal(routeClass(method, url), name, `${method} ${url}`);
   });
 });
 
@@ -391,6 +411,19 @@ for (const backend of backends) {
         const page = await get(app, url);
         assert.equal(page.status, 404, url);
         assert.equal(page.headers['content-type'], 'text/html; charset=utf-8', url);
+      }
+    });
+
+    it('a query cut at 200 characters in the middle of an emoji is searched without its half, never a 500', async () => {
+      // The 200th and 201st UTF-16 units are the two halves of 😀: the cut keeps neither.
+      for (const q of [`${'a'.repeat(199)}😀`, `${'a'.repeat(199)}😀tail`, '😀'.repeat(150)]) {
+        const page = await get(app, `/search?q=${encodeURIComponent(q)}`);
+        assert.equal(page.status, 200, `${q.slice(0, 20)}…: ${page.html.slice(0, 200)}`);
+        assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
+        const canonical = first(/<link rel="canonical" href="([^"]*)">/, page.html)!;
+        const searched = new URL(canonical).searchParams.get('q')!;
+        assert.ok(searched.length <= 200 && q.startsWith(searched), 'the query as searched is a prefix of what was typed');
+        assert.doesNotMatch(searched, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/, 'no half of a pair is left at the end');
       }
     });
 

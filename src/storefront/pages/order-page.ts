@@ -29,11 +29,15 @@ export interface OrderPageOptions {
 /** Units neither shipped nor canceled. */
 const unitsToShip = (order: Order) => order.lines.reduce((n, line) => n + line.quantity - line.fulfilled - line.canceled, 0);
 
-/** What was mailed to the buyer and what comes next (the order mails: src/mail/order-mail.ts). */
+/**
+ * What is mailed to the buyer and what comes next (the order mails: src/mail/order-mail.ts). The confirmation goes
+ * out through the outbox after the order's transaction, so the page right after the approval says it is on its way,
+ * not that it arrived.
+ */
 function mailSentence(order: Order): string {
   if (!plainMailAddress(order.buyerEmail)) return 'No confirmation was mailed: the email for this order is not a single plain address. Keep this page.';
   const next = order.status === 'canceled' ? ' We mailed you when it was canceled.' : unitsToShip(order) > 0 ? ' We mail you again when it ships.' : '';
-  return `We sent the order confirmation to ${order.buyerEmail}.${next}`;
+  return `The order confirmation is on its way to ${order.buyerEmail}.${next}`;
 }
 
 /** When to expect the delivery: the shipping option's estimate, while something is still to ship. */

@@ -40,8 +40,9 @@
     var count = document.getElementById('cart-count');
     var link = document.getElementById('cart-link');
     if (!count || !link || !window.fetch) return;
-    // The cart page shows the cart itself; from there on, the count is worth reading.
-    if (window.location.pathname === '/cart') mark(true);
+    // The cart page shows whether this browser has a cart with something in it: from there on, the count is worth
+    // reading, or not (asking /cart.js from an empty cart page would hand this browser a new cart and cookie).
+    if (window.location.pathname === '/cart') mark(document.querySelector('.cart-lines') !== null);
     if (!marked()) return;
     window
       .fetch('/cart.js', { credentials: 'same-origin', headers: { accept: 'application/json' } })
