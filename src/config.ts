@@ -108,6 +108,9 @@ const POLICY_VARIABLES: Record<PolicyKind, string> = {
   shipping_policy: 'POLICY_SHIPPING_URL',
 };
 
+/** A DNS host name: labels of letters, digits and inner hyphens, at most 253 characters. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
     super(`${variable}: ${problem}`);
@@ -244,7 +247,11 @@ function trustedProxies(env: NodeJS.ProcessEnv): string[] {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST || '0.0.0.0';
+  // An IPv6 address may come bracketed as in a URL ([::1]); the listener takes it bare.
+  const host = ((env.HOST ?? '').trim() || '0.0.0.0').replace(/^\[([0-9a-f:.]+)\]$/i, '$1');
+  if (!isIP(host) && !HOST_NAME.test(host)) {
+    throw new ConfigError('HOST', `expected an IP address (0.0.0.0, ::, 127.0.0.1) or a host name (localhost), got "${host.slice(0, 80)}"`);
+  }
   const baseUrl = absoluteHttpUrl('BASE_URL', env.BASE_URL || `http://localhost:${port}`);
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const databaseUrl = env.DATABASE_URL || undefined;

@@ -39,6 +39,7 @@ import type { StockListing } from './inventory/inventory-store.js';
 import { Inventory } from './inventory/inventory.js';
 import { OrderActions } from './orders/order-actions.js';
 import { retryWhenDue, type OutboxListing } from './outbox/outbox-dispatcher.js';
+import { configVariablesHelp } from './config-variables.js';
 import { openStore, orderEventSubscribers } from './store.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 
@@ -80,9 +81,8 @@ The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL
 The buyer is mailed when an order is placed, shipped, canceled or refunded (SMTP_URL, or .eml files in DATA_DIR/mail).
 import, stock, orders and outbox work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
 with the embedded database the command is run by the running store itself, through its control socket.
-Configuration (environment): PORT, HOST, BASE_URL, DATA_DIR, DATABASE_URL, LOG_LEVEL, CART_MAX_LINE_QUANTITY,
-RATE_LIMIT, REDIS_URL, REDIS_KEY_PREFIX, MCP_ALLOWED_HOSTS, TRUST_PROXY, UCP_ALLOW_INSECURE_PROFILES, SMTP_URL,
-MAIL_FROM, MERCHANT_EMAIL, SIGNING_KEY, OUTBOX_LEASE, OUTBOX_RETRY_BASE, APPROVAL_PROOF (and the rest in the README).
+Configuration (environment; a bad value stops the store with one line naming the variable):
+${configVariablesHelp()}
 SIGTERM or SIGINT stops serve gracefully: requests under way get ${DRAIN_SECONDS} seconds to finish; a second signal stops at once.`;
 
 class UsageError extends Error {}
