@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY] | orders [show|capture|fulfill|cancel|refund ID] | outbox [retry ID]. */
 import { readFile } from 'node:fs/promises';
+import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { buildApp } from './app.js';
 import { ImportError } from './catalog/import/catalog-document.js';
@@ -33,7 +34,7 @@ import {
 } from './cli/merchant-commands.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { flushRequestLog } from './http/request-log.js';
-import { DatabaseInUseError, openDatabase, type Database } from './db/database.js';
+import { DatabaseInUseError, DatabaseUnreachableError, openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { StockListing } from './inventory/inventory-store.js';
 import { Inventory } from './inventory/inventory.js';
@@ -97,6 +98,17 @@ function exitIfStillRunning(why: string): void {
   }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
 }
 
+/** A HOST naming no address stops the start before the database is opened, in one line naming HOST. */
+async function listenAddressOrThrow(host: string): Promise<void> {
+  if (isIP(host)) return;
+  try {
+    await lookup(host);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new ConfigError('HOST', `"${host.slice(0, 80)}" names no address of this machine (${typeof code === 'string' ? code : 'not resolved'})`);
+  }
+}
+
 async function serve(config: Config): Promise<void> {
   // A signal may come while the store starts (a deploy that changes its mind, an orchestrator's timeout): the
   // database being opened, migrated or seeded is let finish and closed, then the process exits 0, never cut short
@@ -113,6 +125,7 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
+  await listenAddressOrThrow(config.host);
   const store = await openStore(config, { deliver: true });
   if (stopWhileStarting) {
     await store.close();
@@ -407,6 +420,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`storefront: bad configuration: ${error.message}`);
+  else if (error instanceof DatabaseUnreachableError) console.error(`storefront: bad configuration: DATABASE_URL: ${error.message}`);
   else if (error instanceof ImportError) console.error(`storefront: import rejected, nothing was imported: ${error.message}`);
   else if (error instanceof CommandError) console.error(`storefront: ${error.message}; nothing was changed`);
   else if (error instanceof UsageError || error instanceof NotFoundError || error instanceof DatabaseInUseError) console.error(`storefront: ${error.message}`);

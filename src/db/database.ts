@@ -329,6 +329,27 @@ export interface PostgresOptions {
 
 export const POSTGRES_DEFAULTS = { poolSize: 10, connectionTimeoutMs: 5_000, statementTimeoutMs: 30_000 } as const;
 
+/**
+ * The server at the database URL could not be used when the store opened it (refused, not found, a wrong password,
+ * no such database). The message names the server (host, port, database), never the URL's user or password.
+ */
+export class DatabaseUnreachableError extends Error {
+  constructor(url: string, cause: unknown) {
+    let where = 'the given URL';
+    try {
+      const parsed = new URL(url);
+      where = `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname.length > 1 ? parsed.pathname : ''}`;
+    } catch {
+      // Not a URL pg could read either: said by the reason below.
+    }
+    const error = cause as { code?: unknown; message?: unknown };
+    const code = typeof error?.code === 'string' ? `${error.code}: ` : '';
+    const reason = typeof error?.message === 'string' ? error.message.split('\n')[0]!.slice(0, 200) : 'no answer';
+    super(`cannot use the PostgreSQL server at ${where} (${code}${reason})`);
+    this.name = 'DatabaseUnreachableError';
+  }
+}
+
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
   const { poolSize, connectionTimeoutMs, statementTimeoutMs } = { ...POSTGRES_DEFAULTS, ...options };
   const pool = new pg.Pool({
@@ -357,7 +378,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     await run(pool, 'select 1');
   } catch (error) {
     await pool.end().catch(() => {});
-    throw error;
+    throw new DatabaseUnreachableError(url, error);
   }
   return closingGracefully({
     kind: 'postgres',
