@@ -40,6 +40,7 @@ import type { StockListing } from './inventory/inventory-store.js';
 import { Inventory } from './inventory/inventory.js';
 import { OrderActions } from './orders/order-actions.js';
 import { retryWhenDue, type OutboxListing } from './outbox/outbox-dispatcher.js';
+import { startBanner } from './cli/start-banner.js';
 import { configVariablesHelp } from './config-variables.js';
 import { openStore, orderEventSubscribers } from './store.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
@@ -192,6 +193,7 @@ async function serve(config: Config): Promise<void> {
   }
   if (closing) return;
   app.log.info(`storefront serving ${config.baseUrl} on ${config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`}`);
+  if (process.stdout.isTTY) process.stdout.write(`\n${startBanner(config, store.catalog.snapshot)}\n\n`);
   if (config.checkout.approvalProof === 'passkey-or-code' && isIP(new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, ''))) {
     app.log.warn('BASE_URL names an IP address, which passkeys cannot be bound to: buyers approve with a mailed code only; give BASE_URL a host name to offer passkeys');
   }
