@@ -8,6 +8,7 @@ import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { personalPagePolicy } from '../../src/storefront/approval-routes.js';
 import { PAGE_CONTENT_SECURITY_POLICY, passkeyPagePolicy } from '../../src/storefront/pages/layout.js';
+import { clockTime, timeLeft } from '../../src/storefront/pages/approval-page.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
 import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
 
@@ -200,7 +201,8 @@ for (const backend of backends) {
         ),
       );
       assert.match(html, /<p class="summary-ship">Ship to Ana Lima, 1 Market St, San Francisco, CA 94103 · Free standard shipping<\/p>/);
-      assert.match(html, /This link works for 1[45] more minutes \(until \d{1,2}:\d\d [AP]M UTC\)\./);
+      // The clock time alone, or with the date when the link outlasts today (UTC).
+      assert.match(html, /This link works for 1[45] more minutes \(until (?:[A-Z][a-z]+ \d{1,2}, \d{4} at )?\d{1,2}:\d\d [AP]M UTC\)\./);
       const order = ['class="seller"', 'class="summary-total"', 'class="summary-ship"', 'value="approve"', 'class="expiry"', 'value="decline"', 'id="details-title"', '<table>'];
       const positions = order.map((marker) => html.indexOf(marker));
       assert.deepEqual([...positions].sort((a, b) => a - b), positions, `in this order: ${order.join(', ')}`);
@@ -697,5 +699,14 @@ describe('a catalog whose pictures are on an image host (pglite)', () => {
     const orderPage = await get(t.app, approved.location!);
     assert.equal(orderPage.headers['content-security-policy'], csp);
     assert.ok(orderPage.html.includes('<img class="thumb" src="https://cdn.example/decaf.svg" alt="" width="48" height="48">Decaf Espresso Capsules'));
+  });
+});
+
+describe('the time left on an approval link', () => {
+  it('says the clock time on the same day (UTC), and the date too when the link outlasts the day', () => {
+    const now = new Date('2026-11-25T23:50:00Z');
+    assert.equal(clockTime(new Date('2026-11-25T23:59:00Z'), now), '11:59 PM UTC');
+    assert.equal(clockTime(new Date('2026-11-26T00:05:00Z'), now), 'November 26, 2026 at 12:05 AM UTC');
+    assert.equal(timeLeft(new Date('2026-11-26T00:05:00Z'), now), '15 more minutes');
   });
 });
