@@ -1,7 +1,7 @@
 /**
  * Every variable the store reads from its environment, with its default and what it does: `storefront --help` lists
- * them from here (test/core/config-variables.test.ts checks that loadConfig reads exactly these). The README's
- * configuration table says the same at more length.
+ * them from here (test/core/config-variables.test.ts checks that loadConfig reads exactly these).
+ * docs/configuration.md says the same at more length; the README's table is the short form.
  */
 export interface ConfigVariable {
   name: string;

@@ -211,7 +211,7 @@ export class StdoutLog {
   /**
    * pino's stream interface: one line (with its newline), encoded as UTF-8 into the slab at once. Keeping the string
    * and joining its batch later cost about 3 µs of CPU per logged request (by then the string's pieces had left the
-   * processor's caches); encoding it at once measured about 2 µs less, pinned side by side (README, fifth pass).
+   * processor's caches); encoding it at once measured about 2 µs less, pinned side by side (docs/performance.md, fifth pass).
    */
   write(line: string): boolean {
     if (this.size + line.length > this.maxBytes) {
