@@ -70,6 +70,22 @@ export interface AppOptions {
   timeouts?: Partial<ServerTimeouts>;
 }
 
+/** Where a URL with a path the router cannot decode is routed (see rewriteUrl): it answers 400. */
+const BAD_URL_PATH = '/__invalid-url__';
+
+/** The URL as it is, or BAD_URL_PATH when its path's percent-encoding is not valid (the router could not decode it). */
+export function rewriteBadUrl(url: string): string {
+  const end = url.indexOf('?');
+  const path = end === -1 ? url : url.slice(0, end);
+  if (!path.includes('%')) return url;
+  try {
+    decodeURIComponent(path);
+    return url;
+  } catch {
+    return BAD_URL_PATH;
+  }
+}
+
 export async function buildApp(store: Store, options: AppOptions = {}): Promise<FastifyInstance> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const headersTimeout = Math.min(timeouts.headersTimeout, timeouts.requestTimeout);
@@ -118,7 +134,11 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     clientErrorHandler: (error, socket) => answerClientError(error, socket, baseUrl),
     // A request a client sends never ends as an unhandled 5xx from the router or parser.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
-    // Errors the router raises before any route runs (a bad percent-encoding, an over-long URL) answer JSON too.
+    // A path whose percent-encoding is not valid (`/%zz`, `/products/%C0.js`) is routed like any request, to the
+    // route that answers it 400: it gets its id, headers, log line, metrics and rate limit from the one pipeline,
+    // where the router's own answer to it (frameworkErrors, below) would skip every hook.
+    rewriteUrl: (raw) => rewriteBadUrl(raw.url ?? '/'),
+    // Errors the router raises before any route runs (an over-long URL) answer JSON too.
     // A path segment over maxParamLength names no product, collection or cart (handles and tokens are short): 404.
     frameworkErrors: (error, request, reply) => {
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 404, ErrorMessage.notFound, notFoundDescription(request.method, request.url));
@@ -191,6 +211,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     const existing = route.preValidation;
     route.preValidation = existing === undefined ? [check] : [check, ...(Array.isArray(existing) ? existing : [existing])];
   });
+
+  app.all(BAD_URL_PATH, { schema: { hide: true } }, (_request, reply) => sendError(reply, 400, ErrorMessage.badRequest, 'The URL is not valid.'));
 
   app.addSchema(ErrorSchema);
   app.addSchema(VariantSchema);
