@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { hostileJson, hostileString, mutate, mutation, toJson } from './fuzz-harness.js';
+import { CHECKOUT_FORM } from '../helpers/orders.js';
 
 /** `text` with each lone surrogate replaced by U+FFFD (encodeURIComponent throws on them). */
 export const wellFormed = (text: string) => text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
@@ -200,20 +201,6 @@ export const FORM_ORIGINS: Record<string, string>[] = [
 export const isForeign = (headers: Record<string, string>) =>
   (headers.origin !== undefined && headers.origin !== 'null' && headers.origin !== 'http://store.test') ||
   (headers['sec-fetch-site'] !== undefined && headers['sec-fetch-site'] !== 'same-origin');
-
-/** The checkout form's fields as a buyer fills them in (test/storefront/browser-checkout.test.ts's FILLED). */
-export const CHECKOUT_FORM: Record<string, string> = {
-  email: 'ana@example.com',
-  first_name: 'Ana',
-  last_name: 'Lima',
-  street_address: '1 Market St',
-  extended_address: 'Apt 4',
-  city: 'San Francisco',
-  state: 'CA',
-  zip: '94103',
-  phone: '',
-  shipping_option: 'standard',
-};
 
 /** A body for POST /checkout: the form with each field kept, changed, left out or doubled (and other keys), or another body. */
 export const checkoutBody: fc.Arbitrary<CartBody> = (() => {

@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { CHECKOUT_FORM } from '../helpers/orders.js';
 import { dropTestDatabases } from '../helpers/store.js';
 import { assertNoLeak, assertStorefrontError, backends, excerpt, fuzz, parseJson, startFuzzStore, withRequest, type FuzzStore } from './fuzz-harness.js';
 import {
@@ -22,7 +23,6 @@ import {
   CART_WRITES,
   cartBody,
   checkoutBody,
-  CHECKOUT_FORM,
   FORM_ORIGINS,
   GET_ROUTES,
   isForeign,

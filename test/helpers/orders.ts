@@ -86,3 +86,17 @@ export function orderFixture(overrides: Partial<Order> = {}): Order {
     ...overrides,
   };
 }
+
+/** The browser checkout form (POST /checkout) as a buyer fills it, by the names it posts. */
+export const CHECKOUT_FORM: Record<string, string> = {
+  email: 'ana@example.com',
+  first_name: 'Ana',
+  last_name: 'Lima',
+  street_address: '1 Market St',
+  extended_address: 'Apt 4',
+  city: 'San Francisco',
+  state: 'CA',
+  zip: '94103',
+  phone: '',
+  shipping_option: 'standard',
+};

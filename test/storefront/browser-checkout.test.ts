@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { readApproval } from '../../src/checkout/checkout-store.js';
 import { shopPagePolicy } from '../../src/storefront/pages/layout.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { CHECKOUT_FORM } from '../helpers/orders.js';
 import { Shopper, variantId, type Answer } from '../cart/shopper.js';
 
 after(dropTestDatabases);
@@ -15,19 +16,7 @@ after(dropTestDatabases);
 const NAVIGATE = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', 'sec-fetch-site': 'same-origin' };
 const FORM_POST = { ...NAVIGATE, origin: 'http://store.test' };
 
-/** The checkout form as a buyer fills it, by the names it posts. */
-const FILLED = {
-  email: 'ana@example.com',
-  first_name: 'Ana',
-  last_name: 'Lima',
-  street_address: '1 Market St',
-  extended_address: 'Apt 4',
-  city: 'San Francisco',
-  state: 'CA',
-  zip: '94103',
-  phone: '',
-  shipping_option: 'standard',
-};
+const FILLED = CHECKOUT_FORM;
 
 const encoded = (form: Record<string, string | number>) => new URLSearchParams(Object.entries(form).map(([k, v]) => [k, String(v)])).toString();
 
