@@ -45,17 +45,68 @@ interface ProductBody extends TaggedBody {
   text: string;
 }
 
+/** What a kept page counts against the byte bound: its bytes, key and tag, and the entry's overhead. */
+const pageCost = (key: string, page: TaggedBody) => page.body.length + 2 * (key.length + page.etag.length) + CACHE_ENTRY_OVERHEAD_BYTES;
+
+/**
+ * Pages kept while a generation lasts, bounded in entries and bytes: when full, or when the generation moves, it
+ * starts anew (a crawler walking every page cannot grow it past the bound); a page that alone breaks the byte
+ * bound is never kept. The collection pages here and the shop's HTML pages (shop-routes.ts) are kept in these.
+ */
+export class BoundedPages<Entry extends TaggedBody = TaggedBody> {
+  private entries = new Map<string, Entry>();
+  private kept = 0;
+  private generation = '';
+
+  constructor(private readonly bounds: PageCacheBounds = { maxPages: MAX_CACHED_PAGES, maxBytes: MAX_CACHED_PAGE_BYTES }) {}
+
+  /** How many pages are kept now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** What the kept pages count against the byte bound now. */
+  get bytes(): number {
+    return this.kept;
+  }
+
+  get(generation: string, key: string): Entry | undefined {
+    this.adopt(generation);
+    return this.entries.get(key);
+  }
+
+  set(generation: string, key: string, entry: Entry): void {
+    this.adopt(generation);
+    const cost = pageCost(key, entry);
+    if (cost > this.bounds.maxBytes) return;
+    const previous = this.entries.get(key);
+    if (previous) {
+      this.entries.delete(key);
+      this.kept -= pageCost(key, previous);
+    }
+    if (this.entries.size >= this.bounds.maxPages || this.kept + cost > this.bounds.maxBytes) this.clear();
+    this.entries.set(key, entry);
+    this.kept += cost;
+  }
+
+  private adopt(generation: string): void {
+    if (generation === this.generation) return;
+    this.clear();
+    this.generation = generation;
+  }
+
+  private clear(): void {
+    this.entries = new Map();
+    this.kept = 0;
+  }
+}
+
 export class ProductBodies {
   private readonly json: PerProductCache<ProductBody>;
-  private pages = new Map<string, TaggedBody>();
-  private pageBytes = 0;
-  private pagesGeneration = '';
+  private readonly pages: BoundedPages;
 
-  constructor(
-    catalog: Catalog,
-    stock: StockLevels & StockChangeFeed,
-    private readonly bounds: PageCacheBounds = { maxPages: MAX_CACHED_PAGES, maxBytes: MAX_CACHED_PAGE_BYTES },
-  ) {
+  constructor(catalog: Catalog, stock: StockLevels & StockChangeFeed, bounds?: PageCacheBounds) {
+    this.pages = new BoundedPages(bounds);
     this.json = new PerProductCache(
       catalog,
       stock,
@@ -74,7 +125,7 @@ export class ProductBodies {
 
   /** What the kept collection pages count against the byte bound now. */
   get cachedPageBytes(): number {
-    return this.pageBytes;
+    return this.pages.bytes;
   }
 
   /** Moves whenever any product's JSON may have changed (a new snapshot, a stock change that shows). */
@@ -109,24 +160,12 @@ export class ProductBodies {
     if (!products) return undefined;
     const start = (page - 1) * limit;
     if (start >= products.length) return EMPTY_PAGE;
-    if (this.pagesGeneration !== this.generation) {
-      this.pages = new Map();
-      this.pageBytes = 0;
-      this.pagesGeneration = this.generation;
-    }
     const key = `${handle}:${limit}:${page}`;
-    const cached = this.pages.get(key);
+    const cached = this.pages.get(this.generation, key);
     if (cached) return cached;
     const shown = products.slice(start, start + limit);
     const built = { body: Buffer.from(this.listText(shown)), etag: this.listTag(shown) };
-    const cost = built.body.length + 2 * key.length + 2 * built.etag.length + CACHE_ENTRY_OVERHEAD_BYTES;
-    if (cost > this.bounds.maxBytes) return built; // never kept: it alone would break the bound
-    if (this.pages.size >= this.bounds.maxPages || this.pageBytes + cost > this.bounds.maxBytes) {
-      this.pages.clear();
-      this.pageBytes = 0;
-    }
-    this.pages.set(key, built);
-    this.pageBytes += cost;
+    this.pages.set(this.generation, key, built);
     return built;
   }
 }

@@ -22,7 +22,7 @@ import { sendCatalogRead } from '../http/response-headers.js';
 import type { Store } from '../store.js';
 import { HANDLE } from './catalog-routes.js';
 import { catalogImageOrigins, HTML_TYPE, sendShopPage } from './page-answers.js';
-import { CACHE_ENTRY_OVERHEAD_BYTES, entityTag, type ProductBodies } from './product-bodies.js';
+import { BoundedPages, entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 import { collectionPage } from './pages/collection-page.js';
 import { homePage } from './pages/home-page.js';
 import { escapeHtml } from './pages/html.js';
@@ -41,67 +41,14 @@ const RELATED_COUNT = 4;
 /** The collection the home page features when the catalog has it (Shopify's convention); else the first products. */
 const FEATURED_COLLECTION = 'frontpage';
 const PRODUCT_PAGE_MAX_AGE_MS = 30_000;
-const MAX_CACHED_PAGES = 2_000;
-const MAX_CACHED_PAGE_BYTES = 32 * 1024 * 1024;
 const SCRIPT_TYPE = 'text/javascript; charset=utf-8';
 
 /** A rendered page as sent (its UTF-8 bytes) with its entity tag. */
-interface RenderedPage {
-  body: Buffer;
-  etag: string;
-}
-
-/** What a kept page counts against the byte bound: its bytes, key and tag. */
-const pageCost = (key: string, page: RenderedPage) => page.body.length + 2 * (key.length + page.etag.length) + CACHE_ENTRY_OVERHEAD_BYTES;
+type RenderedPage = TaggedBody;
 
 /** Answers a kept shop page: its bytes and tag. */
 const sendPage = (request: FastifyRequest, reply: FastifyReply, page: RenderedPage, policy: string): FastifyReply =>
   sendShopPage(request, reply, page.body, policy, page.etag);
-
-/**
- * Pages kept while a generation lasts, bounded in entries and bytes: when full, or when the generation moves, it
- * starts anew (a crawler walking every page cannot grow it past the bound).
- */
-class PageCache<Entry extends RenderedPage> {
-  private entries = new Map<string, Entry>();
-  private bytes = 0;
-  private generation = '';
-
-  constructor(
-    private readonly maxEntries = MAX_CACHED_PAGES,
-    private readonly maxBytes = MAX_CACHED_PAGE_BYTES,
-  ) {}
-
-  get(generation: string, key: string): Entry | undefined {
-    this.adopt(generation);
-    return this.entries.get(key);
-  }
-
-  set(generation: string, key: string, entry: Entry): void {
-    this.adopt(generation);
-    const cost = pageCost(key, entry);
-    if (cost > this.maxBytes) return;
-    const previous = this.entries.get(key);
-    if (previous) {
-      this.entries.delete(key);
-      this.bytes -= pageCost(key, previous);
-    }
-    if (this.entries.size >= this.maxEntries || this.bytes + cost > this.maxBytes) this.clear();
-    this.entries.set(key, entry);
-    this.bytes += cost;
-  }
-
-  private adopt(generation: string): void {
-    if (generation === this.generation) return;
-    this.clear();
-    this.generation = generation;
-  }
-
-  private clear(): void {
-    this.entries = new Map();
-    this.bytes = 0;
-  }
-}
 
 /** A product page as kept, with what it was built from. */
 interface ProductPageEntry extends RenderedPage {
@@ -153,8 +100,8 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
   const { catalog, inventory: stock, config, recommendations, search } = store;
   const context: PageContext = pageContext(config);
   const origin = new URL(config.baseUrl).origin;
-  const listPages = new PageCache<RenderedPage>();
-  const productPages = new PageCache<ProductPageEntry>();
+  const listPages = new BoundedPages<RenderedPage>();
+  const productPages = new BoundedPages<ProductPageEntry>();
 
   // The pages' policy allows the catalog's image origins: computed once per snapshot.
   let policyFor: { snapshot: CatalogSnapshot; policy: string } | undefined;
