@@ -50,7 +50,7 @@ if (mode === 'bare' || mode === 'bare-file') {
     );
   }
   const app = await buildApp(store, {
-    extend: (app) => app.get('/__bench/catalog', async () => ({ version: store.catalog.snapshot.version, loads: catalogLoads })),
+    extend: (app) => app.get('/__bench/catalog', { config: { rateLimit: 'other' } }, async () => ({ version: store.catalog.snapshot.version, loads: catalogLoads })),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   console.log(`READY ${(app.server.address() as { port: number }).port}`);

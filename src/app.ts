@@ -1,34 +1,35 @@
 /** Builds the Fastify app from its parts: error handling, the interface description, then each door's routes. */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { approvalRoutes } from './storefront/approval-routes.js';
-import { installStorableInputCheck } from './storefront/body-validation.js';
+import { appSchemaController, installStorableInputCheck } from './storefront/body-validation.js';
 import { cartPageRoutes } from './storefront/cart-page-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
-import { PRODUCT_ROUTE, catalogRoutes } from './storefront/catalog-routes.js';
+import { catalogRoutes } from './storefront/catalog-routes.js';
 import { shopRoutes } from './storefront/shop-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
-import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, notFoundDescription, sendError } from './http/errors.js';
+import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
 import { readinessCheck } from './http/readiness.js';
-import { peerMatcher, rawClientAddress, requestIdGenerator } from './http/request-id.js';
+import { peerMatcher, requestIdGenerator } from './http/request-id.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
 import { loggerOptions, type LogDestination } from './http/request-log.js';
 import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
 import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
-import { productReadOnArrival, type RequestHandler } from './storefront/product-read-on-arrival.js';
 import { searchRoutes } from './storefront/search-routes.js';
 import type { Store } from './store.js';
 import { ucpRoutes } from './ucp/routes.js';
 
 const BODY_LIMIT = 256 * 1024;
+/** Node's default limit on a request's line and headers together (its maxHeaderSize). */
+const MAX_HEADER_BYTES = 16 * 1024;
 const DEMO_ASSETS = new URL('./catalog/demo-assets/', import.meta.url);
 
 /** How long a connection may take at each step (milliseconds); a request over its time is answered 408 and closed. */
@@ -94,19 +95,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   const lifecycle = { draining: false };
   const genReqId = requestIdGenerator(trustProxy);
   const trustedProxy = trustProxy.length > 0 ? peerMatcher(trustProxy) : undefined;
-  // The server's request listener: Fastify's handler, behind the product read answered on arrival once the routes
-  // are in place (below).
-  const listener: { onArrival?: RequestHandler } = {};
   const app = Fastify({
     ...loggerOptions(options.logger, store.config),
-    serverFactory: (fastifyHandler, { http }) => {
-      const server = createServer(http ?? {}, (request, response) => (listener.onArrival ?? fastifyHandler)(request, response));
-      // What Fastify sets on a server it makes itself.
-      server.keepAliveTimeout = timeouts.keepAliveTimeout;
-      server.requestTimeout = timeouts.requestTimeout;
-      server.setTimeout(timeouts.idleTimeout);
-      return server;
-    },
     bodyLimit: BODY_LIMIT,
     // The onRequest hook below answers 503 in the store's JSON, with the request id, while the server drains.
     return503OnClosing: false,
@@ -132,20 +122,20 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     // Malformed HTTP (a bad Content-Length, an oversized header, a request over its time) is answered before
     // Fastify sees a request.
     clientErrorHandler: (error, socket) => answerClientError(error, socket, baseUrl),
-    // A request a client sends never ends as an unhandled 5xx from the router or parser.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // A path segment of any length is routed like any other (a request line is at most Node's 16 KiB of headers): an
+    // over-long handle or token reaches its route, which answers 404 through the one pipeline (id, headers, log,
+    // metrics, limit), where the router's own answer to it (frameworkErrors) would skip every hook.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_HEADER_BYTES },
     // A path whose percent-encoding is not valid (`/%zz`, `/products/%C0.js`) is routed like any request, to the
     // route that answers it 400: it gets its id, headers, log line, metrics and rate limit from the one pipeline,
     // where the router's own answer to it (frameworkErrors, below) would skip every hook.
     rewriteUrl: (raw) => rewriteBadUrl(raw.url ?? '/'),
-    // Errors the router raises before any route runs (an over-long URL) answer JSON too.
-    // A path segment over maxParamLength names no product, collection or cart (handles and tokens are short): 404.
-    frameworkErrors: (error, request, reply) => {
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 404, ErrorMessage.notFound, notFoundDescription(request.method, request.url));
+    // Errors the router raises before any route runs answer JSON too (none is expected: see the two options above).
+    frameworkErrors: (error, _request, reply) => {
       sendError(reply, 400, ErrorMessage.badRequest, error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid.' : 'The request could not be understood.');
     },
-    // strictNumbers: Infinity (a JSON 1e400) is not a number a schema accepts.
-    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strictNumbers: true } },
+    // Routes validate on the app's one coercing Ajv, the one the cart's form coercion uses (storefront/body-validation.ts).
+    schemaController: appSchemaController,
   });
 
   installErrorHandlers(app);
@@ -155,8 +145,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   });
   const answerPreflight = installResponseHeaders(app, { baseUrl, lifecycle });
   const metrics = installMetrics(app, store);
-  const limits = await installRateLimits(app, store, metrics);
-  const limit = limits?.limit;
+  const limit = (await installRateLimits(app, store, metrics))?.limit;
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const body = JSON.stringify(errorBody(417, 'The Expect header cannot be met: only Expect: 100-continue is supported.'));
@@ -212,7 +201,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     route.preValidation = existing === undefined ? [check] : [check, ...(Array.isArray(existing) ? existing : [existing])];
   });
 
-  app.all(BAD_URL_PATH, { schema: { hide: true } }, (_request, reply) => sendError(reply, 400, ErrorMessage.badRequest, 'The URL is not valid.'));
+  app.all(BAD_URL_PATH, { config: { rateLimit: 'other' }, schema: { hide: true } }, (_request, reply) => sendError(reply, 400, ErrorMessage.badRequest, 'The URL is not valid.'));
 
   app.addSchema(ErrorSchema);
   app.addSchema(VariantSchema);
@@ -220,20 +209,6 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   await registerOpenApi(app, store.config);
 
   const bodies = new ProductBodies(store.catalog, store.inventory);
-  const readOnArrival = productReadOnArrival(
-    {
-      catalog: store.catalog,
-      bodies,
-      baseUrl,
-      lifecycle,
-      requestId: genReqId,
-      clientAddress: rawClientAddress(trustedProxy),
-      limits,
-      tally: metrics.answers(PRODUCT_ROUTE),
-      log: options.logger ? app.log : undefined,
-    },
-    app.routing,
-  );
   // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide. Every storefront
   // route, pages included, refuses input the store cannot keep (storefront/body-validation.ts); the commerce door
   // checks its own, answering in JSON-RPC.
@@ -250,7 +225,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   metaRoutes(app, readinessCheck(store.db, loadMigrations()));
   metrics.routes(app);
 
-  app.get('/assets/demo/:file', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/assets/demo/:file', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params as { file: string };
     if (!/^[a-z0-9-]+\.svg$/.test(file)) return sendError(reply, 404, ErrorMessage.notFound, 'No such image.');
     try {
@@ -263,7 +238,6 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
 
   options.extend?.(app);
   await app.ready();
-  listener.onArrival = readOnArrival;
   return app;
 }
 

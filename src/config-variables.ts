@@ -18,6 +18,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
   { name: 'CART_MAX_LINE_QUANTITY', default: '10', meaning: 'the most units of one line a cart may hold' },
   { name: 'RATE_LIMIT', default: 'on', meaning: 'per-client request budgets; off behind a proxy that limits instead' },
+  { name: 'RATE_LIMITS', default: 'none', meaning: 'budgets over the defaults, e.g. cart-write=6000/min,mcp-per-profile[URL]=6000/min' },
   { name: 'REDIS_URL', default: 'unset', meaning: 'redis://…: rate-limit counters shared by every instance' },
   { name: 'REDIS_KEY_PREFIX', default: 'storefront:', meaning: 'what every key this store writes to Redis starts with' },
   { name: 'METRICS_TOKEN', default: 'unset', meaning: 'the bearer token that reads /metrics from anywhere (unset: loopback only)' },

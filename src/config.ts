@@ -14,6 +14,8 @@ export interface Config {
   cartMaxLineQuantity: number;
   /** Request-rate limits; RATE_LIMIT=off for load tests or behind a proxy that limits instead. */
   rateLimit: boolean;
+  /** RATE_LIMITS: the request budgets (RATE_LIMIT_DEFAULTS, with the variable's entries over them). */
+  rateLimits: RateLimitBudgets;
   /**
    * REDIS_URL (redis:// or rediss://): the rate-limit counters live there, shared by every instance; unset, each
    * instance counts in its own memory.
@@ -107,6 +109,73 @@ const POLICY_VARIABLES: Record<PolicyKind, string> = {
   refund_policy: 'POLICY_REFUND_URL',
   shipping_policy: 'POLICY_SHIPPING_URL',
 };
+
+/**
+ * A request budget (src/http/rate-limit.ts counts it): `max` requests at once, refilled evenly over `periodMs`, so a
+ * client that has spent it may send one more every periodMs / max.
+ */
+export interface RateBudget {
+  max: number;
+  periodMs: number;
+}
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * The budgets, each per client address unless its name says otherwise. Several hundred shoppers may share one
+ * address (a carrier's NAT, an office), and an agent platform calls the commerce endpoint from few addresses for
+ * many shoppers: what one client may do is bounded by the budgets of its own cart or agent profile, and the
+ * address's budget only bounds what all of them together may do.
+ */
+export const RATE_LIMIT_DEFAULTS = {
+  /** The shop's pages (home, collections, products) and their JSON, recommendations, sitemap, openapi, scopes, demo
+   *  images and the shop's script: 20 product pages a minute is a fast shopper (~100 calls), this leaves room for a
+   *  few behind one address, and holds a scraper to 10/s. */
+  catalog: { max: 600, periodMs: MINUTE },
+  /** Search-as-you-type sends one request per keystroke: 300 is twenty typed queries a minute. */
+  search: { max: 300, periodMs: MINUTE },
+  /** /cart.js and /cart.json: themes read the cart on every page and after every change, and a new visitor's first
+   *  read starts its cart; a few hundred shoppers behind one address read theirs ten times a minute. */
+  'cart-read': { max: 3000, periodMs: MINUTE },
+  /** Adds, changes, updates, clears, /cart/c/{token} and POST /checkout, from one address: a few hundred shoppers
+   *  each changing their cart ten times a minute. */
+  'cart-write': { max: 3000, periodMs: MINUTE },
+  /** The same writes to one cart (the cart of the cookie, or of /cart/c/{token}): a person changes a cart a few
+   *  times a minute, and a quantity stepper clicked fast sends a burst. */
+  'cart-write-per-cart': { max: 60, periodMs: MINUTE },
+  /** New carts (a cart answer handing out a new token, create_cart and create_checkout from line items): one per
+   *  visitor, so a few hundred shoppers behind one address have room, while one client cannot fill the database
+   *  with carts (see MAX_CART_TEXT_BYTES). */
+  'cart-start': { max: 3000, periodMs: HOUR },
+  /** The commerce endpoint from one address: an agent platform's calls for all its agents (100 calls/s). */
+  mcp: { max: 6000, periodMs: MINUTE },
+  /** The calls of one agent profile (the UCP-Agent header's, or a tool call's meta["ucp-agent"].profile) from one
+   *  address: 20 calls/s sustained, for a platform calling for many shoppers. A trusted platform's own budget is an
+   *  entry `mcp-per-profile[its profile URL]` in RATE_LIMITS. */
+  'mcp-per-profile': { max: 1200, periodMs: MINUTE },
+  /** The UCP profile: its readers cache it (max-age 300). */
+  profile: { max: 120, periodMs: MINUTE },
+  /** A person's own pages: the cart page, the checkout form, the approval page's GET, checkout, order and policy
+   *  pages: a person opens a handful a minute. */
+  page: { max: 120, periodMs: MINUTE },
+  /** Approving or declining is one click of a person; more is someone trying links or forms. */
+  'approval-post': { max: 20, periodMs: MINUTE },
+  /** /healthz and /readyz: balancers and supervisors probe every few seconds; never refuse a probe that is sane. */
+  health: { max: 1200, periodMs: MINUTE },
+  /** Everything else, 404s and 405s included: nothing a client needs often. */
+  other: { max: 120, periodMs: MINUTE },
+} as const satisfies Record<string, RateBudget>;
+
+export type BudgetName = keyof typeof RATE_LIMIT_DEFAULTS;
+
+/** RATE_LIMITS read: every budget, and the trusted agent platforms' budgets. */
+export interface RateLimitBudgets {
+  budgets: Readonly<Record<BudgetName, RateBudget>>;
+  /** `mcp-per-profile[URL]` entries by profile URL (as `new URL()` writes it): they replace mcp-per-profile's budget. */
+  agentProfiles: ReadonlyMap<string, RateBudget>;
+}
 
 /** A DNS host name: labels of letters, digits and inner hyphens, at most 253 characters. */
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
@@ -224,6 +293,43 @@ function taxRates(env: NodeJS.ProcessEnv): Record<string, number> {
   return rates;
 }
 
+const RATE_UNITS: Record<string, number> = { s: SECOND, min: MINUTE, h: HOUR };
+/** One RATE_LIMITS entry: `name=N/unit`, or `mcp-per-profile[URL]=N/unit` (the URL may hold brackets: an IPv6 host). */
+const RATE_LIMIT_ENTRY = /^([a-z-]+)(?:\[(.+)\])?=(\d{1,9})\/(s|min|h)$/;
+
+/**
+ * RATE_LIMITS: comma-separated entries over the defaults, e.g. "cart-write=6000/min,search=600/min" and, for a
+ * trusted agent platform, "mcp-per-profile[https://platform.example/profile]=6000/min". Commas inside an entry's
+ * brackets belong to its URL.
+ */
+function rateLimitBudgets(env: NodeJS.ProcessEnv): RateLimitBudgets {
+  const budgets: Record<BudgetName, RateBudget> = { ...RATE_LIMIT_DEFAULTS };
+  const agentProfiles = new Map<string, RateBudget>();
+  for (const entry of (env.RATE_LIMITS ?? '').split(/,(?![^[]*\])/).map((e) => e.replace(/\s+/g, '')).filter(Boolean)) {
+    const match = RATE_LIMIT_ENTRY.exec(entry);
+    if (!match) throw new ConfigError('RATE_LIMITS', `expected entries such as cart-write=120/min (per s, min or h), got "${entry.slice(0, 80)}"`);
+    const [, name = '', url, max = '', unit = ''] = match;
+    if (!Object.hasOwn(RATE_LIMIT_DEFAULTS, name)) {
+      throw new ConfigError('RATE_LIMITS', `no budget is named "${name.slice(0, 40)}"; the budgets are ${Object.keys(RATE_LIMIT_DEFAULTS).join(', ')}`);
+    }
+    const budget = { max: Number(max), periodMs: RATE_UNITS[unit]! };
+    if (budget.max < 1) throw new ConfigError('RATE_LIMITS', `a budget allows at least one request, got "${entry.slice(0, 80)}"`);
+    if (url === undefined) budgets[name as BudgetName] = budget;
+    else if (name !== 'mcp-per-profile') throw new ConfigError('RATE_LIMITS', `only mcp-per-profile takes a profile URL in brackets, got "${entry.slice(0, 80)}"`);
+    else agentProfiles.set(agentProfileUrl(url), budget);
+  }
+  return { budgets, agentProfiles };
+}
+
+/** A trusted agent profile's URL, as the rate limits compare it (`new URL()`'s form). */
+function agentProfileUrl(raw: string): string {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new ConfigError('RATE_LIMITS', `expected an agent profile's http(s) URL in mcp-per-profile[…], got "${raw.slice(0, 80)}"`);
+  }
+  return url.href;
+}
+
 /** The names TRUST_PROXY accepts besides addresses, as the ranges they stand for. */
 const PROXY_RANGE_NAMES: Record<string, string[]> = { loopback: ['127.0.0.0/8', '::1/128'] };
 
@@ -264,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const cartMaxLineQuantity = integer(env, 'CART_MAX_LINE_QUANTITY', 10, 1, 1_000_000);
   const rateLimit = flag(env, 'RATE_LIMIT', true);
+  const rateLimits = rateLimitBudgets(env);
   const redisUrl = env.REDIS_URL || undefined;
   if (redisUrl !== undefined) redisUrlOrThrow(redisUrl);
   const redisKeyPrefix = env.REDIS_KEY_PREFIX || 'storefront:';
@@ -337,6 +444,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     cartMaxLineQuantity,
     rateLimit,
+    rateLimits,
     redisUrl,
     redisKeyPrefix,
     metricsToken,

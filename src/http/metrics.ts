@@ -23,11 +23,6 @@ export interface Metrics {
   rateLimited(routeClass: string): void;
   /** The shared rate-limit store (Redis) failed; the request was served anyway (fail open). */
   rateLimitStoreFailed(): void;
-  /**
-   * The tally of one route pattern's answers, for answers sent without Fastify's hooks (the product read answered
-   * on arrival): the same series the route's own answers count in.
-   */
-  answers(route: string): AnswerTally;
   /** Adds GET /metrics: called with the other routes, after the hooks that must hear of every route (405s). */
   routes(app: FastifyInstance): void;
 }
@@ -85,10 +80,9 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
   return {
     rateLimited: (routeClass) => rateLimited.inc({ route_class: routeClass }),
     rateLimitStoreFailed: () => rateLimitStoreFailures.inc(),
-    answers: (route) => requests.tallyFor(route),
     routes(routeApp) {
       const refusal = metricsAccess(store.config.metricsToken);
-      routeApp.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+      routeApp.get('/metrics', { config: { rateLimit: 'other' }, schema: { hide: true } }, async (request, reply) => {
         const refused = refusal(request);
         if (refused !== undefined) return sendError(reply, 403, ErrorMessage.forbidden, refused);
         const text = await register.metrics();
@@ -99,7 +93,7 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
 }
 
 /** Counts one answer of a route: its method, status, and seconds from arrival until it was sent. */
-export type AnswerTally = (method: string, status: number, seconds: number) => void;
+type AnswerTally = (method: string, status: number, seconds: number) => void;
 
 type RequestLabels = { method: string; route: string; status_code: number };
 

@@ -107,12 +107,13 @@ const READY = JSON.stringify({ status: 'ready', database: 'ok', migrations: 'cur
 export function metaRoutes(app: FastifyInstance, notReady: () => Promise<string | undefined>): void {
   app.get(
     '/openapi.json',
-    { schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ, response: { 200: Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.1 document' }), ...rateLimited } } },
+    { config: { rateLimit: 'catalog' }, schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ, response: { 200: Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.1 document' }), ...rateLimited } } },
     async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger())),
   );
   app.get(
     '/scopes.json',
     {
+      config: { rateLimit: 'catalog' },
       schema: {
         operationId: 'getScopes',
         summary: 'The scopes, what each grants and its credential',
@@ -133,6 +134,7 @@ export function metaRoutes(app: FastifyInstance, notReady: () => Promise<string 
   app.get(
     '/healthz',
     {
+      config: { rateLimit: 'health' },
       schema: {
         operationId: 'getHealth',
         summary: 'Liveness: the process answers (no database call; see /readyz)',
@@ -146,6 +148,7 @@ export function metaRoutes(app: FastifyInstance, notReady: () => Promise<string 
   app.get(
     '/readyz',
     {
+      config: { rateLimit: 'health' },
       schema: {
         operationId: 'getReadiness',
         summary: 'Readiness: the database answers within 2 s and every migration is applied',

@@ -1,89 +1,64 @@
 /**
- * Request-rate limits on every endpoint (issue [operations], item 1): fixed-window counters per client address
- * (request.ip, which believes X-Forwarded-For only from TRUST_PROXY peers; an IPv6 client is its /64), one counter
- * per route class, counted in the app's one arrival hook (src/app.ts) after the shutdown, missing-Host and CORS
- * preflight answers, so a request is counted before its body is read, the commerce endpoint checks its Host, or a
- * 405 is chosen; a product read answered on arrival (src/storefront/product-read-on-arrival.ts) is counted there,
- * once, with the same counters. An answer over budget is 429 with Retry-After (whole seconds, at least 1), the x-ratelimit-*
- * headers (an answer within budget has none) and the storefront Error; the commerce endpoint's own error handler
- * turns it into its JSON-RPC error (src/ucp/routes.ts). Counters live in this process, or with REDIS_URL in Redis,
- * shared by every instance; if Redis fails, requests are served unlimited (logged at most every LOG_EVERY_MS, and
- * counted in the metrics). RATE_LIMIT=off counts nothing.
+ * Request-rate limits on every endpoint (issue [operations], item 1): every route declares its class
+ * (`config: { rateLimit: 'cart-write' }`, checked when the route is added), and a request is counted in the app's one
+ * arrival hook (src/app.ts) after the shutdown, missing-Host and CORS preflight answers, so a request is counted before
+ * its body is read, the commerce endpoint checks its Host, or a 405 is chosen. A request counts against its class's
+ * budget for its client address (request.ip, which believes X-Forwarded-For only from TRUST_PROXY peers; an IPv6
+ * client is its /64); a cart write also against its cart's budget, and a commerce-endpoint call naming its agent
+ * profile (the UCP-Agent header; else a tool call's meta["ucp-agent"].profile, counted once its body is read) also
+ * against that profile's. It is served only if every one of its budgets has room,
+ * and then it is taken from all of them; a refused request takes from none, so a client hammering its own cart does not
+ * spend what its address's other shoppers have left. The budgets are config.rateLimits (RATE_LIMITS over
+ * RATE_LIMIT_DEFAULTS).
+ *
+ * The counting is GCRA (the generic cell rate algorithm): a budget of `max` per `periodMs` lets `max` requests through
+ * at once and then one every periodMs / max, and each key keeps one number, the time its budget is next due (its
+ * "theoretical arrival time"). A request over budget is 429 with Retry-After, the seconds until a request would be
+ * served again (rounded up, at least 1), the x-ratelimit-* headers (an answer within budget has none) and the
+ * storefront Error; the commerce endpoint's own error handler turns it into its JSON-RPC error (src/ucp/routes.ts).
+ * Counters live in this process, or with REDIS_URL in Redis, shared by every instance; if Redis fails, requests are
+ * served unlimited (logged at most every LOG_EVERY_MS, and counted in the metrics). RATE_LIMIT=off counts nothing.
  */
-import type { IncomingMessage } from 'node:http';
+import { createHash } from 'node:crypto';
+import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { Redis } from 'ioredis';
-import type { Config } from '../config.js';
+import { isCartToken } from '../cart/cart-token.js';
+import type { BudgetName, Config, RateBudget, RateLimitBudgets } from '../config.js';
+import { CART_COOKIE } from '../storefront/cart-cookie.js';
 import type { Store } from '../store.js';
-import { MCP_PATH, PROFILE_PATH } from '../ucp/protocol.js';
 import { ErrorMessage, StorefrontError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { clientAddress } from './request-id.js';
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
+/** The classes a route declares: each is the name of its per-address budget. */
+const ROUTE_CLASSES = [
+  'catalog',
+  'search',
+  'cart-read',
+  'cart-write',
+  'mcp',
+  'profile',
+  'page',
+  'approval-post',
+  'health',
+  'other',
+] as const satisfies readonly BudgetName[];
 
-/**
- * Budgets per client address. A shopper's browser loads a product page with about five JSON calls and re-reads its
- * cart after each change; several shoppers may share one address (an office, a carrier's NAT); an agent platform
- * calls the commerce endpoint from few addresses for many shoppers.
- */
-export const BUDGETS = {
-  /** The shop's pages (home, collections, products) and their JSON, recommendations, sitemap, openapi, scopes, demo
-   *  images and the shop's script: 20 product pages a minute is a fast shopper (~100 calls), this leaves room for a
-   *  few behind one address, and holds a scraper to 10/s. */
-  catalog: { max: 600, timeWindow: MINUTE },
-  /** Search-as-you-type sends one request per keystroke: 300 is twenty typed queries a minute. */
-  search: { max: 300, timeWindow: MINUTE },
-  /** /cart.js and /cart.json: themes read the cart on every page and after every change. */
-  'cart-read': { max: 300, timeWindow: MINUTE },
-  /** Adds, changes, updates, clears and /cart/c/{token}: a person changes a cart a few times a minute, and a
-   *  token guesser gets one guess a second at 192 random bits. */
-  'cart-write': { max: 60, timeWindow: MINUTE },
-  /** New carts (a cart answer handing out a new token), counted by the cart routes: one per visitor, so a busy
-   *  shared address has room, while one client cannot fill the database with carts (see MAX_CART_TEXT_BYTES). */
-  'cart-start': { max: 300, timeWindow: HOUR },
-  /** The commerce endpoint: an agent platform calls from few addresses for many shoppers (10 calls/s sustained). */
-  mcp: { max: 600, timeWindow: MINUTE },
-  /** The UCP profile: its readers cache it (max-age 300). */
-  profile: { max: 120, timeWindow: MINUTE },
-  /** A person's own pages: the cart page, the checkout form, the approval page's GET, checkout, order and policy
-   *  pages: a person opens a handful a minute. */
-  page: { max: 120, timeWindow: MINUTE },
-  /** Approving or declining is one click of a person; more is someone trying links or forms. */
-  'approval-post': { max: 20, timeWindow: MINUTE },
-  /** /healthz and /readyz: balancers and supervisors probe every few seconds; never refuse a probe that is sane. */
-  health: { max: 1200, timeWindow: MINUTE },
-  /** Everything else, 404s and 405s included: nothing a client needs often. */
-  other: { max: 120, timeWindow: MINUTE },
-} as const satisfies Record<string, { max: number; timeWindow: number }>;
+export type RouteClass = (typeof ROUTE_CLASSES)[number];
 
-export type RouteClass = keyof typeof BUDGETS;
-
-/** The class of a route, from its method and URL pattern; decided once per route when it is registered. */
-export function routeClass(method: string, url: string): RouteClass {
-  if (url === '/healthz' || url === '/readyz') return 'health';
-  if (url === MCP_PATH) return 'mcp';
-  if (url === PROFILE_PATH || url.startsWith(`${PROFILE_PATH}/`)) return 'profile';
-  if (url === '/search/suggest.json' || url === '/search.json' || url === '/search') return 'search';
-  // The home page is a shop page like a collection's, the same for everyone (publicly cached): the catalog's budget.
-  if (url === '/') return 'catalog';
-  // A person's own pages: the cart, the checkout form (its POST changes a checkout).
-  if (url === '/cart') return 'page';
-  if (url === '/checkout') return method === 'POST' ? 'cart-write' : 'page';
-  if (url === '/cart.js' || url === '/cart.json') return 'cart-read';
-  if (url.startsWith('/cart/')) return 'cart-write';
-  if (url.startsWith('/checkout/approve/')) return method === 'POST' ? 'approval-post' : 'page';
-  if (url.startsWith('/checkouts/') || url.startsWith('/orders/') || url.startsWith('/policies/')) return 'page';
-  if (/^\/(products|collections|recommendations|assets)\/|^\/(products\.json|sitemap\.xml|openapi\.json|scopes\.json)$/.test(url)) return 'catalog';
-  return 'other';
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's rate-limit class (src/http/rate-limit.ts): a route without one stops the app from starting. */
+    rateLimit?: RouteClass;
+  }
 }
 
-/** Counters kept in memory at most (about 100 bytes each); past it the oldest go first. */
+/** Keys kept in memory at most (about 100 bytes each); past it the oldest go first. */
 const MAX_LOCAL_COUNTERS = 200_000;
-/** How often expired counters are swept out of memory. */
-const SWEEP_EVERY_MS = MINUTE;
+/** How often spent keys are swept out of memory. */
+const SWEEP_EVERY_MS = 60_000;
 /**
  * A Redis command answered later than this is a failure, and the request is served without a limit
  * (Config.redisCommandTimeoutMs overrides it: tests that count to a budget's edge lengthen it).
@@ -95,6 +70,8 @@ const REDIS_MAX_BACKOFF_MS = 2000;
 const REDIS_START_WAIT_MS = 2000;
 /** A failing Redis is logged at most this often (with the failures since the last line). */
 const LOG_EVERY_MS = 30_000;
+/** A UCP-Agent header longer than this names no profile the limits count (profile URLs are at most 2048 characters). */
+const MAX_AGENT_HEADER = 4096;
 
 /** A request over its budget: 429 with Retry-After, the storefront Error (the commerce endpoint answers JSON-RPC). */
 export class RateLimited extends StorefrontError {
@@ -105,159 +82,147 @@ export class RateLimited extends StorefrontError {
   }
 }
 
-const retryAfterSeconds = (ttlMs: number) => Math.max(1, Math.ceil(ttlMs / 1000));
+/** Whole seconds, rounded up (a client waiting them is served), and at least 1 as Retry-After requires. */
+const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 1000));
 
-/**
- * Carts one client address may start (BUDGETS['cart-start']), asked by the cart routes. A cart request whose cookie
- * carries no cart token is handed a new one; once the address has no start left this hour, only a cookie naming a
- * live cart is served.
- */
-export interface CartStarts {
-  /**
-   * Before a cart request: counts a start when there is no token, else (only once the budget is spent) asks
-   * `namesLiveCart`; throws RateLimited when the request would start a cart and none is left.
-   */
-  admit(request: FastifyRequest, reply: FastifyReply, hasToken: boolean, namesLiveCart: () => Promise<boolean>): Promise<void>;
-  /** After a cart answer that handed a new token to a cookie naming no live cart: counts that start, refusing nothing. */
-  record(request: FastifyRequest): void;
+/** One budget a request counts against: its name (for the 429's headers and the metrics), its key and its size. */
+export interface Demand {
+  name: BudgetName;
+  key: string;
+  budget: RateBudget;
 }
 
-const UNLIMITED_STARTS: CartStarts = { admit: async () => {}, record: () => {} };
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The cart-start budget (BUDGETS['cart-start']); unlimited with RATE_LIMIT=off. */
-    cartStarts: CartStarts;
-  }
-}
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Every route's class, set by installRateLimits when the route is registered. */
-    rateLimitClass?: RouteClass;
-  }
+/** A request refused: the budget with the longest wait, and the milliseconds until the request would be served. */
+export interface OverBudget {
+  demand: Demand;
+  waitMs: number;
 }
 
 /**
- * Counts a request against its route class's budget: undefined when it is within budget, else the RateLimited to
- * answer (its x-ratelimit-* headers already on the reply). In memory the answer is immediate; with Redis it is a
- * promise, which never rejects (a failing Redis serves the request).
- */
-export type RequestLimit = (request: FastifyRequest, reply: FastifyReply) => RateLimited | undefined | Promise<RateLimited | undefined>;
-
-/**
- * The limits as the app applies them: `limit` in its arrival hook, and `countOnArrival` for the reads answered
- * before routing (src/storefront/product-read-on-arrival.ts).
- */
-export interface RateLimits {
-  limit: RequestLimit;
-  /**
-   * Counts a request that has not reached Fastify, of class `name` from `address` (the address Fastify's
-   * request.ip would give): true when it is within budget. Over budget the count stays on the request, and the
-   * arrival hook answers its 429 from it without counting it again. A promise with Redis, which never rejects.
-   */
-  countOnArrival(raw: IncomingMessage, name: RouteClass, address: string): boolean | Promise<boolean>;
-  /** A request counted within budget on arrival goes on to Fastify after all: the arrival hook does not count it again. */
-  passOn(raw: IncomingMessage, name: RouteClass): void;
-}
-
-const COUNTED_ON_ARRIVAL = Symbol('countedOnArrival');
-type CountedRequest = IncomingMessage & { [COUNTED_ON_ARRIVAL]?: { name: RouteClass; counted: Counted | undefined } };
-
-/** A counter after a request: how many it has counted in its window, and the milliseconds until the window ends. */
-export interface Counted {
-  current: number;
-  ttl: number;
-}
-
-/**
- * Fixed-window counters, one per key: the first count starts a window of `windowMs`, and the counter starts again
- * from zero once it has passed. `increment` false reads without counting.
+ * GCRA counters, one time per key: `take` serves a request when every demand's budget has room, and then takes it
+ * from all of them; otherwise it takes from none and answers the longest wait. `commit` false only asks.
  */
 export interface Counters {
-  count(key: string, windowMs: number, increment: boolean): Counted | Promise<Counted>;
+  take(demands: readonly Demand[], commit: boolean): OverBudget | undefined | Promise<OverBudget | undefined>;
 }
 
 /**
- * Counters in this process's memory: a Map, swept of expired counters every SWEEP_EVERY_MS and bounded by
+ * A budget in whole microseconds: the spacing between requests at its sustained rate, and the most a key's time may
+ * run ahead of the clock (`max` spacings). Whole numbers keep the arithmetic exact (a clock near 1.7e15 µs is still an
+ * exact double), so a whole budget is exactly `max` requests, however its period divides.
+ */
+const spacingUs = (budget: RateBudget) => Math.max(1, Math.round((budget.periodMs * 1000) / budget.max));
+const burstUs = (budget: RateBudget) => spacingUs(budget) * budget.max;
+
+/** A key's time after one more request, from the time it has (undefined: a whole budget) at `nowUs`. */
+const nextArrival = (arrivalUs: number | undefined, budget: RateBudget, nowUs: number) =>
+  (arrivalUs === undefined || arrivalUs < nowUs ? nowUs : arrivalUs) + spacingUs(budget);
+
+/**
+ * GCRA counters in this process's memory: a Map, swept of spent keys every SWEEP_EVERY_MS and bounded by
  * MAX_LOCAL_COUNTERS (the oldest first: a Map iterates in insertion order). Counting is synchronous, so a product
  * read within budget pays a Map lookup and no promise; @fastify/rate-limit, which this replaced, cost about 8 µs
  * of CPU per request (its handler awaits three times and keeps an LRU list).
  */
 export class LocalCounters implements Counters {
-  private readonly counters = new Map<string, { current: number; endsAt: number }>();
-  private readonly sweeper = setInterval(() => this.sweep(this.clock()), SWEEP_EVERY_MS).unref();
+  /** Each key's theoretical arrival time (µs); a time already past is a whole budget, as no key is. */
+  private readonly arrivals = new Map<string, number>();
+  private readonly sweeper = setInterval(() => this.sweep(this.nowUs()), SWEEP_EVERY_MS).unref();
 
-  /** `maxCounters` and `clock` are for tests. */
+  /** `maxCounters` and `clock` (ms) are for tests. */
   constructor(
     private readonly maxCounters = MAX_LOCAL_COUNTERS,
     private readonly clock: () => number = Date.now,
   ) {}
 
-  /** How many counters are kept (for tests). */
+  /** How many keys are kept (for tests). */
   get size(): number {
-    return this.counters.size;
+    return this.arrivals.size;
   }
 
-  count(key: string, windowMs: number, increment: boolean): Counted {
-    const now = this.clock();
-    let counter = this.counters.get(key);
-    if (counter === undefined || counter.endsAt <= now) {
-      if (!increment) return { current: 0, ttl: 0 };
-      if (counter !== undefined) this.counters.delete(key); // a new window goes to the end of the insertion order
-      else if (this.counters.size >= this.maxCounters) this.makeRoom(now);
-      counter = { current: 0, endsAt: now + windowMs };
-      this.counters.set(key, counter);
+  take(demands: readonly Demand[], commit: boolean): OverBudget | undefined {
+    const now = this.nowUs();
+    let over: OverBudget | undefined;
+    for (const demand of demands) {
+      const waitUs = nextArrival(this.arrivals.get(demand.key), demand.budget, now) - now - burstUs(demand.budget);
+      if (waitUs > 1000 * (over?.waitMs ?? 0)) over = { demand, waitMs: waitUs / 1000 };
     }
-    if (increment) counter.current++;
-    return { current: counter.current, ttl: counter.endsAt - now };
+    if (over !== undefined || !commit) return over;
+    for (const { key, budget } of demands) {
+      const arrival = this.arrivals.get(key);
+      if (arrival === undefined || arrival <= now) {
+        // A key starting afresh goes to the end of the insertion order, the last to be dropped.
+        if (arrival !== undefined) this.arrivals.delete(key);
+        else if (this.arrivals.size >= this.maxCounters) this.makeRoom(now);
+      }
+      this.arrivals.set(key, nextArrival(arrival, budget, now));
+    }
+    return undefined;
   }
 
   close(): void {
     clearInterval(this.sweeper);
   }
 
+  private nowUs(): number {
+    return Math.round(this.clock() * 1000);
+  }
+
   private sweep(now: number): void {
-    for (const [key, counter] of this.counters) if (counter.endsAt <= now) this.counters.delete(key);
+    for (const [key, arrival] of this.arrivals) if (arrival <= now) this.arrivals.delete(key);
   }
 
   private makeRoom(now: number): void {
     this.sweep(now);
-    let excess = this.counters.size - Math.floor(this.maxCounters * 0.9);
-    for (const key of this.counters.keys()) {
+    let excess = this.arrivals.size - Math.floor(this.maxCounters * 0.9);
+    for (const key of this.arrivals.keys()) {
       if (excess-- <= 0) break;
-      this.counters.delete(key);
+      this.arrivals.delete(key);
     }
   }
 }
 
 /**
- * One counter in Redis, counted and read atomically: INCRBY (by 0 to read, without creating the key) and the
- * window set with PEXPIRE when the count starts. Answers { current, ttl in ms }.
+ * GCRA over the keys, atomically, on Redis's clock (every instance agrees on it), counted as LocalCounters counts:
+ * ARGV[1] is 1 to take, 0 to ask; ARGV[2i] and ARGV[2i+1] are key i's spacing and burst (µs). A key's value is its
+ * theoretical arrival time (µs), and it expires when that time passes (a whole budget is no key). Answers {0, 0}
+ * within every budget, else {the 1-based index of the key with the longest wait, that wait in ms rounded up}.
  */
-const COUNT_SCRIPT = `
-if ARGV[2] == '0' and redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
-local current = redis.call('INCRBY', KEYS[1], ARGV[2])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
+const TAKE_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local arrivals = {}
+local over, wait = 0, 0
+for i, key in ipairs(KEYS) do
+  local spacing, burst = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  local arrival = math.max(tonumber(redis.call('GET', key) or '0') or 0, now) + spacing
+  arrivals[i] = arrival
+  if arrival - now - burst > wait then over, wait = i, arrival - now - burst end
 end
-return {current, ttl}
+if over == 0 and ARGV[1] == '1' then
+  for i, key in ipairs(KEYS) do
+    redis.call('SET', key, string.format('%.0f', arrivals[i]), 'PX', math.ceil((arrivals[i] - now) / 1000))
+  end
+end
+return {over, math.ceil(wait / 1000)}
 `;
 
-/** Counters in Redis, shared by every instance (keys under `prefix`). A command that fails rejects. */
+type TakeCommand = (keyCount: number, ...keysAndArgs: (string | number)[]) => Promise<[number, number]>;
+
+/** GCRA counters in Redis, shared by every instance (keys under `prefix`). A command that fails rejects. */
 export class RedisCounters implements Counters {
   constructor(
-    private readonly redis: Redis & { storefrontCount?: (key: string, windowMs: number, by: number) => Promise<[number, number]> },
+    private readonly redis: Redis & { storefrontTake?: TakeCommand },
     private readonly prefix: string,
   ) {
-    redis.defineCommand('storefrontCount', { numberOfKeys: 1, lua: COUNT_SCRIPT });
+    redis.defineCommand('storefrontTake', { lua: TAKE_SCRIPT });
   }
 
-  async count(key: string, windowMs: number, increment: boolean): Promise<Counted> {
-    const [current, ttl] = await this.redis.storefrontCount!(`${this.prefix}${key}`, windowMs, increment ? 1 : 0);
-    return { current, ttl };
+  async take(demands: readonly Demand[], commit: boolean): Promise<OverBudget | undefined> {
+    const keys = demands.map((demand) => `${this.prefix}${demand.key}`);
+    const budgets = demands.flatMap(({ budget }) => [spacingUs(budget), burstUs(budget)]);
+    const [over, waitMs] = await this.redis.storefrontTake!(keys.length, ...keys, commit ? 1 : 0, ...budgets);
+    return over === 0 ? undefined : { demand: demands[over - 1]!, waitMs };
   }
 }
 
@@ -269,12 +234,99 @@ export function clientKey(address: string): string {
   return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
 }
 
+/** An RFC 8941 sf-string, and a member of a dictionary (key, value, parameters) up to its comma. */
+const SF_STRING = String.raw`"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*"`;
+const SF_KEY = String.raw`[a-z*][a-z0-9_.*-]*`;
+const SF_ITEM = String.raw`(?:${SF_STRING}|[^",;()\s]+)`;
+const SF_PARAMETERS = String.raw`(?: *; *${SF_KEY}(?:=${SF_ITEM})?)*`;
+const SF_MEMBER = new RegExp(String.raw`[ \t]*(${SF_KEY})(?:=(${SF_ITEM}|\((?: *${SF_ITEM}${SF_PARAMETERS})* *\)))?${SF_PARAMETERS}[ \t]*(?:,|$)`, 'y');
+
 /**
- * Sets up the budgets and returns the limits: the per-request count the app's one arrival hook (src/app.ts) runs for
- * every request, routed or not, before any body is read, and the count for reads answered on arrival; undefined with
- * RATE_LIMIT=off.
+ * The agent profile URL a UCP-Agent header names (`profile="https://…"`, an RFC 8941 dictionary as UCP's HTTP
+ * binding defines it), as `new URL()` writes it; undefined when there is none, or the header or URL is malformed.
+ * The commerce endpoint's tools read the profile from each call's `meta` (src/ucp/agent/agent-profiles.ts), which
+ * is not read before the call is counted; the header is what a platform signing its requests sends with each.
+ */
+export function agentProfileOf(header: string | undefined): string | undefined {
+  if (header === undefined || header.length > MAX_AGENT_HEADER) return undefined;
+  let profile: string | undefined;
+  SF_MEMBER.lastIndex = 0;
+  while (SF_MEMBER.lastIndex < header.length) {
+    const member = SF_MEMBER.exec(header);
+    if (member === null) return undefined;
+    // A later member of the same name replaces an earlier one (RFC 8941, 4.2.2).
+    if (member[1] === 'profile') profile = member[2]?.startsWith('"') ? member[2].slice(1, -1).replace(/\\(.)/g, '$1') : undefined;
+  }
+  if (profile === undefined) return undefined;
+  try {
+    return new URL(profile).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The cart a cart write changes: /cart/c/{token}'s, else the cookie's. Its key is a digest of the token (a token is
+ * the cart's only key, and the counters' keys may be listed by whoever reads Redis); undefined without a token.
+ */
+function cartKeyOf(request: FastifyRequest): string | undefined {
+  const fromPath = (request.params as { token?: unknown } | undefined)?.token;
+  const header = request.headers.cookie;
+  const token = fromPath ?? (header === undefined ? undefined : fastifyCookie.parse(header)[CART_COOKIE]);
+  return isCartToken(token) ? createHash('sha256').update(token).digest('base64url').slice(0, 22) : undefined;
+}
+
+/**
+ * Carts one client address may start (budget 'cart-start'), asked by the cart routes. A cart request whose cookie
+ * carries no cart token is handed a new one; once the address has no start left, only a cookie naming a live cart
+ * is served.
+ */
+export interface CartStarts {
+  /**
+   * Before a cart request: takes a start when there is no token, else (only once the budget is spent) asks
+   * `namesLiveCart`; throws RateLimited when the request would start a cart and none is left.
+   */
+  admit(request: FastifyRequest, reply: FastifyReply, hasToken: boolean, namesLiveCart: () => Promise<boolean>): Promise<void>;
+  /** After a cart answer that handed a new token to a cookie naming no live cart: takes that start, refusing nothing. */
+  record(request: FastifyRequest): void;
+}
+
+const UNLIMITED_STARTS: CartStarts = { admit: async () => {}, record: () => {} };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The cart-start budget; unlimited with RATE_LIMIT=off. */
+    cartStarts: CartStarts;
+  }
+}
+
+/**
+ * Counts a request against its budgets: undefined when it is within them, else the RateLimited to answer (its
+ * x-ratelimit-* headers already on the reply). In memory the answer is immediate; with Redis it is a promise, which
+ * never rejects (a failing Redis serves the request).
+ */
+export type RequestLimit = (request: FastifyRequest, reply: FastifyReply) => RateLimited | undefined | Promise<RateLimited | undefined>;
+
+/** The limits as the app applies them: `limit` in its arrival hook. */
+export interface RateLimits {
+  limit: RequestLimit;
+}
+
+/**
+ * Checks that every route declares its class, and sets up the budgets: returns the per-request count the app's one
+ * arrival hook (src/app.ts) runs for every request, routed or not, before any body is read; undefined with
+ * RATE_LIMIT=off. Call it before any route is added.
  */
 export async function installRateLimits(app: FastifyInstance, store: Store, metrics: Metrics): Promise<RateLimits | undefined> {
+  // Even with the limits off, so that a route without a class fails every test. Fastify's own HEAD route for a GET
+  // copies the GET's options, class included.
+  app.addHook('onRoute', (route) => {
+    const declared = route.config?.rateLimit;
+    if (declared === undefined || !ROUTE_CLASSES.includes(declared)) {
+      throw new Error(`${String(route.method)} ${route.url} declares no rate-limit class: give it config: { rateLimit: '…' }, one of ${ROUTE_CLASSES.join(', ')}`);
+    }
+  });
+
   const { config } = store;
   if (!config.rateLimit) {
     app.decorate('cartStarts', UNLIMITED_STARTS);
@@ -292,16 +344,11 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
     app.addHook('onClose', async () => local.close());
   }
 
-  app.addHook('onRoute', (route) => {
-    const method = Array.isArray(route.method) ? route.method[0]! : route.method;
-    route.config = { ...route.config, rateLimitClass: routeClass(method, route.url) };
-  });
-
   /** The answer over budget: the x-ratelimit-* headers (only a 429 carries them) and the error to send. */
-  const refusal = (name: RouteClass, reply: FastifyReply, ttl: number): RateLimited => {
-    metrics.rateLimited(name);
-    const seconds = retryAfterSeconds(ttl);
-    reply.header('x-ratelimit-limit', BUDGETS[name].max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', seconds);
+  const refusal = ({ demand, waitMs }: OverBudget, reply: FastifyReply): RateLimited => {
+    metrics.rateLimited(demand.name);
+    const seconds = retryAfterSeconds(waitMs);
+    reply.header('x-ratelimit-limit', demand.budget.max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', seconds);
     return new RateLimited(seconds);
   };
   const failedOpen = (error: unknown): undefined => {
@@ -309,60 +356,104 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
     failures.report(error);
     return undefined;
   };
-  const verdict = (name: RouteClass, reply: FastifyReply, counted: Counted) => (counted.current > BUDGETS[name].max ? refusal(name, reply, counted.ttl) : undefined);
-
-  /** Counts one request; undefined when the counter store failed (the request is served). */
-  const count = (name: RouteClass, address: string): Counted | undefined | Promise<Counted | undefined> => {
-    const counted = counters.count(`${name}:${clientKey(address)}`, BUDGETS[name].timeWindow, true);
-    return counted instanceof Promise ? counted.catch(failedOpen) : counted;
+  /** Takes a request from its budgets; undefined when within them, or when the counter store failed (it is served). */
+  const take = (demands: readonly Demand[], commit: boolean): OverBudget | undefined | Promise<OverBudget | undefined> => {
+    const over = counters.take(demands, commit);
+    return over instanceof Promise ? over.catch(failedOpen) : over;
   };
 
+  const demands = demandsOf(config.rateLimits);
   const limit: RequestLimit = (request, reply) => {
-    const early = (request.raw as CountedRequest)[COUNTED_ON_ARRIVAL];
-    if (early !== undefined) return early.counted && verdict(early.name, reply, early.counted);
-    const name = request.routeOptions.config?.rateLimitClass ?? 'other';
-    const counted = count(name, clientAddress(request));
-    if (!(counted instanceof Promise)) return counted && verdict(name, reply, counted);
-    return counted.then((result) => result && verdict(name, reply, result));
+    const over = take(demands(request), true);
+    if (!(over instanceof Promise)) return over && refusal(over, reply);
+    return over.then((result) => result && refusal(result, reply));
   };
 
-  // A request counted on arrival is not counted again: the arrival hook takes its verdict from the mark. Only a
-  // request that goes on to Fastify is marked (a property added to Node's request objects is not free).
-  const mark = (raw: IncomingMessage, name: RouteClass, counted: Counted | undefined) => {
-    (raw as CountedRequest)[COUNTED_ON_ARRIVAL] = { name, counted };
+  // A commerce call whose UCP-Agent header names no profile may name one in its tool arguments (the MCP binding's
+  // meta["ucp-agent"].profile): it is counted against that profile's budget once its body is read. Its address was
+  // counted on arrival, with the rest.
+  const profileDemand = profileDemandOf(config.rateLimits);
+  const limitArgumentsProfile = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const profile = agentProfileOf(headerText(request.headers['ucp-agent'])) === undefined ? argumentsProfileOf(request.body) : undefined;
+    if (profile === undefined) return done();
+    const over = take([profileDemand(clientKey(clientAddress(request)), profile)], true);
+    if (!(over instanceof Promise)) return done(over && refusal(over, reply));
+    over.then((result) => done(result && refusal(result, reply)), done);
   };
-  const within = (raw: IncomingMessage, name: RouteClass, counted: Counted | undefined): boolean => {
-    if (counted === undefined || counted.current <= BUDGETS[name].max) return true;
-    mark(raw, name, counted);
-    return false;
-  };
-  const countOnArrival = (raw: IncomingMessage, name: RouteClass, address: string): boolean | Promise<boolean> => {
-    const counted = count(name, address);
-    return counted instanceof Promise ? counted.then((result) => within(raw, name, result)) : within(raw, name, counted);
-  };
+  app.addHook('onRoute', (route) => {
+    if (route.config?.rateLimit !== 'mcp') return;
+    const existing = route.preHandler;
+    route.preHandler = existing === undefined ? [limitArgumentsProfile] : [limitArgumentsProfile, ...(Array.isArray(existing) ? existing : [existing])];
+  });
 
-  const startKey = (request: FastifyRequest) => `cart-start:${clientKey(clientAddress(request))}`;
-  const countStarts = async (request: FastifyRequest, increment: boolean): Promise<Counted | undefined> => {
-    try {
-      return await counters.count(startKey(request), BUDGETS['cart-start'].timeWindow, increment);
-    } catch (error) {
-      return failedOpen(error);
-    }
-  };
-  const startsMax = BUDGETS['cart-start'].max;
+  const starts = (request: FastifyRequest): Demand[] => [
+    { name: 'cart-start', key: `cart-start:${clientKey(clientAddress(request))}`, budget: config.rateLimits.budgets['cart-start'] },
+  ];
   app.decorate('cartStarts', {
     async admit(request, reply, hasToken, namesLiveCart) {
-      const counted = await countStarts(request, !hasToken);
-      if (!counted) return;
       // A new cart over the budget is refused; a cookie's cart is served while it names a live cart.
-      if (!hasToken && counted.current > startsMax) throw refusal('cart-start', reply, counted.ttl);
-      if (hasToken && counted.current >= startsMax && !(await namesLiveCart())) throw refusal('cart-start', reply, counted.ttl);
+      const over = await take(starts(request), !hasToken);
+      if (over && (!hasToken || !(await namesLiveCart()))) throw refusal(over, reply);
     },
     record(request) {
-      void countStarts(request, true);
+      void take(starts(request), true);
     },
   } satisfies CartStarts);
-  return { limit, countOnArrival, passOn: (raw, name) => mark(raw, name, undefined) };
+  return { limit };
+}
+
+/**
+ * The budgets a request counts against: its class's for its address (a request with no route is 'other'), and a cart
+ * write's cart's or a commerce call's agent profile's. A profile's key holds the address too: the header is a claim
+ * anyone can make, so a claim spends only the claimant's share of that profile's budget, never the platform's own.
+ */
+function demandsOf(rateLimits: RateLimitBudgets): (request: FastifyRequest) => Demand[] {
+  const { budgets } = rateLimits;
+  const profileDemand = profileDemandOf(rateLimits);
+  return (request) => {
+    const name = request.routeOptions.config?.rateLimit ?? 'other';
+    const address = clientKey(clientAddress(request));
+    const demands: Demand[] = [{ name, key: `${name}:${address}`, budget: budgets[name] }];
+    if (name === 'cart-write') {
+      const cart = cartKeyOf(request);
+      if (cart !== undefined) demands.push({ name: 'cart-write-per-cart', key: `cart-write-per-cart:${cart}`, budget: budgets['cart-write-per-cart'] });
+    } else if (name === 'mcp') {
+      const profile = agentProfileOf(headerText(request.headers['ucp-agent']));
+      if (profile !== undefined) demands.push(profileDemand(address, profile));
+    }
+    return demands;
+  };
+}
+
+/** The request's budget for `profile` from `address` (a client key): the profile's own when RATE_LIMITS names it. */
+function profileDemandOf({ budgets, agentProfiles }: RateLimitBudgets): (address: string, profile: string) => Demand {
+  return (address, profile) => ({
+    name: 'mcp-per-profile',
+    key: `mcp-per-profile:${address} ${profile}`,
+    budget: agentProfiles.get(profile) ?? budgets['mcp-per-profile'],
+  });
+}
+
+const headerText = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
+
+/**
+ * The agent profile URL a commerce call's tool arguments name (`meta["ucp-agent"].profile`, where the MCP binding
+ * puts it), as `new URL()` writes it; undefined when the call is not a tool call or names none.
+ */
+export function argumentsProfileOf(body: unknown): string | undefined {
+  const params = field(body, 'method') === 'tools/call' ? field(body, 'params') : undefined;
+  const profile = field(field(field(field(params, 'arguments'), 'meta'), 'ucp-agent'), 'profile');
+  if (typeof profile !== 'string' || profile.length > MAX_AGENT_HEADER) return undefined;
+  try {
+    return new URL(profile).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An object's own property, or undefined. */
+function field(value: unknown, name: string): unknown {
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, name) ? Reflect.get(value, name) : undefined;
 }
 
 /** Logs a failing counter store at most every LOG_EVERY_MS, with how many failures the line stands for. */
@@ -370,7 +461,7 @@ function failureLog(app: FastifyInstance) {
   let lastLogged = 0;
   let unlogged = 0;
   return {
-    report(error: unknown) {
+    report: (error: unknown) => {
       unlogged++;
       const now = Date.now();
       if (now - lastLogged < LOG_EVERY_MS) return;

@@ -8,50 +8,37 @@ import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 /** Logs label the id with this (pino JSON: `"request_id":"…"`). */
 export const REQUEST_ID_LOG_LABEL = 'request_id';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
-/** Addresses whose answer a matcher keeps: the proxies in front of a store are few, so this is rarely reached. */
+/** Addresses whose answer a matcher keeps: the proxies in front of a store are few, so the bound is rarely reached. */
 const REMEMBERED_ADDRESSES = 1024;
 
 /**
  * Whether an address (a socket's remoteAddress, or a hop of X-Forwarded-For) lies in one of the CIDRs
- * (config.trustProxy). It is asked on every request (the client address, the request id), mostly about the same
- * few proxy addresses: each answer is remembered, so an address is parsed once rather than per request.
+ * (config.trustProxy), matched as Fastify's own trustProxy does (proxy-addr; an IPv4 peer also in its IPv4-mapped
+ * IPv6 form). It is asked on every request, mostly about the same few proxy addresses, and proxy-addr parses the
+ * address on each call (microseconds): each answer is remembered, the least recently asked forgotten first.
  */
 export function peerMatcher(cidrs: readonly string[]): (address: string | undefined) => boolean {
   const matches = rangeMatcher(cidrs);
-  const known = new Map<string, boolean>();
-  return (address) => {
-    if (address === undefined) return false;
-    let answer = known.get(address);
-    if (answer === undefined) {
-      if (known.size >= REMEMBERED_ADDRESSES) known.clear();
-      known.set(address, (answer = matches(address)));
-    }
-    return answer;
-  };
+  const known = new LRUCache<string, boolean>({ max: REMEMBERED_ADDRESSES, memoMethod: (address) => matches(address) });
+  return (address) => address !== undefined && known.memo(address);
 }
 
+/**
+ * proxy-addr refuses a /0 range, which TRUST_PROXY accepts (`0.0.0.0/0`, `::/0`: every peer of that family): such a
+ * range is matched by the address's family (an IPv4-mapped address is IPv4, as proxy-addr reads it), every other
+ * by proxy-addr's compiled matcher.
+ */
 function rangeMatcher(cidrs: readonly string[]): (address: string) => boolean {
-  const ranges: Range[] = cidrs.map((cidr) => {
-    const [address, prefix] = ipaddr.parseCIDR(cidr);
-    // An IPv4-mapped range (::ffff:10.0.0.0/104) matches the IPv4 form the socket's address is read as.
-    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
-      return [(address as ipaddr.IPv6).toIPv4Address(), prefix - 96];
-    }
-    return [address, prefix];
-  });
-  return (address) => {
-    if (!ipaddr.isValid(address)) return false;
-    const peer = ipaddr.process(address);
-    return ranges.some((range) => range[0].kind() === peer.kind() && peer.match(range));
-  };
+  const wholeFamilies = new Set(cidrs.filter((cidr) => cidr.endsWith('/0')).map((cidr) => ipaddr.parse(cidr.slice(0, -2)).kind()));
+  const inRanges = proxyAddr.compile(cidrs.filter((cidr) => !cidr.endsWith('/0')));
+  return (address) => (wholeFamilies.size > 0 && ipaddr.isValid(address) && wholeFamilies.has(ipaddr.process(address).kind())) || inRanges(address, 0);
 }
 
 /** Fastify's genReqId: the trusted proxy's id when it has a safe shape, else a new UUID. */
@@ -66,21 +53,18 @@ export function requestIdGenerator(trustedProxies: readonly string[]): (request:
 
 const CLIENT_ADDRESS = Symbol('clientAddress');
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** clientAddress's answer, once asked (the symbol is this module's own). */
+    [CLIENT_ADDRESS]?: string;
+  }
+}
+
 /**
  * The client's address (`request.ip`: X-Forwarded-For believed only from TRUST_PROXY peers), worked out once per
  * request: Fastify parses the forwarded chain again on every read of `request.ip`, and the rate limit and the
  * request log both need it.
  */
 export function clientAddress(request: FastifyRequest): string {
-  const memo = request as FastifyRequest & { [CLIENT_ADDRESS]?: string };
-  return (memo[CLIENT_ADDRESS] ??= request.ip);
-}
-
-/**
- * The client address of a request before Fastify has made it a request object: what its request.ip would be, with
- * `trusted` the matcher app.ts gives Fastify as trustProxy (none: the connection's address).
- */
-export function rawClientAddress(trusted: ((address: string | undefined) => boolean) | undefined): (raw: IncomingMessage) => string {
-  if (trusted === undefined) return (raw) => raw.socket.remoteAddress ?? '';
-  return (raw) => proxyAddr(raw, trusted);
+  return (request[CLIENT_ADDRESS] ??= request.ip);
 }

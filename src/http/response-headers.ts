@@ -123,7 +123,7 @@ type Header = readonly [name: string, value: string];
 
 /**
  * The constant headers of answers, beside the request id: those of every answer, and those a public read adds
- * (the onSend hook above, and the product read answered on arrival, src/storefront/product-read-on-arrival.ts).
+ * (the onSend hook above).
  */
 export function answerHeaders(baseUrl: string): { everyAnswer: readonly Header[]; publicRead: readonly Header[] } {
   return {

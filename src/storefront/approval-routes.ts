@@ -221,7 +221,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     if (!fromThisStore(request)) throw new StorefrontError(403, ErrorMessage.forbidden, 'This request was sent from another website, so it was not accepted.');
   };
 
-  app.get<{ Params: { token: string } }>('/checkout/approve/:token', { schema: { hide: true } }, async (request, reply) => {
+  app.get<{ Params: { token: string } }>('/checkout/approve/:token', { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const { token } = request.params;
     if (!APPROVAL_TOKEN.test(token)) return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
     const state = await checkouts.approvalState(db, token);
@@ -238,7 +238,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     }
   });
 
-  app.post<{ Params: { token: string } }>('/checkout/approve/:token', { schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+  app.post<{ Params: { token: string } }>('/checkout/approve/:token', { config: { rateLimit: 'approval-post' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
     const { token } = request.params;
     if (!APPROVAL_TOKEN.test(token)) return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
     const reopen = 'Open the approval link again in this browser, with cookies allowed, and answer from that page.';
@@ -353,7 +353,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   }
 
   // The passkey script asks for a challenge bound to this approval (JSON in, JSON out).
-  app.post<{ Params: { token: string } }>('/checkout/approve/:token/passkey', { schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
+  app.post<{ Params: { token: string } }>('/checkout/approve/:token/passkey', { config: { rateLimit: 'approval-post' }, schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
     const { token } = request.params;
     if (!APPROVAL_TOKEN.test(token)) throw notFound(UNKNOWN_APPROVAL);
     refuseForeign(request);
@@ -369,7 +369,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return reply.send({ challenge_id: challenge.challengeId, options: challenge.options });
   });
 
-  app.get<{ Params: { id: string } }>('/orders/:id', { schema: { hide: true } }, async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/orders/:id', { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const { id } = request.params;
     const order = ORDER_ID.test(id) ? await readOrder(db, id) : undefined;
     if (!order) return sendPage(reply, 404, notFoundPage(context, 'No order has this link.'));
@@ -391,13 +391,13 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return secret;
   };
 
-  app.post<{ Params: { id: string } }>('/orders/:id/passkey/options', { schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/orders/:id/passkey/options', { config: { rateLimit: 'page' }, schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
     const registration = await store.buyerProof.registrationOptions(db, enrollmentSecret(request), request.params.id);
     if (!registration) throw new StorefrontError(403, ErrorMessage.forbidden, 'This offer to create a passkey has ended.');
     return reply.send({ challenge_id: registration.challengeId, options: registration.options });
   });
 
-  app.post<{ Params: { id: string } }>('/orders/:id/passkey', { schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/orders/:id/passkey', { config: { rateLimit: 'page' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
     const secret = enrollmentSecret(request);
     const { challenge_id: challengeId, response } = (request.body ?? {}) as Record<string, unknown>;
     if (!shortString(challengeId, 100) || !shortString(response, MAX_CREDENTIAL_JSON)) {
@@ -415,17 +415,17 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   });
 
   for (const [script, source] of Object.entries(SCRIPTS)) {
-    app.get(script, { schema: { hide: true } }, (_request, reply) => reply.type('text/javascript; charset=utf-8').send(source));
+    app.get(script, { config: { rateLimit: 'other' }, schema: { hide: true } }, (_request, reply) => reply.type('text/javascript; charset=utf-8').send(source));
   }
 
-  app.get<{ Params: { id: string } }>('/checkouts/:id', { schema: { hide: true } }, async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/checkouts/:id', { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const { id } = request.params;
     const checkout = CHECKOUT_ID.test(id) ? await checkouts.get(db, id) : undefined;
     if (!checkout) return sendPage(reply, 404, notFoundPage(context, 'No checkout has this link.'));
     return sendPage(reply, 200, checkoutPage(context, checkout.view));
   });
 
-  app.get<{ Params: { kind: string } }>('/policies/:kind', { schema: { hide: true } }, async (request, reply) => {
+  app.get<{ Params: { kind: string } }>('/policies/:kind', { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const kind = policyKindOf(request.params.kind);
     if (!kind) {
       throw notFound(`No policy is called ${request.params.kind.slice(0, 60)}; the policies are terms-of-service, privacy-policy, refund-policy and shipping-policy.`);

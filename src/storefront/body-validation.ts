@@ -1,32 +1,55 @@
 /**
- * Body validation for the cart routes. JSON bodies are validated strictly: the app's Ajv coerces types, which
- * turned `"quantity": false` (or null, or "") into 0 and removed a line. Form bodies (urlencoded, multipart)
- * carry every value as a string, so they alone are coerced, before validation, by a coercing Ajv with the
- * app's options. Querystrings and params keep the app's coercion. Every storefront route also refuses input the
- * store cannot keep (installStorableInputCheck, below).
+ * Request validation, one Ajv per distinct option set (the pattern Fastify documents for per-part compilers):
+ * - the app's: every route's querystring, params and headers, and bodies outside the cart. It coerces types (a
+ *   query's `limit=5` is 5) and fills defaults. src/app.ts gives it to Fastify (`appSchemaController`) in place of
+ *   Fastify's own instance, and the cart's form coercion (formCoercion) uses it too.
+ * - the cart's JSON bodies: the same options without coercion, which turned `"quantity": false` (or null, or "")
+ *   into 0 and removed a line. Coercion is an option of the whole instance, hence the second one. Form bodies
+ *   (urlencoded, multipart) carry every value as a string, so they alone are coerced, before validation.
+ * The commerce door's schemas are JSON Schema 2020-12 reported with every error (src/ucp/schemas/one-ajv.ts): a
+ * third option set. Every storefront route also refuses input the store cannot keep (installStorableInputCheck).
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchema, FastifySchemaCompiler, FastifyServerOptions, preValidationHookHandler } from 'fastify';
 import { nonDecimalNumber } from '../http/decimal-numbers.js';
 import { invalidParameter } from '../http/errors.js';
 import { MAX_INPUT_DEPTH, findUnstorable, inputPathText, unstorableProblemText, type UnstorableInput } from '../http/storable-input.js';
 
-/** strictNumbers: a JSON number beyond a double (`1e400`, parsed as Infinity) is no integer (Ajv's default says it is). */
+/**
+ * strictNumbers: a JSON number beyond a double (`1e400`, parsed as Infinity) is no integer (Ajv's default says it
+ * is). allErrors off: the first problem is named, and a hostile body cannot make Ajv collect thousands.
+ * addUsedSchema off: two routes' schemas may carry one $id without clashing in the shared instance.
+ */
 const appOptions = { useDefaults: true, removeAdditional: false, allErrors: false, addUsedSchema: false, strict: false, strictNumbers: true } as const;
 
 function newAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({ ...appOptions, coerceTypes: coerce ? 'array' : false });
-  (addFormats as unknown as (instance: Ajv) => void)(ajv);
+  addFormats.default(ajv);
   return ajv;
 }
 
-const strictAjv = newAjv(false);
 const coercingAjv = newAjv(true);
+const strictAjv = newAjv(false);
+
+/** The app's validator compiler (coercing): request schemas are inline, so Fastify's shared schemas are not needed. */
+const appValidatorCompiler: FastifySchemaCompiler<FastifySchema> = ({ schema }) => coercingAjv.compile(schema);
+
+type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'];
+
+/**
+ * Fastify's schemaController option (src/app.ts): every scope validates on the app's Ajv, also a scope that adds
+ * shared schemas (setValidatorCompiler at the root would leave such a scope to a new instance of Fastify's own).
+ * @fastify/ajv-compiler's types describe a compiler as taking a bare schema; Fastify calls it with the route
+ * definition, as its own FastifySchemaCompiler type says, hence the cast.
+ */
+export const appSchemaController: FastifyServerOptions['schemaController'] = {
+  compilersFactory: { buildValidator: (() => appValidatorCompiler) as unknown as ValidatorFactory },
+};
 
 /** In the plugin scope: bodies validated without coercion, other request parts as the app does. */
 export function installStrictBodyValidation(app: FastifyInstance): void {
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema) as ValidateFunction);
+  app.setValidatorCompiler((route) => (route.httpPart === 'body' ? strictAjv.compile(route.schema) : appValidatorCompiler(route)));
 }
 
 /** A urlencoded or multipart form post, whose values are all strings. */
@@ -81,6 +104,6 @@ export function installStorableInputCheck(app: FastifyInstance): void {
     const own = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
     // A GET's HEAD twin is made from the GET's options, check included.
     if (own.includes(refuseUnstorableInput)) return;
-    route.preValidation = [...(own as preValidationHookHandler[]), refuseUnstorableInput];
+    route.preValidation = [...own, refuseUnstorableInput];
   });
 }

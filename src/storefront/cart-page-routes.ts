@@ -137,7 +137,7 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return cart && cart.lines.length > 0 ? cart : undefined;
   };
 
-  app.get(CART_PATH, { schema: { hide: true } }, async (request, reply) => {
+  app.get(CART_PATH, { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const view = await carts.findCart(db, cartFromCookie(request));
     return sendCartPage(reply, store, 200, view?.cart);
   });
@@ -164,7 +164,7 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return sendPersonalPage(reply, status, page, cartPagesPolicy(store));
   };
 
-  app.get(CHECKOUT_PATH, { schema: { hide: true } }, async (request, reply) => {
+  app.get(CHECKOUT_PATH, { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const cart = await cartOf(cartFromCookie(request));
     if (!cart) return toCart(reply);
     const open = await checkouts.openForCart(db, cart.token);
@@ -175,7 +175,7 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return checkoutFormPage(reply, 200, { cart, options }, values, [], open?.approval ? approvalPath(open.approval.token) : undefined);
   });
 
-  app.post(CHECKOUT_PATH, { schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+  app.post(CHECKOUT_PATH, { config: { rateLimit: 'cart-write' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
     if (!fromThisStore(request)) {
       return sayPage(reply, 403, 'Nothing was done', [
         'This form was sent from another website, so it was not accepted. Nothing was ordered or changed.',

@@ -153,8 +153,8 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   };
 
   /**
-   * Every cart read and change may hand out a new cart: each client address may start BUDGETS['cart-start'] an hour
-   * (src/http/rate-limit.ts). Before the body is read; a live cart's cookie is looked up only once the budget is spent.
+   * Every cart read and change may hand out a new cart: each client address may start the 'cart-start' budget's
+   * carts (src/http/rate-limit.ts, RATE_LIMITS). Before the body is read; a live cart's cookie is looked up only once the budget is spent.
    */
   const limitCartStarts = async (request: FastifyRequest, reply: FastifyReply) => {
     const token = cartFromCookie(request);
@@ -202,7 +202,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   ) => {
     // Fastify validated the body against `options.schema.body` before the handler runs: that makes it Static<Body>.
     const run = (request: FastifyRequest) => cartErrors(() => change(request as FastifyRequest<{ Body: Static<Body> }>));
-    options = { ...options, onRequest: limitCartStarts };
+    options = { ...options, onRequest: limitCartStarts, config: { rateLimit: 'cart-write' } };
     app.post(`${path}.js`, options, async (request, reply) => answer(request, reply, await run(request)));
     formPaths.add(path);
     app.post(path, { ...options, schema: { ...options.schema, hide: true } }, async (request, reply) =>
@@ -212,6 +212,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
 
   const getCartOptions = {
     onRequest: limitCartStarts,
+    config: { rateLimit: 'cart-read' as const },
     schema: {
       operationId: 'getCart',
       summary: 'The session cart (cookie `cart`); without a live cart, a fresh empty one and a new cookie',
@@ -309,6 +310,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   app.get(
     '/cart/c/:token',
     {
+      config: { rateLimit: 'cart-write' },
       schema: {
         operationId: 'openCartByToken',
         summary: "Open a cart by its token (a commerce-protocol cart's continue_url): sets the `cart` cookie to it and answers the Cart",

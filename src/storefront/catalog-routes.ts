@@ -9,7 +9,7 @@ import { ALL_COLLECTION, type Catalog, type CatalogSnapshot } from '../catalog/c
 import { entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 
 export const HANDLE = /^[a-z0-9-]+$/;
-/** The product read's route (also answered on arrival: product-read-on-arrival.ts). */
+/** The product read's route. */
 export const PRODUCT_ROUTE = '/products/:handle.js';
 /** Products per page when `limit` is not given (the spec's default). */
 const DEFAULT_LIMIT = 30;
@@ -27,6 +27,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
   app.get(
     PRODUCT_ROUTE,
     {
+      config: { rateLimit: 'catalog' },
       schema: {
         operationId: 'getProductByHandle',
         summary: 'A product with all its variants, prices and availability',
@@ -62,6 +63,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
   app.get(
     '/collections/:handle/products.json',
     {
+      config: { rateLimit: 'catalog' },
       schema: {
         operationId: 'listCollectionProducts',
         summary: 'The products of a collection, page by page (`all` = every published product)',
@@ -86,6 +88,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
   app.get(
     '/products.json',
     {
+      config: { rateLimit: 'catalog' },
       schema: {
         operationId: 'listAllProducts',
         summary: 'Every published product, page by page (the same as /collections/all/products.json)',
@@ -105,6 +108,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: Catalog, bodies:
   app.get(
     '/sitemap.xml',
     {
+      config: { rateLimit: 'catalog' },
       schema: {
         operationId: 'getSitemap',
         summary: 'The home page and every published product and collection URL (re-derive handles here after a 404)',

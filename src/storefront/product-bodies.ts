@@ -10,6 +10,7 @@
  * shopper's 304 survives a load balancer switching instances.
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import { PerProductCache, type StockChangeFeed } from '../catalog/product-cache.js';
 import type { Product } from '../catalog/types.js';
@@ -49,16 +50,18 @@ interface ProductBody extends TaggedBody {
 const pageCost = (key: string, page: TaggedBody) => page.body.length + 2 * (key.length + page.etag.length) + CACHE_ENTRY_OVERHEAD_BYTES;
 
 /**
- * Pages kept while a generation lasts, bounded in entries and bytes: when full, or when the generation moves, it
- * starts anew (a crawler walking every page cannot grow it past the bound); a page that alone breaks the byte
- * bound is never kept. The collection pages here and the shop's HTML pages (shop-routes.ts) are kept in these.
+ * Pages kept while a generation lasts, bounded in entries and bytes (lru-cache: when full, the least recently used
+ * pages go, so a crawler walking every page cannot grow it past the bound; a page that alone breaks the byte bound
+ * is never kept). When the generation moves, it starts anew. The collection pages here and the shop's HTML pages
+ * (shop-routes.ts) are kept in these.
  */
 export class BoundedPages<Entry extends TaggedBody = TaggedBody> {
-  private entries = new Map<string, Entry>();
-  private kept = 0;
+  private readonly entries: LRUCache<string, Entry>;
   private generation = '';
 
-  constructor(private readonly bounds: PageCacheBounds = { maxPages: MAX_CACHED_PAGES, maxBytes: MAX_CACHED_PAGE_BYTES }) {}
+  constructor(bounds: PageCacheBounds = { maxPages: MAX_CACHED_PAGES, maxBytes: MAX_CACHED_PAGE_BYTES }) {
+    this.entries = new LRUCache<string, Entry>({ max: bounds.maxPages, maxSize: bounds.maxBytes, sizeCalculation: (page, key) => pageCost(key, page) });
+  }
 
   /** How many pages are kept now. */
   get size(): number {
@@ -67,7 +70,7 @@ export class BoundedPages<Entry extends TaggedBody = TaggedBody> {
 
   /** What the kept pages count against the byte bound now. */
   get bytes(): number {
-    return this.kept;
+    return this.entries.calculatedSize;
   }
 
   get(generation: string, key: string): Entry | undefined {
@@ -77,27 +80,13 @@ export class BoundedPages<Entry extends TaggedBody = TaggedBody> {
 
   set(generation: string, key: string, entry: Entry): void {
     this.adopt(generation);
-    const cost = pageCost(key, entry);
-    if (cost > this.bounds.maxBytes) return;
-    const previous = this.entries.get(key);
-    if (previous) {
-      this.entries.delete(key);
-      this.kept -= pageCost(key, previous);
-    }
-    if (this.entries.size >= this.bounds.maxPages || this.kept + cost > this.bounds.maxBytes) this.clear();
     this.entries.set(key, entry);
-    this.kept += cost;
   }
 
   private adopt(generation: string): void {
     if (generation === this.generation) return;
-    this.clear();
+    this.entries.clear();
     this.generation = generation;
-  }
-
-  private clear(): void {
-    this.entries = new Map();
-    this.kept = 0;
   }
 }
 

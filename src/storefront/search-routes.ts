@@ -148,6 +148,7 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
   app.get(
     '/search/suggest.json',
     {
+      config: { rateLimit: 'search' },
       schema: {
         operationId: 'searchProducts',
         summary: 'Predictive search: products (and collections, query suggestions) matching free text',
@@ -211,6 +212,7 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
   app.get(
     '/recommendations/products.json',
     {
+      config: { rateLimit: 'catalog' },
       schema: {
         operationId: 'getProductRecommendations',
         summary: 'Products to show with a product: related (bought together, similar) or complementary (chosen by the merchant)',

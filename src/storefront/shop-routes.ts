@@ -139,9 +139,9 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
     return [...available, ...soldOut].slice(0, count);
   };
 
-  app.get(SHOP_SCRIPT, { schema: { hide: true } }, (request, reply) => sendCatalogRead(request, reply, SCRIPT.etag, SCRIPT.body, SCRIPT_TYPE));
+  app.get(SHOP_SCRIPT, { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => sendCatalogRead(request, reply, SCRIPT.etag, SCRIPT.body, SCRIPT_TYPE));
 
-  app.get('/', { schema: { hide: true } }, (request, reply) => {
+  app.get('/', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => {
     const snapshot = catalog.snapshot;
     const generation = bodies.generation;
     let page = listPages.get(generation, 'home');
@@ -155,7 +155,7 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
     return sendPage(request, reply, page, policy(snapshot));
   });
 
-  app.get('/collections/:handle', { schema: { hide: true } }, (request, reply) => {
+  app.get('/collections/:handle', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => {
     const { handle } = request.params as { handle: string };
     // `/collections/x.json` and the like are no page: the store's JSON 404, as before the pages.
     if (handle.includes('.')) return reply.callNotFound();
@@ -255,7 +255,7 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
   };
 
   // Not async when the page is kept (the usual case): the product page is benchmarked, and a promise per read shows.
-  app.get('/products/:handle', { schema: { hide: true } }, (request, reply) => {
+  app.get('/products/:handle', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => {
     const { handle } = request.params as { handle: string };
     // `/products/x.json` and the like are no page: the store's JSON 404, as before the pages.
     if (handle.includes('.')) return reply.callNotFound();
@@ -274,7 +274,7 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
     return build(key, product, choice, snapshot).then((page) => sendPage(request, reply, page, policy(page.snapshot)));
   });
 
-  app.get('/search', { schema: { hide: true } }, (request, reply) => {
+  app.get('/search', { config: { rateLimit: 'search' }, schema: { hide: true } }, (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const q = searchText(firstText(query.q) ?? '');
     const snapshot = catalog.snapshot;

@@ -62,7 +62,7 @@ export const storeUnavailable = () =>
     content: 'The store is temporarily unavailable; retry after the number of seconds in retry_after.',
     retry_after: UNAVAILABLE_RETRY_AFTER_SECONDS,
   });
-/** Over a rate budget of the client address: HTTP 429 (with Retry-After), and when to try again. */
+/** Over a rate budget (the client address's, a cart's or an agent profile's): HTTP 429 (with Retry-After), and when to try again. */
 export const rateLimitExceeded = (retryAfterSeconds: number, content = 'Too many requests; retry after the number of seconds in retry_after.') =>
   new JsonRpcError(JsonRpcCode.protocolError, 'Rate limit exceeded', { code: 'rate_limit_exceeded', content, retry_after: retryAfterSeconds });
 export const discoveryFailed = (code: DiscoveryErrorCode, content: string) =>

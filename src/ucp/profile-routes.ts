@@ -71,6 +71,7 @@ export function profileRoutes(server: FastifyInstance, options: ProfileRoutesOpt
   app.get(
     PROFILE_PATH,
     {
+      config: { rateLimit: 'profile' },
       schema: {
         operationId: 'getUcpProfile',
         summary: 'The UCP business profile: protocol version, the MCP service endpoint, capabilities, payment handlers, signing keys',
@@ -85,6 +86,7 @@ export function profileRoutes(server: FastifyInstance, options: ProfileRoutesOpt
   app.get(
     `${PROFILE_PATH}/:version`,
     {
+      config: { rateLimit: 'profile' },
       schema: {
         operationId: 'getUcpProfileForVersion',
         summary: 'The self-contained business profile for one supported UCP version (linked from supported_versions)',

@@ -39,10 +39,11 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     const onMcp = request.routeOptions.url === MCP_PATH;
     if (error instanceof RateLimited) {
       if (!onMcp) throw error; // the profile: the storefront Error, from the app's handler
-      // Counted before the body is read, so the call's id is not known: null, as for any HTTP-level refusal.
+      // Counted on arrival, before the body is read, the call's id is not known (null, as for any HTTP-level
+      // refusal); counted against the profile its arguments name, it is.
       reply.headers(error.headers);
       const { code, message, data } = rateLimitExceeded(error.retryAfterSeconds);
-      return sendRpcError(reply, 429, null, code, message, data);
+      return sendRpcError(reply, 429, requestId(request.body), code, message, data);
     }
     if (!onMcp) throw error;
     const status = error.statusCode ?? 500;

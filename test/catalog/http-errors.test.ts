@@ -16,10 +16,10 @@ for (const backend of backends) {
         app: {
           extend(app) {
             // A route that fails the way a real bug would: an internal error carrying SQL and a path.
-            app.get('/__crash', async () => {
+            app.get('/__crash', { config: { rateLimit: 'other' } }, async () => {
               throw new Error('relation "secret_table" does not exist: select * from secret_table at /srv/app/src/x.ts:12');
             });
-            app.post('/__echo', async (request) => ({ received: request.body }));
+            app.post('/__echo', { config: { rateLimit: 'other' } }, async (request) => ({ received: request.body }));
           },
         },
       });

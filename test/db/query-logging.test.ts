@@ -46,7 +46,7 @@ for (const backend of backends) {
         app: {
           logger: { write: (line: string) => void lines.push(line) },
           extend: (app) => {
-            app.post<{ Params: { name: string } }>('/test/query-failure/:name', async (request) => {
+            app.post<{ Params: { name: string } }>('/test/query-failure/:name', { config: { rateLimit: 'other' } }, async (request) => {
               await FAILURES.find((failure) => failure.name === request.params.name)!.run(t.store.db);
               return { ran: true };
             });

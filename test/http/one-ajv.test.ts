@@ -1,13 +1,55 @@
 /**
- * One Ajv for the UCP schemas: the tool-input validators (one-ajv.ts) and the MCP SDK's JSON Schema
- * validator (the SDK servers' `jsonSchemaValidator`) are built on the same instance, not one each.
+ * One Ajv per distinct option set in the whole app, three in all: the app's request validation (coercing; Fastify
+ * validates on it, src/storefront/body-validation.ts), the cart's JSON bodies (the same without coercion), and the
+ * commerce door's (JSON Schema 2020-12, every error). For the UCP schemas, the tool-input validators (one-ajv.ts) and
+ * the MCP SDK's JSON Schema validator (the SDK servers' `jsonSchemaValidator`) are built on the same instance.
  */
+import { compilingAjvs, optionSet } from './ajv-census.js';
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
+import { backends, dropTestDatabases, startTestStore } from '../helpers/store.js';
 import { ucpAjv, ucpJsonSchemaValidator, validatorFor } from '../../src/ucp/schemas/one-ajv.js';
 import { searchCatalogTool } from '../../src/ucp/tools/catalog-tools.js';
 import { SdkServers } from '../../src/ucp/mcp/sdk-servers.js';
 import type { ToolCalls } from '../../src/ucp/tools/tool-calls.js';
+
+after(dropTestDatabases);
+
+describe('one Ajv per distinct option set', () => {
+  it('a store validating queries, cart JSON and forms, and commerce tool calls compiles on three instances, no two alike', async () => {
+    const t = await startTestStore(backends[0]!);
+    try {
+      const host = { host: 'store.test' };
+      const variant = t.store.catalog.snapshot.products[0]!.variants[0]!.id;
+      const answers = await Promise.all([
+        t.app.inject({ url: '/products.json?limit=2', headers: host }),
+        t.app.inject({ method: 'POST', url: '/cart/add.js', headers: host, payload: { items: [{ id: variant, quantity: 1 }] } }),
+        t.app.inject({
+          method: 'POST',
+          url: '/cart/add.js',
+          headers: { ...host, 'content-type': 'application/x-www-form-urlencoded' },
+          payload: `id=${variant}&quantity=1`,
+        }),
+        t.app.inject({
+          method: 'POST',
+          url: '/api/ucp/mcp',
+          headers: { ...host, accept: 'application/json' },
+          payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_catalog', arguments: { catalog: { query: 'tea' } } } },
+        }),
+      ]);
+      assert.deepEqual(answers.map((answer) => answer.statusCode), [200, 200, 200, 200]);
+      const sets = [...compilingAjvs].map(optionSet).sort();
+      assert.deepEqual(sets, [
+        'Ajv coerceTypes=array useDefaults=true allErrors=false',
+        'Ajv coerceTypes=false useDefaults=true allErrors=false',
+        'Ajv2020 coerceTypes=false useDefaults=false allErrors=true',
+      ]);
+      assert.ok(compilingAjvs.has(ucpAjv()));
+    } finally {
+      await t.close();
+    }
+  });
+});
 
 describe('one Ajv for the UCP schemas', () => {
   it('is made once', () => {

@@ -130,7 +130,7 @@ describe('request ids', () => {
   let plain: TestStore;
   let behindProxy: TestStore;
   let otherProxy: TestStore;
-  const showIp = (app: FastifyInstance) => app.get('/test/ip', async (request) => ({ ip: request.ip, id: request.id }));
+  const showIp = (app: FastifyInstance) => app.get('/test/ip', { config: { rateLimit: 'other' } }, async (request) => ({ ip: request.ip, id: request.id }));
   before(async () => {
     plain = await startTestStore(pglite!, { app: { extend: showIp } });
     behindProxy = await startTestStore(pglite!, { config: { trustProxy: loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy }, app: { extend: showIp } });

@@ -23,3 +23,26 @@ describe('peerMatcher (TRUST_PROXY)', () => {
     assert.equal(trusted('203.0.113.9'), true);
   });
 });
+
+describe('peerMatcher: /0 beside other ranges, and many addresses', () => {
+  it('a /0 range trusts its whole family and nothing of the other, beside the other ranges given', () => {
+    const trusted = peerMatcher(['0.0.0.0/0', 'fd00::/8']);
+    for (const address of ['203.0.113.9', '10.0.0.1', '::ffff:198.51.100.1', 'fd00::1']) assert.equal(trusted(address), true, address);
+    for (const address of ['fe80::1', '::1', '2001:db8::1']) assert.equal(trusted(address), false, address);
+    const ipv6Only = peerMatcher(['::/0']);
+    assert.equal(ipv6Only('2001:db8::1'), true);
+    // An IPv4-mapped address is an IPv4 peer (as proxy-addr and Fastify read it), outside ::/0.
+    assert.equal(ipv6Only('::ffff:203.0.113.9'), false);
+    assert.equal(ipv6Only('203.0.113.9'), false);
+  });
+
+  it('answers every address right past the number of answers it remembers', () => {
+    const trusted = peerMatcher(['10.0.0.0/16']);
+    for (let round = 0; round < 2; round += 1) {
+      for (let n = 0; n < 3000; n += 1) {
+        const address = `10.${n % 2}.${(n >> 8) & 255}.${n & 255}`;
+        assert.equal(trusted(address), n % 2 === 0, address);
+      }
+    }
+  });
+});

@@ -133,10 +133,11 @@ for (const backend of backends) {
       assert.equal(assertJsonError(answer, 431).message, STATUS_MESSAGE[431]);
     });
 
-    it('a handle over 500 characters is a handle that does not exist: 404 JSON, not 400', async () => {
-      for (const path of [`/products/${'a'.repeat(600)}.js`, `/collections/${'a'.repeat(600)}/products.json`, `/cart/c/${'A'.repeat(600)}`]) {
+    it('a handle of thousands of characters is a handle that does not exist: 404 JSON from its route, with the request id', async () => {
+      for (const path of [`/products/${'a'.repeat(600)}.js`, `/collections/${'a'.repeat(6000)}/products.json`, `/cart/c/${'A'.repeat(10_000)}`]) {
         const answer = await exchange(port, [`GET ${path} HTTP/1.1\r\nHost: store.test\r\nConnection: close\r\n\r\n`]);
         assert.equal(assertJsonError(answer, 404).message, STATUS_MESSAGE[404], path.slice(0, 30));
+        assert.ok(answer.headers['x-request-id'], path.slice(0, 30));
       }
     });
 

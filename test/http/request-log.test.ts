@@ -83,7 +83,7 @@ const config = loadConfig();
 const store = await openStore(config);
 const app = await buildApp(store, {
   logger: true,
-  extend: (root) => root.get('/test/crash', async () => { throw new Error('boom in /srv/storefront/secret.ts'); }),
+  extend: (root) => root.get('/test/crash', { config: { rateLimit: 'other' } }, async () => { throw new Error('boom in /srv/storefront/secret.ts'); }),
 });
 process.on('SIGTERM', async () => {
   await app.close();
@@ -188,7 +188,7 @@ for (const target of targets) {
     it("behind a trusted proxy each line carries the proxy's X-Request-Id and the forwarded client address; an id it may not give is replaced", async () => {
       const server = await startServer({ ...(await target.env()), RATE_LIMIT: 'off', TRUST_PROXY: 'loopback' });
       const sent = [
-        // The product read answered on arrival, a routed read, a routed write, and a 404.
+        // The product read, a collection read, a write, and a 404.
         { url: '/products/decaf-capsules.js', id: 'edge-7f3a.1:product', client: '203.0.113.7' },
         { url: '/collections/all/products.json', id: 'edge-7f3a.2:collection', client: '203.0.113.8' },
         { url: '/cart/add.js', id: 'edge-7f3a.3:cart', client: '2001:db8::9', method: 'POST', body: '{"items":[]}' },

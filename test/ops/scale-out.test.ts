@@ -19,7 +19,7 @@ import { CATALOG_CHANNEL } from '../../src/catalog/catalog.js';
 import { demoCatalog } from '../../src/catalog/demo-catalog.js';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { LISTEN_APPLICATION_NAME } from '../../src/db/database.js';
-import { BUDGETS } from '../../src/http/rate-limit.js';
+import { loadConfig } from '../../src/config.js';
 import { STOCK_CHANNEL } from '../../src/inventory/inventory.js';
 import { setOnHandBySku } from '../../src/inventory/inventory-store.js';
 import { openStore } from '../../src/store.js';
@@ -237,9 +237,12 @@ const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 describe('two instances with REDIS_URL share their rate limits', () => {
   const redisKeyPrefix = `storefront-test-${process.pid}-${Date.now()}:`;
+  // An hourly budget: none of it comes back while the test counts to its edge.
+  const { rateLimits } = loadConfig({ RATE_LIMITS: 'other=40/h' });
+  const budget = rateLimits.budgets.other.max;
   // A command slower than the 200 ms default would serve a request unlimited (fail open, tested in
   // redis-outage.test.ts): the budget's edge is counted exactly only if no command times out.
-  const shared = { rateLimit: true, redisUrl: SHARED_REDIS_URL, redisKeyPrefix, redisCommandTimeoutMs: 5000 };
+  const shared = { rateLimit: true, rateLimits, redisUrl: SHARED_REDIS_URL, redisKeyPrefix, redisCommandTimeoutMs: 5000 };
   const instances: Instance[] = [];
   const redis = new Redis(SHARED_REDIS_URL, { lazyConnect: true });
 
@@ -249,9 +252,9 @@ describe('two instances with REDIS_URL share their rate limits', () => {
     instances.push(await listening(first));
     instances.push(await listening(await startSecondInstance(postgres, first, shared)));
     // The same pair without Redis, for contrast: each instance counts alone.
-    const alone = await startTestStore(postgres, { database: first.database, config: { rateLimit: true } });
+    const alone = await startTestStore(postgres, { database: first.database, config: { rateLimit: true, rateLimits } });
     instances.push(await listening(alone));
-    instances.push(await listening(await startSecondInstance(postgres, alone, { rateLimit: true })));
+    instances.push(await listening(await startSecondInstance(postgres, alone, { rateLimit: true, rateLimits })));
   });
   after(async () => {
     for (const instance of instances.reverse()) await instance.close();
@@ -269,7 +272,6 @@ describe('two instances with REDIS_URL share their rate limits', () => {
 
   it('one budget across both instances: requests alternating between them are refused after the budget in all', async () => {
     const [a, b] = instances as [Instance, Instance];
-    const budget = BUDGETS.other.max;
     for (let i = 0; i < budget; i++) {
       // Each instance sees half the budget: with counters of their own, neither would refuse the next two.
       assert.equal((await statusOf(i % 2 === 0 ? a : b)).status, 404, `request ${i + 1}`);
@@ -281,7 +283,7 @@ describe('two instances with REDIS_URL share their rate limits', () => {
 
   it('without REDIS_URL each instance counts alone (a client gets the budget twice)', async () => {
     const [, , c, d] = instances as [Instance, Instance, Instance, Instance];
-    for (let i = 0; i < 2 * BUDGETS.other.max; i++) assert.equal((await statusOf(i % 2 === 0 ? c : d)).status, 404, `request ${i + 1}`);
+    for (let i = 0; i < 2 * budget; i++) assert.equal((await statusOf(i % 2 === 0 ? c : d)).status, 404, `request ${i + 1}`);
     assert.equal((await statusOf(c)).status, 429);
   });
 });

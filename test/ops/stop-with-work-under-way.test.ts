@@ -63,7 +63,7 @@ for (const backend of backends) {
       const t = await startTestStore(backend, {
         app: {
           extend: (app) =>
-            app.get('/test/two-statements', async () => {
+            app.get('/test/two-statements', { config: { rateLimit: 'other' } }, async () => {
               entered.resolve();
               try {
                 await t.store.db.transaction(async (tx) => {

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { noPurchaseHistory, Recommendations } from '../../src/recommendations/recommendations.js';
 import { catalogRoutes } from '../../src/storefront/catalog-routes.js';
-import { ProductBodies, type PageCacheBounds } from '../../src/storefront/product-bodies.js';
+import { BoundedPages, CACHE_ENTRY_OVERHEAD_BYTES, entityTag, ProductBodies, type PageCacheBounds } from '../../src/storefront/product-bodies.js';
 import {
   MAX_SUGGEST_CACHE_BYTES,
   MAX_SUGGEST_CACHE_ENTRIES,
@@ -60,6 +60,47 @@ describe('the search answer cache (unit)', () => {
     assert.deepEqual(cache.get('one', 'a'), { body: Buffer.from('x'), etag: '"x"' });
     assert.equal(cache.get('two', 'a'), undefined);
     assert.equal(cache.size, 0);
+  });
+});
+
+describe('the bounded page cache (unit)', () => {
+  const page = (text: string) => ({ body: Buffer.from(text), etag: entityTag(text) });
+  /** What one of the pages below costs: its body, key and tag (two bytes a character), and the entry overhead. */
+  const cost = (key: string, text: string) => text.length + 2 * (key.length + entityTag(text).length) + CACHE_ENTRY_OVERHEAD_BYTES;
+
+  it('when full of pages, forgets the least recently used first', () => {
+    const pages = new BoundedPages({ maxPages: 3, maxBytes: 1 << 20 });
+    for (const key of ['a', 'b', 'c']) pages.set('g', key, page(key));
+    assert.ok(pages.get('g', 'a'));
+    pages.set('g', 'd', page('d'));
+    assert.equal(pages.size, 3);
+    assert.equal(pages.get('g', 'b'), undefined);
+    assert.deepEqual(['a', 'c', 'd'].map((key) => pages.get('g', key)?.body.toString()), ['a', 'c', 'd']);
+  });
+
+  it('counts bytes against its bound, keeps a repeated key once, and never keeps a page larger than the bound', () => {
+    const maxBytes = 4 * cost('k0', 'x') + 10;
+    const pages = new BoundedPages({ maxPages: 100, maxBytes });
+    for (let n = 0; n < 10; n += 1) {
+      pages.set('g', `k${n}`, page('x'));
+      assert.ok(pages.bytes <= maxBytes, `${pages.bytes} bytes`);
+    }
+    assert.equal(pages.size, 4);
+    assert.equal(pages.bytes, 4 * cost('k0', 'x'));
+    pages.set('g', 'k9', page('x'));
+    assert.equal(pages.bytes, 4 * cost('k0', 'x'));
+    pages.set('g', 'huge', page('y'.repeat(maxBytes)));
+    assert.equal(pages.get('g', 'huge'), undefined);
+    assert.equal(pages.size, 4);
+  });
+
+  it('starts anew when the generation moves', () => {
+    const pages = new BoundedPages();
+    pages.set('one', 'a', page('a'));
+    assert.ok(pages.get('one', 'a'));
+    assert.equal(pages.get('two', 'a'), undefined);
+    assert.equal(pages.size, 0);
+    assert.equal(pages.bytes, 0);
   });
 });
 

@@ -12,7 +12,6 @@ import type { FastifyInstance } from 'fastify';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import type { CatalogDocument } from '../../src/catalog/import/catalog-document.js';
 import { productJson } from '../../src/storefront/product-json.js';
-import { routeClass, type RouteClass } from '../../src/http/rate-limit.js';
 import { merchantHtml } from '../../src/storefront/pages/shop-parts.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 
@@ -136,25 +135,6 @@ describe('the merchant description allow-list', () => {
   it('moves headings below the page’s own, and escapes stray angle brackets and ampersands', () => {
     assert.equal(clean('<h1>Big</h1><h2>Less</h2>'), '<h3>Big</h3><h4>Less</h4>');
     assert.equal(clean('1 < 2 & 3 > 2 &amp; &#60;b&#62;'), '1 &lt; 2 &amp; 3 &gt; 2 &amp; &#60;b&#62;');
-  });
-});
-
-describe("the pages' rate classes", () => {
-  it('the home page shares the budget of the shop pages beside it; the cart and checkout pages, a person’s, the page budget', () => {
-    const classes: [string, string, RouteClass][] = [
-      ['GET', '/', 'catalog'],
-      ['HEAD', '/', 'catalog'],
-      ['GET', '/collections/:handle', 'catalog'],
-      ['GET', '/products/:handle', 'catalog'],
-      ['GET', '/assets/storefront.js', 'catalog'],
-      ['GET', '/search', 'search'],
-      ['GET', '/cart', 'page'],
-      ['GET', '/checkout', 'page'],
-      ['POST', '/checkout', 'cart-write'],
-      ['POST', '/cart/add', 'cart-write'],
-      ['GET', '/cart/c/:token', 'cart-write'],
-    ];
-    for (const [method, url, name] of classes) assert.equal(routeClass(method, url), name, `${method} ${url}`);
   });
 });
 

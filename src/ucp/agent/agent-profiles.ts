@@ -2,10 +2,11 @@
  * Agent profiles: fetched once per URL, read liberally (only what negotiation uses is checked, see
  * `readPlatformProfile`), version-checked and intersected with this store's capabilities. Results are
  * cached (at least 60 s, longer when the profile's Cache-Control asks, at most an hour), concurrent requests
- * for one URL share one fetch, failures are remembered briefly, and the cache has a fixed size: a busy store
- * keeps a fixed discovery footprint. The order capability's webhook URL, when the profile gives one the store may
+ * for one URL share one fetch, failures are remembered briefly, and the cache (lru-cache) has a fixed size: a busy
+ * store keeps a fixed discovery footprint. The order capability's webhook URL, when the profile gives one the store may
  * post to, is kept with the result.
  */
+import { LRUCache } from 'lru-cache';
 import { discoveryFailed, JsonRpcError } from '../jsonrpc-errors.js';
 import { Capability, UCP_RELEASES, type UcpRelease } from '../protocol.js';
 import { checkWebhookUrl } from '../webhooks/webhook-sender.js';
@@ -26,6 +27,7 @@ export interface AgentProfilesOptions {
   allowInsecure: boolean;
   timeoutMs?: number;
   maxBytes?: number;
+  /** The clock the cache's lifetimes are measured on (milliseconds; tests move it). */
   now?: () => number;
 }
 
@@ -34,17 +36,32 @@ const MAX_CACHE_SECONDS = 3600;
 const FAILURE_CACHE_SECONDS = 5;
 const MAX_ENTRIES = 1000;
 
-interface CacheEntry {
-  expiresAt: number;
-  result: Promise<Negotiation>;
-}
+/** A negotiation, or the error it ended with: a failure is cached too (briefly), so a broken profile is not refetched per call. */
+type Outcome = { negotiation: Negotiation } | { failure: unknown };
 
 export class AgentProfiles {
-  private readonly cache = new Map<string, CacheEntry>();
-  private readonly now: () => number;
+  /** fetch() shares one fetch among concurrent callers; each entry lives as long as its fetch sets (`ttl`). */
+  private readonly cache: LRUCache<string, Outcome>;
 
   constructor(private readonly options: AgentProfilesOptions) {
-    this.now = options.now ?? Date.now;
+    this.cache = new LRUCache<string, Outcome>({
+      max: MAX_ENTRIES,
+      // A given clock is read on every look-up (lru-cache otherwise reads it at most once a millisecond of real time).
+      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
+      // A fetch whose entry is evicted meanwhile still answers the callers waiting on it.
+      ignoreFetchAbort: true,
+      fetchMethod: async (profileUrl, _stale, { options: entry }) => {
+        try {
+          const negotiation = await this.resolve(profileUrl, (seconds) => {
+            entry.ttl = seconds * 1000;
+          });
+          return { negotiation };
+        } catch (failure) {
+          entry.ttl = FAILURE_CACHE_SECONDS * 1000;
+          return { failure };
+        }
+      },
+    });
   }
 
   /**
@@ -54,10 +71,10 @@ export class AgentProfiles {
    * Undefined when there is no `ucp-agent`: the caller is anonymous.
    */
   profileUrlOf(args: unknown): string | undefined {
-    const meta = (args as { meta?: unknown } | null | undefined)?.meta;
+    const meta = typeof args === 'object' && args !== null && 'meta' in args ? args.meta : undefined;
     if (typeof meta !== 'object' || meta === null || !Object.hasOwn(meta, 'ucp-agent')) return undefined;
-    const agent = (meta as Record<string, unknown>)['ucp-agent'];
-    const profile = typeof agent === 'object' && agent !== null ? (agent as { profile?: unknown }).profile : undefined;
+    const agent: unknown = Reflect.get(meta, 'ucp-agent');
+    const profile = typeof agent === 'object' && agent !== null && 'profile' in agent ? agent.profile : undefined;
     if (profile === undefined) throw discoveryFailed('invalid_profile_url', 'meta["ucp-agent"] carries no profile URL.');
     if (typeof profile !== 'string') throw discoveryFailed('invalid_profile_url', 'The agent profile URL is not a string.');
     checkProfileUrl(profile, this.options.allowInsecure);
@@ -69,19 +86,12 @@ export class AgentProfiles {
    * is shared and the URL passes the rules profile URLs do; else absent). Throws a -32001 discovery error when
    * negotiation fails.
    */
-  negotiate(profileUrl: string): Promise<Negotiation> {
-    const cached = this.cache.get(profileUrl);
-    if (cached && cached.expiresAt > this.now()) return cached.result;
-    const entry: CacheEntry = { expiresAt: Number.POSITIVE_INFINITY, result: this.resolve(profileUrl, (seconds) => {
-      entry.expiresAt = this.now() + seconds * 1000;
-    }) };
-    entry.result.catch(() => {
-      entry.expiresAt = this.now() + FAILURE_CACHE_SECONDS * 1000;
-    });
-    this.cache.delete(profileUrl);
-    this.cache.set(profileUrl, entry);
-    if (this.cache.size > MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-    return entry.result;
+  async negotiate(profileUrl: string): Promise<Negotiation> {
+    const outcome = await this.cache.fetch(profileUrl);
+    // Only an aborted fetch answers nothing, and this cache lets every fetch finish (ignoreFetchAbort).
+    if (outcome === undefined) throw new Error('The agent profile cache answered nothing.');
+    if ('failure' in outcome) throw outcome.failure;
+    return outcome.negotiation;
   }
 
   private async resolve(profileUrl: string, keepFor: (seconds: number) => void): Promise<Negotiation> {

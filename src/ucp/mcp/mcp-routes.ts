@@ -156,6 +156,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
   app.post(
     MCP_PATH,
     {
+      config: { rateLimit: 'mcp' },
       // The SDK judges the JSON-RPC message itself; the schema only documents it.
       validatorCompiler: () => () => true,
       schema: {
@@ -202,6 +203,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
   app.route({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
     url: MCP_PATH,
+    config: { rateLimit: 'mcp' },
     schema: { hide: true },
     onRequest: methodNotAllowed,
     handler: async () => undefined, // never reached: onRequest has answered

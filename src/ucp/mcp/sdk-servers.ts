@@ -102,7 +102,7 @@ export class SdkServers {
     server.setRequestHandler(InitializeRequestSchema, (request) => {
       const requested = request.params.protocolVersion;
       return {
-        protocolVersion: (MCP_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+        protocolVersion: MCP_PROTOCOL_VERSIONS.find((version) => version === requested) ?? LATEST_PROTOCOL_VERSION,
         capabilities: SERVER_CAPABILITIES,
         serverInfo: this.info,
         instructions: this.instructions,
@@ -122,8 +122,12 @@ export class SdkServers {
 /** Names the first problem of a ZodError message (a JSON list of issues), e.g. `params.protocolVersion: Invalid input`. */
 function firstIssue(message: string): string {
   try {
-    const [issue] = JSON.parse(message) as { path?: (string | number)[]; message?: string }[];
-    if (issue) return `${(issue.path ?? []).join('.') || 'params'}: ${issue.message ?? 'invalid'}`;
+    const issues: unknown = JSON.parse(message);
+    const issue: unknown = Array.isArray(issues) ? issues[0] : undefined;
+    if (typeof issue === 'object' && issue !== null) {
+      const path = 'path' in issue && Array.isArray(issue.path) ? issue.path.join('.') : '';
+      return `${path || 'params'}: ${'message' in issue && typeof issue.message === 'string' ? issue.message : 'invalid'}`;
+    }
   } catch {
     // not a list of issues
   }
@@ -146,10 +150,15 @@ function corrected(error: JsonRpcErrorObject): JsonRpcErrorObject {
  * status a single error travels with (UCP: -32001 as 400/422/424, -32603 as 500).
  */
 export function correctedSdkAnswer(status: number, body: unknown): { status: number; body: unknown } {
-  const messages = (Array.isArray(body) ? body : [body]) as { error?: JsonRpcErrorObject }[];
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
   for (const message of messages) {
-    if (message && typeof message === 'object' && message.error && typeof message.error.code === 'number') message.error = corrected(message.error);
+    if (typeof message === 'object' && message !== null && 'error' in message && isErrorObject(message.error)) message.error = corrected(message.error);
   }
-  const single = Array.isArray(body) ? undefined : messages[0];
-  return { status: status === 200 && single?.error ? httpStatusOf(single.error) : status, body };
+  const single = Array.isArray(body) || typeof body !== 'object' || body === null || !('error' in body) ? undefined : body.error;
+  return { status: status === 200 && isErrorObject(single) ? httpStatusOf(single) : status, body };
+}
+
+/** A JSON-RPC error object as the SDK answers one. */
+function isErrorObject(value: unknown): value is JsonRpcErrorObject {
+  return typeof value === 'object' && value !== null && 'code' in value && typeof value.code === 'number' && 'message' in value && typeof value.message === 'string';
 }

@@ -1,8 +1,11 @@
 /**
  * The commerce door's one Ajv (JSON Schema 2020-12, formats, all errors): the tools' argument schemas
  * (src/ucp/tools/tool-schemas.ts) are compiled on it, and the MCP SDK's servers validate with it too
- * (`ucpJsonSchemaValidator`), instead of each building its own. The storefront's cart bodies have their own
- * (src/storefront/body-validation.ts: draft-07 TypeBox schemas, coercion options of the app), which is another door's.
+ * (`ucpJsonSchemaValidator`), instead of each building its own. The app has one Ajv per distinct option set: this
+ * one, and the two of src/storefront/body-validation.ts (draft-07 request schemas that fill defaults and name the
+ * first error only; one coerces types, one does not). Neither could be this one: an agent is told every problem
+ * of its arguments at once, where the storefront names the first (collecting every error of a hostile body costs),
+ * and the SDK hands this one 2020-12 schemas (`prefixItems`), which a draft-07 Ajv does not read.
  */
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -19,7 +22,7 @@ export function ucpAjv(): Ajv2020 {
     // strictNumbers: a JSON 1e400 (parsed as Infinity) is no quantity; Ajv's default would accept it as an integer.
     // allErrors: an agent is told every problem of its arguments at once, not one per call.
     ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: true, validateSchema: false });
-    (addFormats as unknown as (instance: Ajv2020) => void)(ajv);
+    addFormats.default(ajv);
   }
   return ajv;
 }
