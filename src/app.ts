@@ -225,8 +225,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   metaRoutes(app, readinessCheck(store.db, loadMigrations()));
   metrics.routes(app);
 
-  app.get('/assets/demo/:file', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, async (request, reply) => {
-    const { file } = request.params as { file: string };
+  app.get<{ Params: { file: string } }>('/assets/demo/:file', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, async (request, reply) => {
+    const { file } = request.params;
     if (!/^[a-z0-9-]+\.svg$/.test(file)) return sendError(reply, 404, ErrorMessage.notFound, 'No such image.');
     try {
       const svg = await readFile(new URL(file, DEMO_ASSETS));

@@ -353,11 +353,11 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   }
 
   // The passkey script asks for a challenge bound to this approval (JSON in, JSON out).
-  app.post<{ Params: { token: string } }>('/checkout/approve/:token/passkey', { config: { rateLimit: 'approval-post' }, schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
+  app.post<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>('/checkout/approve/:token/passkey', { config: { rateLimit: 'approval-post' }, schema: { hide: true }, bodyLimit: 1024 }, async (request, reply) => {
     const { token } = request.params;
     if (!APPROVAL_TOKEN.test(token)) throw notFound(UNKNOWN_APPROVAL);
     refuseForeign(request);
-    const { form_token: formToken } = (request.body ?? {}) as Record<string, unknown>;
+    const { form_token: formToken } = request.body ?? {};
     const cookieSecret = request.cookies[FORM_COOKIE];
     if (typeof formToken !== 'string' || cookieSecret === undefined || !sameSecret(cookieSecret, formToken)) {
       throw new StorefrontError(403, ErrorMessage.forbidden, 'This request could not be checked against the page you opened. Reload the page.');
@@ -397,9 +397,9 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return reply.send({ challenge_id: registration.challengeId, options: registration.options });
   });
 
-  app.post<{ Params: { id: string } }>('/orders/:id/passkey', { config: { rateLimit: 'page' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+  app.post<{ Params: { id: string }; Body: Record<string, unknown> | undefined }>('/orders/:id/passkey', { config: { rateLimit: 'page' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
     const secret = enrollmentSecret(request);
-    const { challenge_id: challengeId, response } = (request.body ?? {}) as Record<string, unknown>;
+    const { challenge_id: challengeId, response } = request.body ?? {};
     if (!shortString(challengeId, 100) || !shortString(response, MAX_CREDENTIAL_JSON)) {
       throw new StorefrontError(422, ErrorMessage.invalidParameter, 'Send challenge_id and response (the new credential as JSON).');
     }

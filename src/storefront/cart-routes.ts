@@ -307,7 +307,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     (request) => carts.clear(db, cartFromCookie(request)),
   );
 
-  app.get(
+  app.get<{ Params: { token: string } }>(
     '/cart/c/:token',
     {
       config: { rateLimit: 'cart-write' },
@@ -324,7 +324,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       },
     },
     async (request, reply) => {
-      const { token } = request.params as { token: string };
+      const { token } = request.params;
       const view = isCartToken(token) ? await carts.findCart(db, token) : undefined;
       // A person opening the link (an agent's hand-off) lands on the cart page, or a page saying the link does not work.
       if (opensPage(request)) {

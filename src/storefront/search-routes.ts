@@ -145,7 +145,7 @@ class AvailabilityChanges {
 
 export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app, { store, bodies, suggestCache = new SuggestCache() }) => {
   const availability = new AvailabilityChanges(store);
-  app.get(
+  app.get<{ Querystring: Record<string, unknown> }>(
     '/search/suggest.json',
     {
       config: { rateLimit: 'search' },
@@ -178,7 +178,7 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      const query = request.query as Record<string, unknown>;
+      const { query } = request;
       const q = typeof query.q === 'string' ? query.q.trim() : '';
       if (query.q === undefined) throw invalidParameter('Required parameter missing: q (the search text).');
       if (typeof query.q !== 'string' || q.length === 0) throw invalidParameter('Parameter q is invalid: it must contain at least one character.');
@@ -209,7 +209,7 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
     },
   );
 
-  app.get(
+  app.get<{ Querystring: Record<string, unknown> }>(
     '/recommendations/products.json',
     {
       config: { rateLimit: 'catalog' },
@@ -231,7 +231,7 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      const query = request.query as Record<string, unknown>;
+      const { query } = request;
       if (query.product_id === undefined || query.product_id === '') {
         throw missingParameter('Required parameter missing: product_id (the id of a published product).');
       }

@@ -155,14 +155,14 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
     return sendPage(request, reply, page, policy(snapshot));
   });
 
-  app.get('/collections/:handle', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => {
-    const { handle } = request.params as { handle: string };
+  app.get<{ Params: { handle: string }; Querystring: Record<string, unknown> }>('/collections/:handle', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => {
+    const { handle } = request.params;
     // `/collections/x.json` and the like are no page: the store's JSON 404, as before the pages.
     if (handle.includes('.')) return reply.callNotFound();
     const snapshot = catalog.snapshot;
     const products = HANDLE.test(handle) ? snapshot.collectionProducts(handle) : undefined;
     if (!products) return sendNotFound(reply, snapshot, `No collection has the address /collections/${handle.slice(0, 100)}.`);
-    const page = pageNumber((request.query as Record<string, unknown>).page);
+    const page = pageNumber(request.query.page);
     const pages = pageCount(products.length);
     if (page === undefined || page > pages) {
       return sendNotFound(reply, snapshot, `This collection has ${pages === 1 ? 'one page' : `${pages} pages`}: there is no such page of it.`);
@@ -255,14 +255,14 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
   };
 
   // Not async when the page is kept (the usual case): the product page is benchmarked, and a promise per read shows.
-  app.get('/products/:handle', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => {
-    const { handle } = request.params as { handle: string };
+  app.get<{ Params: { handle: string }; Querystring: Record<string, unknown> }>('/products/:handle', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, (request, reply) => {
+    const { handle } = request.params;
     // `/products/x.json` and the like are no page: the store's JSON 404, as before the pages.
     if (handle.includes('.')) return reply.callNotFound();
     const snapshot = catalog.snapshot;
     const product = HANDLE.test(handle) ? snapshot.productByHandle(handle) : undefined;
     if (!product) return sendNotFound(reply, snapshot, `No product has the address /products/${handle.slice(0, 100)}.`);
-    const choice = productChoice(product, request.query as Record<string, unknown>);
+    const choice = productChoice(product, request.query);
     const key = choice.variant === undefined && choice.sellingPlanId === null ? handle : `${handle}?${choice.variant?.id ?? ''}&${choice.sellingPlanId ?? ''}`;
     const kept = keptProductPage(key, product, snapshot);
     if (kept) {
@@ -274,8 +274,8 @@ export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodie
     return build(key, product, choice, snapshot).then((page) => sendPage(request, reply, page, policy(page.snapshot)));
   });
 
-  app.get('/search', { config: { rateLimit: 'search' }, schema: { hide: true } }, (request, reply) => {
-    const query = request.query as Record<string, unknown>;
+  app.get<{ Querystring: Record<string, unknown> }>('/search', { config: { rateLimit: 'search' }, schema: { hide: true } }, (request, reply) => {
+    const query = request.query;
     const q = searchText(firstText(query.q) ?? '');
     const snapshot = catalog.snapshot;
     const page = pageNumber(query.page);
