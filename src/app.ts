@@ -177,15 +177,15 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   // One hook on arrival for every request, routed or not (each hook a request passes costs it, and a product read
   // is benchmarked): the answers above, then the rate limit (src/http/rate-limit.ts), then the 405.
   // Callback-style: with the counters in memory the limit answers at once, and the request goes on without a promise.
+  const goOn = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, refused: Error | undefined) => {
+    if (refused) done(refused); // the error handler answers the 429
+    else if (!answerMethodNotAllowed(request, reply)) done();
+  };
   app.addHook('onRequest', (request, reply, done) => {
     if (answerOnArrival(request, reply)) return; // answered
-    const goOn = (refused: Error | undefined) => {
-      if (refused) done(refused); // the error handler answers the 429
-      else if (!answerMethodNotAllowed(request, reply)) done();
-    };
     const refused = limit?.(request, reply);
-    if (refused instanceof Promise) refused.then(goOn, done);
-    else goOn(refused);
+    if (refused instanceof Promise) refused.then((result) => goOn(request, reply, done, result), done);
+    else goOn(request, reply, done, refused);
   });
   // Query-string numbers in decimal digits only (Ajv's coercion would read `0x5` or `1e1` as a number). Attached
   // only to routes with a querystring schema, so a product read pays nothing for it.
