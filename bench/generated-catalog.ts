@@ -18,9 +18,13 @@ function random(seed: number) {
 }
 
 export function generateCatalog(size: number, seed = 42): CatalogDocument {
+  return { products: [...generatedProducts(size, seed)] };
+}
+
+/** The products of generateCatalog one at a time, so that a catalog of any size can be written without holding it. */
+export function* generatedProducts(size: number, seed = 42): Generator<ProductInput> {
   const next = random(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
-  const products: ProductInput[] = [];
   for (let i = 0; i < size; i++) {
     const kind = i % 3;
     let product: ProductInput;
@@ -81,7 +85,6 @@ export function generateCatalog(size: number, seed = 42): CatalogDocument {
         })),
       };
     }
-    products.push(product);
+    yield product;
   }
-  return { products };
 }

@@ -6,7 +6,9 @@
  *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50); BENCH_APPROVALS (default 500) per backend;
  *   BENCH_CLIENT_ADDRESSES (default 10000) clients the rate-limited product reads come from;
  *   BENCH_MIXED_SECONDS (default 30) for the mixed load against two instances, BENCH_MIXED_LOG_LEVEL (default info) its log level.
- * Sections after the read table: stock, cart, checkout, mcp, mixed (all by default; `none` for the table alone).
+ * Sections after the read table: stock, cart, checkout, mcp, mixed, scale (all by default; `none` for the table alone).
+ * BENCH_ONLY=scale runs the scale row alone (scale.ts: import, start, memory, search and product reads at 10,000 and
+ * 100,000 products; its own variables are described there).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -175,11 +177,12 @@ function took(section: string): void {
 }
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'scale') return benchScaleSection();
   console.log(`storefront bench: ${SECONDS} s per measurement, ${CONNECTIONS} connections, Node ${process.version}, catalog of ${CATALOG_SIZE} generated products`);
   const rows: Row[] = [];
   const store = await startTarget(['store', String(CATALOG_SIZE), 'pglite']);
   try {
-    rows.push(await compare('GET /products/{handle}.js', store, '/products/hydration-drink-stick.js', 0.8));
+    rows.push(await compare('GET /products/{handle}.js', store, '/products/hydration-drink-stick.js', 0.7));
     const productPage = await fetch(`http://127.0.0.1:${store.port}${PRODUCT_PAGE}`);
     const productPageBytes = new Uint8Array(await productPage.arrayBuffer());
     if (productPage.ok) {
@@ -271,6 +274,14 @@ async function main(): Promise<void> {
     printMixed(await benchMixed({ seconds: MIXED_SECONDS, connections: CONNECTIONS, products: CATALOG_SIZE }));
     took('mixed');
   }
+  if (extra.length === 0 || extra.includes('scale')) await benchScaleSection();
+}
+
+/** The scale row: stores of their own at 10,000 and 100,000 products (minutes: each imports its catalog first). */
+async function benchScaleSection(): Promise<void> {
+  const { benchScale, printScale } = await import('./scale.js');
+  printScale(await benchScale());
+  took('scale');
 }
 
 await main();

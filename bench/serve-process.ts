@@ -5,14 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { demoCatalog } from '../src/catalog/demo-catalog.js';
-import type { CatalogDocument } from '../src/catalog/import/catalog-document.js';
-import { generateCatalog } from './generated-catalog.js';
+import { generatedProducts } from './generated-catalog.js';
 import { processCpuSeconds, type Target } from './harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,6 +33,20 @@ export interface LogTally {
 export interface ServeProcess extends Target {
   origin: string;
   log: LogTally;
+  /** Milliseconds from the process's spawn to the first 200 of the path it was started with. */
+  readyAfterMs: number;
+  /** Its resident memory now (undefined where /proc is not). */
+  rssBytes(): number | undefined;
+}
+
+/** A field of /proc/PID/status in bytes: VmRSS (resident now) or VmHWM (the most it was resident). */
+function processMemory(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  try {
+    const kilobytes = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kilobytes === undefined ? undefined : Number(kilobytes) * 1024;
+  } catch {
+    return undefined;
+  }
 }
 
 
@@ -110,11 +123,13 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 /**
  * Starts `storefront serve` on 127.0.0.1 with `settings` as its whole configuration (PORT and HOST are set
- * here) and resolves once GET /readyz answers 200.
+ * here) and resolves once GET `readyPath` (/readyz unless given) answers 200, asked every `pollMs`.
  */
-export async function startServe(settings: Record<string, string>): Promise<ServeProcess> {
+export async function startServe(settings: Record<string, string>, ready: { readyPath?: string; pollMs?: number } = {}): Promise<ServeProcess> {
+  const { readyPath = '/readyz', pollMs = 200 } = ready;
   await buildOnce();
   const port = await freePort();
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, [MAIN, 'serve'], {
     cwd: ROOT,
     env: environment({ ...settings, PORT: String(port), HOST: '127.0.0.1' }),
@@ -123,18 +138,26 @@ export async function startServe(settings: Record<string, string>): Promise<Serv
   const log: LogTally = { lines: 0, bytes: 0, errorLines: 0 };
   drainLog(child, log);
   const origin = `http://127.0.0.1:${port}`;
-  const serving: ServeProcess = { port, origin, log, cpuSeconds: () => processCpuSeconds(child.pid), stop: () => stopChild(child) };
+  const serving: ServeProcess = {
+    port,
+    origin,
+    log,
+    readyAfterMs: 0,
+    cpuSeconds: () => processCpuSeconds(child.pid),
+    rssBytes: () => processMemory(child.pid, 'VmRSS'),
+    stop: () => stopChild(child),
+  };
   try {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`storefront serve exited (${child.exitCode ?? child.signalCode}) before it was ready`);
-      const status = await fetch(`${origin}/readyz`).then(
+      const status = await fetch(`${origin}${readyPath}`).then(
         async (response) => (await response.arrayBuffer(), response.status),
         () => 0,
       );
-      if (status === 200) return serving;
+      if (status === 200) return { ...serving, readyAfterMs: performance.now() - spawnedAt };
       if (Date.now() > deadline) throw new Error(`storefront serve was not ready within ${READY_TIMEOUT_MS / 1000} s (last answer ${status || 'none'})`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   } catch (error) {
     await stopChild(child);
@@ -144,26 +167,71 @@ export async function startServe(settings: Record<string, string>): Promise<Serv
 
 /** Runs a storefront command (`import FILE`, `migrate`) to its end; rejects with its stderr when it fails. */
 export async function runStorefront(args: string[], settings: Record<string, string>): Promise<string> {
+  return (await measureStorefront(args, settings)).output;
+}
+
+/** How often a command's peak memory is read while it runs. */
+const MEMORY_SAMPLE_MS = 100;
+
+/**
+ * runStorefront, timed, with the most memory the process held: Linux's high-water mark of its resident memory,
+ * read every MEMORY_SAMPLE_MS (it only grows, so the last read before the exit is close to the peak).
+ */
+export async function measureStorefront(args: string[], settings: Record<string, string>): Promise<{ output: string; seconds: number; peakRssBytes: number | undefined }> {
   await buildOnce();
+  const started = performance.now();
   const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: environment(settings), stdio: ['ignore', 'pipe', 'pipe'] });
+  let peakRssBytes: number | undefined;
+  const sampler = setInterval(() => (peakRssBytes = processMemory(child.pid, 'VmHWM') ?? peakRssBytes), MEMORY_SAMPLE_MS);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-10_000)));
   child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-10_000)));
   const [code] = (await once(child, 'exit')) as [number | null];
+  clearInterval(sampler);
   if (code !== 0) throw new Error(`storefront ${args.join(' ')} failed (${code}): ${output.trim().slice(-2000)}`);
-  return output;
+  return { output, seconds: (performance.now() - started) / 1000, peakRssBytes };
 }
 
-/** The demo catalog and PRODUCTS generated products in one JSON catalog file, in a directory of its own. */
+/** The demo catalog's products, then PRODUCTS generated ones: what the bench's catalog file holds. */
+function* benchProducts(products: number) {
+  yield* demoCatalog.products;
+  yield* generatedProducts(products);
+}
+
+/** Products written to the file at a time. */
+const PRODUCTS_PER_WRITE = 1000;
+
+/**
+ * The demo catalog and PRODUCTS generated products in one JSON catalog file, in a directory of its own. Written a
+ * thousand products at a time: at 100,000 products the document whole would take this process half a gigabyte.
+ */
 export function writeBenchCatalog(products: number): { file: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'sf-bench-catalog-'));
   const file = path.join(dir, 'catalog.json');
-  const document: CatalogDocument = { ...demoCatalog, products: [...demoCatalog.products, ...generateCatalog(products).products] };
-  writeFileSync(file, JSON.stringify(document));
+  const fd = openSync(file, 'w');
+  try {
+    let pending: string[] = [];
+    let separator = '';
+    writeSync(fd, '{"products":[');
+    for (const product of benchProducts(products)) {
+      pending.push(JSON.stringify(product));
+      if (pending.length === PRODUCTS_PER_WRITE) {
+        writeSync(fd, separator + pending.join(','));
+        separator = ',';
+        pending = [];
+      }
+    }
+    if (pending.length > 0) writeSync(fd, separator + pending.join(','));
+    writeSync(fd, `],"collections":${JSON.stringify(demoCatalog.collections ?? [])}}`);
+  } finally {
+    closeSync(fd);
+  }
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** The handles of that catalog's published products, demo first. */
 export function benchCatalogHandles(products: number): string[] {
-  return [...demoCatalog.products, ...generateCatalog(products).products].filter((product) => product.published !== false).map((product) => product.handle);
+  const handles: string[] = [];
+  for (const product of benchProducts(products)) if (product.published !== false) handles.push(product.handle);
+  return handles;
 }

@@ -1,13 +1,12 @@
 #!/usr/bin/env node
 /** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY] | orders [show|capture|fulfill|cancel|refund ID] | outbox [retry ID]. */
-import { readFile } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { buildApp } from './app.js';
 import { ImportError } from './catalog/import/catalog-document.js';
-import type { ImportReport } from './catalog/import/import-catalog.js';
-import { parseShopifyCsv } from './catalog/import/shopify-csv.js';
-import { controlSocketPath, sendControlCommand, serveControlSocket } from './cli/control-socket.js';
+import { CatalogStream } from './catalog/import/catalog-stream.js';
+import { controlSocketPath, sendCatalogFile, sendControlCommand, serveControlSocket } from './cli/control-socket.js';
 import {
   CommandError,
   describeBuyers,
@@ -230,7 +229,8 @@ function remoteCommands(socketPath: string): MerchantCommands {
   return {
     stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
     setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
-    importCatalog: (document, options = {}) => sendControlCommand<ImportReport>(socketPath, 'POST', '/import', { document, setStock: options.setStock === true }),
+    // The file itself is sent (main reads a catalog only from a file), streamed as it is read.
+    importCatalog: (catalog, options = {}) => sendCatalogFile(socketPath, (catalog as CatalogStream).file!, options),
     orders: () => sendControlCommand<OrderListing[]>(socketPath, 'GET', '/orders'),
     order: (idOrNumber) => sendControlCommand<OrderDetails | null>(socketPath, 'GET', `/orders/${encodeURIComponent(idOrNumber)}`),
     capture: (id) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/capture', { id }),
@@ -245,17 +245,13 @@ function remoteCommands(socketPath: string): MerchantCommands {
   };
 }
 
-async function readCatalogFile(file: string | undefined): Promise<unknown> {
+/** The catalog in FILE, read as the import goes (never whole): a Shopify export (.csv) or a JSON catalog. */
+async function catalogFile(file: string | undefined): Promise<CatalogStream> {
   if (!file) throw new UsageError('import needs a FILE (.csv or .json)');
-  const text = await readFile(file, 'utf8').catch(() => {
+  await access(file, constants.R_OK).catch(() => {
     throw new UsageError(`cannot read ${file}`);
   });
-  if (/\.csv$/i.test(file)) return parseShopifyCsv(text);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new ImportError('file', `not valid JSON (${(error as Error).message})`);
-  }
+  return CatalogStream.ofFile(file);
 }
 
 async function stock(config: Config, args: string[]): Promise<void> {
@@ -397,8 +393,8 @@ async function main(argv: string[]): Promise<void> {
       const unknown = files.find((arg) => arg.startsWith('--'));
       if (unknown) throw new UsageError(`unknown option ${unknown.slice(0, 40)}\n${usage}`);
       if (files.length > 1) throw new UsageError(usage);
-      const document = await readCatalogFile(files[0]);
-      console.log(describeImport(await withCommands(config, (commands) => commands.importCatalog(document, { setStock }))));
+      const catalog = await catalogFile(files[0]);
+      console.log(describeImport(await withCommands(config, (commands) => commands.importCatalog(catalog, { setStock }))));
       return;
     }
     case 'stock':

@@ -19,7 +19,8 @@ export class CatalogSnapshot {
   readonly collections: Collection[];
   private readonly byHandle = new Map<string, Product>();
   private readonly byId = new Map<number, Product>();
-  private readonly variants = new Map<number, { product: Product; variant: Variant }>();
+  /** Every published variant by id (its product is found by the variant's productId). */
+  private readonly variants = new Map<number, Variant>();
   private readonly collectionByHandle = new Map<string, Collection>();
   private readonly collectionMembers = new Map<string, Product[]>();
   private readonly derivedValues = new Map<unknown, unknown>();
@@ -30,7 +31,7 @@ export class CatalogSnapshot {
     for (const product of this.products) {
       this.byHandle.set(product.handle, product);
       this.byId.set(product.id, product);
-      for (const variant of product.variants) this.variants.set(variant.id, { product, variant });
+      for (const variant of product.variants) this.variants.set(variant.id, variant);
     }
     this.collections = rows.collections.filter((c) => c.published);
     for (const collection of this.collections) {
@@ -53,7 +54,8 @@ export class CatalogSnapshot {
 
   /** A published variant with its product; unpublished products' variants are not found. */
   variantById(id: number): { product: Product; variant: Variant } | undefined {
-    return this.variants.get(id);
+    const variant = this.variants.get(id);
+    return variant && { product: this.byId.get(variant.productId) as Product, variant };
   }
 
   collectionByHandleOf(handle: string): Collection | undefined {

@@ -6,11 +6,15 @@
  * interleave with the store's own queries on PGlite's single connection.)
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { chmodSync, createReadStream, createWriteStream, existsSync, rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { ImportError } from '../catalog/import/catalog-document.js';
+import { CatalogStream, type CatalogFormat } from '../catalog/import/catalog-stream.js';
+import type { ImportReport } from '../catalog/import/import-catalog.js';
 import { CommandError, type FulfillRequest, type MerchantCommands } from './merchant-commands.js';
 
 /** Unix socket paths are limited to about 107 bytes; a deep DATA_DIR gets a socket in the temp folder instead. */
@@ -29,7 +33,6 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   const input = (body ?? {}) as Record<string, unknown>;
   if (method === 'GET' && url === '/stock') return { status: 200, body: await commands.stock() };
   if (method === 'POST' && url === '/stock') return { status: 200, body: await commands.setStock(String(input.sku), Number(input.onHand)) };
-  if (method === 'POST' && url === '/import') return { status: 200, body: await commands.importCatalog(input.document, { setStock: input.setStock === true }) };
   if (method === 'GET' && url === '/orders') return { status: 200, body: await commands.orders() };
   const id = String(input.id ?? '');
   if (method === 'POST' && url === '/orders/capture') return { status: 200, body: await commands.capture(id) };
@@ -49,10 +52,41 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   return { status: 404, body: { error: 'unknown command' } };
 }
 
+/** The path of an import: the catalog file is the body, its format and --set-stock in the query. */
+const IMPORT_PATH = '/import';
+
+/**
+ * An import's file as the CLI streams it: written to a temporary file as it comes (never held in memory), then
+ * imported from there. The upload ends before the import's transaction begins, so a slow or stopped upload never
+ * holds the embedded database, which the store's requests share.
+ */
+async function importUpload(commands: MerchantCommands, upload: http.IncomingMessage, query: URLSearchParams): Promise<Answer> {
+  const format: CatalogFormat = query.get('format') === 'csv' ? 'csv' : 'json';
+  const dir = await mkdtemp(path.join(tmpdir(), 'storefront-import-'));
+  try {
+    const file = path.join(dir, `catalog.${format}`);
+    await pipeline(upload, createWriteStream(file, { mode: 0o600 }));
+    return { status: 200, body: await commands.importCatalog(CatalogStream.ofFile(file, format), { setStock: query.get('set-stock') === 'true' }) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Serves the commands on the socket until closed; a socket left by a store that died is replaced. */
 export async function serveControlSocket(socketPath: string, commands: MerchantCommands): Promise<{ close(): Promise<void>; closeAllConnections(): void }> {
   if (existsSync(socketPath)) rmSync(socketPath, { force: true }); // the data directory's lock says no live store holds it
   const server = http.createServer((request, response) => {
+    const reply = (answer: Answer) => {
+      response.writeHead(answer.status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(answer.body));
+    };
+    const refused = (error: unknown) => {
+      if (error instanceof CommandError) return reply({ status: 422, body: { error: error.message } });
+      if (error instanceof ImportError) return reply({ status: 422, body: { error: error.message, where: error.where } });
+      reply({ status: 500, body: { error: `the store could not run the command: ${(error as Error).message}` } });
+    };
+    const url = new URL(request.url ?? '/', 'http://control');
+    if (request.method === 'POST' && url.pathname === IMPORT_PATH) return void importUpload(commands, request, url.searchParams).then(reply, refused);
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
@@ -60,21 +94,13 @@ export async function serveControlSocket(socketPath: string, commands: MerchantC
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     request.on('end', () => {
-      const reply = (answer: Answer) => {
-        response.writeHead(answer.status, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(answer.body));
-      };
       let body: unknown;
       try {
         body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
       } catch {
         return reply({ status: 400, body: { error: 'the command is not valid JSON' } });
       }
-      route(commands, request.method ?? 'GET', request.url ?? '/', body).then(reply, (error: unknown) => {
-        if (error instanceof CommandError) return reply({ status: 422, body: { error: error.message } });
-        if (error instanceof ImportError) return reply({ status: 422, body: { error: error.message, where: error.where } });
-        reply({ status: 500, body: { error: `the store could not run the command: ${(error as Error).message}` } });
-      });
+      route(commands, request.method ?? 'GET', request.url ?? '/', body).then(reply, refused);
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -95,10 +121,10 @@ export async function serveControlSocket(socketPath: string, commands: MerchantC
   };
 }
 
-/** Runs a command in the store that holds the socket; its refusals come back as CommandError / ImportError. */
-export function sendControlCommand<T>(socketPath: string, method: 'GET' | 'POST', url: string, body?: unknown): Promise<T> {
+/** Sends a command to the store that holds the socket and reads its answer; refusals come back as CommandError / ImportError. */
+function sendToStore<T>(socketPath: string, method: 'GET' | 'POST', url: string, send: (request: http.ClientRequest) => void, contentType: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const request = http.request({ socketPath, method, path: url, headers: { 'content-type': 'application/json' } }, (response) => {
+    const request = http.request({ socketPath, method, path: url, headers: { 'content-type': contentType } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
@@ -117,6 +143,27 @@ export function sendControlCommand<T>(socketPath: string, method: 'GET' | 'POST'
       });
     });
     request.on('error', (error) => reject(new Error(`cannot reach the running store on its control socket (${error.message})`)));
-    request.end(body === undefined ? undefined : JSON.stringify(body));
+    send(request);
   });
+}
+
+/** Runs a command in the store that holds the socket; its refusals come back as CommandError / ImportError. */
+export function sendControlCommand<T>(socketPath: string, method: 'GET' | 'POST', url: string, body?: unknown): Promise<T> {
+  return sendToStore<T>(socketPath, method, url, (request) => request.end(body === undefined ? undefined : JSON.stringify(body)), 'application/json');
+}
+
+/** Has the store that holds the socket import a catalog file, streamed to it as it is read. */
+export function sendCatalogFile(socketPath: string, catalog: { path: string; format: CatalogFormat }, options: { setStock?: boolean }): Promise<ImportReport> {
+  const query = new URLSearchParams({ format: catalog.format, 'set-stock': String(options.setStock === true) });
+  return sendToStore<ImportReport>(
+    socketPath,
+    'POST',
+    `${IMPORT_PATH}?${query}`,
+    (request) => {
+      const file = createReadStream(catalog.path);
+      file.on('error', (error) => request.destroy(error));
+      file.pipe(request);
+    },
+    'application/octet-stream',
+  );
 }

@@ -8,10 +8,16 @@ export interface StockRead {
 }
 
 export async function readStock(db: Queryable): Promise<StockRead> {
-  const rows = await db.query<{ variant_id: number; on_hand: number; change_seq: number }>(
-    'select variant_id, on_hand, change_seq from inventory_levels',
+  // Every level as one JSON text of [variant_id, on_hand, change_seq] triples: at 300,000 variants, reading them as
+  // rows through the driver took seconds of a start, and the one text under one.
+  const [row] = await db.query<{ levels: string }>(
+    `select coalesce(json_agg(json_build_array(variant_id, on_hand, change_seq)), '[]')::text as levels from inventory_levels`,
   );
-  return toStockRead(rows, 0);
+  const triples = JSON.parse(row?.levels ?? '[]') as [number, number, number][];
+  return toStockRead(
+    triples.map(([variant_id, on_hand, change_seq]) => ({ variant_id, on_hand, change_seq })),
+    0,
+  );
 }
 
 export async function readStockChangedSince(db: Queryable, seq: number): Promise<StockRead> {

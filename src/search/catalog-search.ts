@@ -2,13 +2,53 @@
 import type { Catalog, CatalogSnapshot } from '../catalog/catalog.js';
 import type { Collection, Product } from '../catalog/types.js';
 import type { StockLevels } from '../inventory/stock.js';
-import { buildSearchIndex, searchCollections, searchProducts, suggestQueries, type QuerySuggestion, type SearchIndex } from './search-index.js';
+import { SearchIndexBuilder, searchCollections, searchProducts, suggestQueries, type QuerySuggestion, type SearchIndex } from './search-index.js';
 
-const buildIndex = (snapshot: CatalogSnapshot): SearchIndex => buildSearchIndex(snapshot.products, snapshot.collections);
+/**
+ * How long the index is built at a stretch before requests waiting get their turn. At 100,000 products the whole
+ * build takes seconds: in one piece it would hold a starting store's first answers, and every request while a
+ * new catalog is taken in.
+ */
+const BUILD_SLICE_MS = 15;
 
-/** The snapshot's search index; the first caller builds it, every later one (storefront or MCP) reuses it. */
+/** A snapshot's index while it is built, then the index alone: the builder's working tables are let go. */
+class IndexBuild {
+  private builder: SearchIndexBuilder | undefined;
+  private index: SearchIndex | undefined;
+
+  constructor(snapshot: CatalogSnapshot) {
+    this.builder = new SearchIndexBuilder(snapshot.products, snapshot.collections);
+  }
+
+  get ready(): boolean {
+    return this.index !== undefined;
+  }
+
+  /** Builds for about `budgetMs`; true once the index is built. */
+  step(budgetMs: number): boolean {
+    if (this.builder?.step(budgetMs)) this.finish();
+    return this.index !== undefined;
+  }
+
+  finish(): SearchIndex {
+    if (this.index === undefined) {
+      this.index = (this.builder as SearchIndexBuilder).finish();
+      this.builder = undefined;
+    }
+    return this.index;
+  }
+}
+
+const startBuilding = (snapshot: CatalogSnapshot) => new IndexBuild(snapshot);
+
+/** The snapshot's search index; a search that comes before the background build is done finishes it. */
 export function searchIndexFor(snapshot: CatalogSnapshot): SearchIndex {
-  return snapshot.derived(buildIndex);
+  return snapshot.derived(startBuilding).finish();
+}
+
+/** Whether the snapshot's index is built (read-only, for tests and diagnostics). */
+export function searchIndexReady(snapshot: CatalogSnapshot): boolean {
+  return snapshot.derived(startBuilding).ready;
 }
 
 export class CatalogSearch {
@@ -16,8 +56,18 @@ export class CatalogSearch {
     private readonly catalog: Catalog,
     private readonly stock: StockLevels,
   ) {
-    // Build as soon as a snapshot arrives, so no shopper's request pays for it.
-    catalog.onChange((snapshot) => searchIndexFor(snapshot));
+    // Built as soon as a snapshot arrives, a slice at a time, so that no shopper's request pays for all of it.
+    catalog.onChange((snapshot) => this.buildInBackground(snapshot));
+  }
+
+  private buildInBackground(snapshot: CatalogSnapshot): void {
+    const build = snapshot.derived(startBuilding);
+    const slice = () => {
+      // A newer snapshot builds its own; this one's index, if still wanted, is finished by the search that wants it.
+      if (this.catalog.snapshot !== snapshot || build.step(BUILD_SLICE_MS)) return;
+      setImmediate(slice).unref();
+    };
+    setImmediate(slice).unref();
   }
 
   private get index(): SearchIndex {

@@ -86,20 +86,24 @@ function phrasesOf(sourceText: string): Phrase[] {
   return phrases;
 }
 
-export function buildQuerySuggestions(products: Product[]): QuerySuggestions {
-  const tallies = new Map<string, PhraseTally>();
-  const tallyOf = ({ key, text, words }: Phrase): { tally: PhraseTally; text: string } => {
-    let tally = tallies.get(key);
+/** Tallies the phrases of one product at a time (a large catalog is indexed in slices between requests). */
+export class QuerySuggestionsBuilder {
+  private readonly tallies = new Map<string, PhraseTally>();
+  // Types, vendors and tags recur across products: each distinct one is cut into phrases once.
+  private readonly recurringSources = new Map<string, { tally: PhraseTally; text: string }[]>();
+  private productPosition = 0;
+
+  private tallyOf({ key, text, words }: Phrase): { tally: PhraseTally; text: string } {
+    let tally = this.tallies.get(key);
     if (tally === undefined) {
       tally = { words, productCount: 0, lastProduct: -1, spelling: text, spellingCount: 0, otherSpellingCounts: undefined };
-      tallies.set(key, tally);
+      this.tallies.set(key, tally);
     }
     return { tally, text };
-  };
-  // Types, vendors and tags recur across products: each distinct one is cut into phrases once.
-  const recurringSources = new Map<string, { tally: PhraseTally; text: string }[]>();
+  }
 
-  products.forEach((product, productPosition) => {
+  add(product: Product): void {
+    const productPosition = this.productPosition++;
     const count = ({ tally, text }: { tally: PhraseTally; text: string }): void => {
       if (tally.lastProduct !== productPosition) {
         tally.productCount += 1;
@@ -112,37 +116,40 @@ export function buildQuerySuggestions(products: Product[]): QuerySuggestions {
         tally.otherSpellingCounts.set(text, (tally.otherSpellingCounts.get(text) ?? 0) + 1);
       }
     };
-    for (const phrase of phrasesOf(product.title)) count(tallyOf(phrase));
+    for (const phrase of phrasesOf(product.title)) count(this.tallyOf(phrase));
     for (const source of [product.productType, product.vendor, ...product.tags]) {
-      let sourcePhrases = recurringSources.get(source);
+      let sourcePhrases = this.recurringSources.get(source);
       if (sourcePhrases === undefined) {
-        sourcePhrases = phrasesOf(source).map(tallyOf);
-        recurringSources.set(source, sourcePhrases);
+        sourcePhrases = phrasesOf(source).map((phrase) => this.tallyOf(phrase));
+        this.recurringSources.set(source, sourcePhrases);
       }
       sourcePhrases.forEach(count);
     }
-  });
+  }
 
-  const stemOfWord = new Map<string, string>();
-  const stemOf = (word: string): string => {
-    let wordStem = stemOfWord.get(word);
-    if (wordStem === undefined) {
-      wordStem = stem(word);
-      stemOfWord.set(word, wordStem);
-    }
-    return wordStem;
-  };
-  const sortedKeys = [...tallies.keys()].sort();
-  const entries = sortedKeys.map((key): SuggestionEntry => {
-    const tally = tallies.get(key) as PhraseTally;
-    return {
-      text: mostCommonSpelling(tally),
-      wordCount: tally.words.length,
-      productCount: tally.productCount,
-      stemKey: tally.words.map(stemOf).join(' '),
+  /** The suggestions of every product added; the builder is not used after. */
+  finish(): QuerySuggestions {
+    const stemOfWord = new Map<string, string>();
+    const stemOf = (word: string): string => {
+      let wordStem = stemOfWord.get(word);
+      if (wordStem === undefined) {
+        wordStem = stem(word);
+        stemOfWord.set(word, wordStem);
+      }
+      return wordStem;
     };
-  });
-  return { sortedKeys, entries };
+    const sortedKeys = [...this.tallies.keys()].sort();
+    const entries = sortedKeys.map((key): SuggestionEntry => {
+      const tally = this.tallies.get(key) as PhraseTally;
+      return {
+        text: mostCommonSpelling(tally),
+        wordCount: tally.words.length,
+        productCount: tally.productCount,
+        stemKey: tally.words.map(stemOf).join(' '),
+      };
+    });
+    return { sortedKeys, entries };
+  }
 }
 
 /** "lemon-lime" written more often than "lemon lime" wins; equal counts fall back to code-unit order. */

@@ -11,10 +11,12 @@
  */
 import type { Collection, Product } from '../catalog/types.js';
 import { isProductAvailable, type StockLevels } from '../inventory/stock.js';
-import { buildQuerySuggestions, suggestCompletions, type QuerySuggestion, type QuerySuggestions } from './query-suggestions.js';
+import { QuerySuggestionsBuilder, suggestCompletions, type QuerySuggestion, type QuerySuggestions } from './query-suggestions.js';
 import {
   buildTermIndex,
   FieldTier,
+  int32List,
+  TermIndexBuilder,
   queryWords,
   positionsOfHighestKeys,
   scoreDocuments,
@@ -23,7 +25,7 @@ import {
   type TermIndex,
   type WordMatcher,
 } from './term-index.js';
-import { foldText, htmlToText, stem } from './text-normalisation.js';
+import { foldText, htmlToText } from './text-normalisation.js';
 
 export type { QuerySuggestion } from './query-suggestions.js';
 
@@ -88,29 +90,88 @@ function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Build from the published products and collections; rebuild whenever the catalog changes. */
+/** Products indexed between two looks at the clock. */
+const PRODUCTS_PER_CLOCK_CHECK = 64;
+
+/**
+ * Builds the search index of the published products and collections in steps: products are indexed a batch at a
+ * time, then each finishing part (words sorted, postings grouped, titles ordered) is a step of its own, so that a
+ * store can build the index of a large catalog between requests. `finish` does whatever is left at once.
+ */
+export class SearchIndexBuilder {
+  private readonly terms = new TermIndexBuilder();
+  private readonly suggestions = new QuerySuggestionsBuilder();
+  /** Each product's title words (as queryWords reads the title) by their word ids in `terms`. */
+  private readonly titleWordStart: Int32Array;
+  private readonly titleWordIds = int32List();
+  private added = 0;
+  private readonly finishing: (() => void)[];
+  private productTerms: TermIndex | undefined;
+  private querySuggestions: QuerySuggestions | undefined;
+  private productTitleOrder: Int32Array | undefined;
+  private index: SearchIndex | undefined;
+
+  constructor(
+    private readonly products: Product[],
+    private readonly collections: Collection[],
+  ) {
+    this.titleWordStart = new Int32Array(products.length + 1);
+    this.finishing = [
+      () => (this.productTerms = this.terms.finish()),
+      () => (this.querySuggestions = this.suggestions.finish()),
+      () => (this.productTitleOrder = titleOrder(this.products)),
+      () => (this.index = this.assemble()),
+    ];
+  }
+
+  /** Works for about `budgetMs` (a finishing part may take longer); true once the index is built. */
+  step(budgetMs: number): boolean {
+    const stopAt = performance.now() + budgetMs;
+    while (this.added < this.products.length) {
+      this.addProduct(this.products[this.added] as Product);
+      this.added += 1;
+      if (this.added % PRODUCTS_PER_CLOCK_CHECK === 0 && performance.now() >= stopAt) return false;
+    }
+    this.finishing.shift()?.();
+    return this.index !== undefined;
+  }
+
+  /** The index, built now as far as it is not yet. */
+  finish(): SearchIndex {
+    while (!this.step(Infinity));
+    return this.index as SearchIndex;
+  }
+
+  private addProduct(product: Product): void {
+    this.terms.add(productFields(product));
+    this.suggestions.add(product);
+    // Every title word is indexed (the title is a field), so each has a word id.
+    for (const word of queryWords(product.title)) this.titleWordIds.push(this.terms.wordId(word));
+    this.titleWordStart[this.added + 1] = this.titleWordIds.length;
+  }
+
+  private assemble(): SearchIndex {
+    const productTerms = this.productTerms as TermIndex;
+    const titleWordIds = this.titleWordIds.done();
+    return {
+      products: this.products,
+      productTerms,
+      productTitleOrder: this.productTitleOrder as Int32Array,
+      titleWordStart: this.titleWordStart,
+      titleStemIds: titleWordIds.map((wordId) => this.terms.stemIdOf(wordId)),
+      titleWordRanks: titleWordIds.map((wordId) => this.terms.rankOf(wordId)),
+      collections: this.collections,
+      // Shopify searches collections by title only.
+      collectionTerms: buildTermIndex(this.collections.map((collection) => [{ text: collection.title, tier: FieldTier.title }])),
+      collectionTitleOrder: titleOrder(this.collections),
+      querySuggestions: this.querySuggestions as QuerySuggestions,
+    };
+  }
+}
+
+/** Build from the published products and collections at once; rebuild whenever the catalog changes. */
 export function buildSearchIndex(products: Product[], collections: Collection[]): SearchIndex {
-  const productTerms = buildTermIndex(products.map(productFields));
-  const titleWordStart = new Int32Array(products.length + 1);
-  const titleWords: string[] = [];
-  products.forEach((product, position) => {
-    titleWords.push(...queryWords(product.title));
-    titleWordStart[position + 1] = titleWords.length;
-  });
-  const rankOfWord = new Map(productTerms.sortedWords.map((word, rank) => [word, rank]));
-  return {
-    products,
-    productTerms,
-    productTitleOrder: titleOrder(products),
-    titleWordStart,
-    titleStemIds: Int32Array.from(titleWords, (word) => productTerms.stemIds.get(stem(word)) ?? -1),
-    titleWordRanks: Int32Array.from(titleWords, (word) => rankOfWord.get(word) ?? -1),
-    collections,
-    // Shopify searches collections by title only.
-    collectionTerms: buildTermIndex(collections.map((collection) => [{ text: collection.title, tier: FieldTier.title }])),
-    collectionTitleOrder: titleOrder(collections),
-    querySuggestions: buildQuerySuggestions(products),
-  };
+  return new SearchIndexBuilder(products, collections).finish();
 }
 
 /**
@@ -135,24 +196,62 @@ function titleCloseness(index: SearchIndex, position: number, matchers: readonly
 
 /** The best `limit` products for a query, best first; nothing for an empty query. Availability is read live. */
 export function searchProducts(index: SearchIndex, query: string, limit: number, stock: StockLevels): Product[] {
+  const wanted = Math.floor(limit);
+  if (!(wanted >= 1)) return []; // also NaN
   const words = queryWords(query);
   const { documents, scores } = scoreDocuments(index.productTerms, words);
   if (documents.length === 0) return [];
-  const count = index.products.length;
   const matchers = wordMatchers(index.productTerms, words);
-  const closenessLevels = 2 * words.length + 2;
-  // One number orders a match: score first, then available before sold out, then how closely the title
-  // begins with the query, then title order.
-  const rankKeys = documents.map((position, i) => {
-    const availability = isProductAvailable(index.products[position] as Product, stock) ? 1 : 0;
-    const closeness = titleCloseness(index, position, matchers);
-    return (
-      (((scores[i] as number) * 2 + availability) * closenessLevels + closeness) * count +
-      (count - 1 - (index.productTitleOrder[position] as number))
-    );
-  });
-  const best = positionsOfHighestKeys(rankKeys, limit);
-  return best.map((i) => index.products[documents[i] as number] as Product);
+  // Score comes first: the matches of the highest score are ranked, then those of the next, until there are enough.
+  // A short prefix in a large catalog matches tens of thousands of products, and the lower scores are not looked at again.
+  const best: number[] = [];
+  for (const group of byScoreHighestFirst(documents, scores)) {
+    best.push(...bestOfOneScore(index, group, matchers, wanted - best.length, stock));
+    if (best.length === wanted) break;
+  }
+  return best.map((position) => index.products[position] as Product);
+}
+
+/** The documents grouped by score, the highest score first. */
+function* byScoreHighestFirst(documents: readonly number[], scores: readonly number[]): Generator<number[]> {
+  const groups: number[][] = [];
+  scores.forEach((score, i) => (groups[score] ??= []).push(documents[i] as number));
+  for (let score = groups.length - 1; score > 0; score -= 1) {
+    const group = groups[score];
+    if (group) yield group;
+  }
+}
+
+/** Rounds of asking the stock of the best-placed matches before asking it of all of them. */
+const AVAILABILITY_ROUNDS = 3;
+
+/**
+ * The best `wanted` of matches of one score: available before sold out, then how closely the title begins with the
+ * query, then title order. Closeness and title order cost a few array reads per match; availability costs a stock
+ * lookup per variant, so it is asked only of the best-placed matches, round by round, until `wanted` of them are
+ * available (those then beat every match not asked, which could only rank after them); when too many are sold out,
+ * of every match.
+ */
+function bestOfOneScore(index: SearchIndex, group: number[], matchers: readonly WordMatcher[], wanted: number, stock: StockLevels): number[] {
+  const count = index.products.length;
+  const placeKeys = group.map((position) => titleCloseness(index, position, matchers) * count + (count - 1 - (index.productTitleOrder[position] as number)));
+  const isAvailable = (position: number) => isProductAvailable(index.products[position] as Product, stock);
+  const available: number[] = [];
+  const soldOut: number[] = [];
+  const asked = new Float64Array(placeKeys);
+  for (let round = 0; round < AVAILABILITY_ROUNDS && available.length < wanted; round += 1) {
+    const next = positionsOfHighestKeys(asked, wanted - available.length).filter((i) => (asked[i] as number) >= 0);
+    if (next.length === 0) return [...available, ...soldOut].slice(0, wanted).map((i) => group[i] as number);
+    for (const i of next) {
+      (isAvailable(group[i] as number) ? available : soldOut).push(i);
+      asked[i] = -1;
+    }
+  }
+  if (available.length >= wanted) return available.slice(0, wanted).map((i) => group[i] as number);
+  // Too many sold out among the best placed: every match's availability decides.
+  const levels = 2 * (matchers.length + 1) * count;
+  const rankKeys = group.map((position, i) => (isAvailable(position) ? levels : 0) + (placeKeys[i] as number));
+  return positionsOfHighestKeys(rankKeys, wanted).map((i) => group[i] as number);
 }
 
 /** The best `limit` collections whose titles match the query, best first. */

@@ -70,126 +70,205 @@ const MIN_POSTINGS_TO_MERGE = 4096;
 /** Bounds the memory kept for merged prefixes; past it they are merged per query, still correct. */
 const MAX_MERGED_PREFIXES = 256;
 
-export function buildTermIndex(documents: DocumentField[][]): TermIndex {
-  // Words and stems get integer ids so the per-word work is one Map lookup and a few array writes.
-  const wordIds = new Map<string, number>();
-  const words: string[] = [];
-  const stemIdOfWord: number[] = [];
-  const wordSeenOutsideDescription: boolean[] = [];
-  const stemIds = new Map<string, number>();
-  const stems: string[] = [];
-  const lastDocumentOfStem: number[] = [];
-  const bestTierOfStem: number[] = [];
-  // One (stem, document, tier) entry per stem per document, in document order.
-  const entryStems: number[] = [];
-  const entryDocuments: number[] = [];
-  const entryTiers: number[] = [];
+/** Numbers appended one by one into a typed array that doubles as it fills (a JS array costs 8 bytes a number). */
+export class NumberList<T extends Int32Array | Uint8Array> {
+  length = 0;
 
-  function wordIdOf(word: string): number {
-    let wordId = wordIds.get(word);
-    if (wordId !== undefined) return wordId;
-    wordId = words.length;
-    wordIds.set(word, wordId);
-    words.push(word);
-    wordSeenOutsideDescription.push(false);
-    const wordStem = stem(word);
-    let stemId = stemIds.get(wordStem);
-    if (stemId === undefined) {
-      stemId = stems.length;
-      stemIds.set(wordStem, stemId);
-      stems.push(wordStem);
-      lastDocumentOfStem.push(-1);
-      bestTierOfStem.push(0);
+  constructor(
+    private values: T,
+    private readonly make: (size: number) => T,
+  ) {}
+
+  push(value: number): void {
+    if (this.length === this.values.length) {
+      const grown = this.make(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
     }
-    stemIdOfWord.push(stemId);
-    return wordId;
+    this.values[this.length++] = value;
   }
-  const wordIdsOfRecurringText = new Map<string, number[]>();
-  let documentIndex = 0;
-  let tier: FieldTier = FieldTier.description;
-  const addWord = (wordId: number): void => {
-    // Typos are forgiven only where a shopper sees the word, as Shopify does: not in descriptions.
-    if (tier > FieldTier.description) wordSeenOutsideDescription[wordId] = true;
-    const stemId = stemIdOfWord[wordId] as number;
-    if (lastDocumentOfStem[stemId] !== documentIndex) {
-      lastDocumentOfStem[stemId] = documentIndex;
-      bestTierOfStem[stemId] = tier;
-      entryStems.push(stemId);
-    } else if (tier > (bestTierOfStem[stemId] as number)) {
-      bestTierOfStem[stemId] = tier;
-    }
-  };
-  const addText = (word: string): void => addWord(wordIdOf(word));
 
-  for (; documentIndex < documents.length; documentIndex += 1) {
-    const firstEntry = entryStems.length;
-    for (const field of documents[documentIndex] as DocumentField[]) {
-      tier = field.tier;
+  at(position: number): number {
+    return this.values[position] as number;
+  }
+
+  set(position: number, value: number): void {
+    this.values[position] = value;
+  }
+
+  /** The numbers pushed, without a copy (the list is not used after). */
+  done(): T {
+    return this.values.subarray(0, this.length) as T;
+  }
+}
+
+export const int32List = () => new NumberList(new Int32Array(1024), (size) => new Int32Array(size));
+const uint8List = () => new NumberList(new Uint8Array(1024), (size) => new Uint8Array(size));
+
+/**
+ * Builds a TermIndex one document at a time, so that a large catalog can be indexed in slices between requests.
+ * Words and stems get integer ids so the per-word work is one Map lookup and a few array writes.
+ */
+export class TermIndexBuilder {
+  private readonly wordIds = new Map<string, number>();
+  private readonly words: string[] = [];
+  private readonly stemIdOfWord = int32List();
+  private readonly wordSeenOutsideDescription = uint8List();
+  private readonly stemIds = new Map<string, number>();
+  private readonly stems: string[] = [];
+  private readonly lastDocumentOfStem = int32List();
+  private readonly bestTierOfStem = uint8List();
+  // One (stem, document, tier) entry per stem per document, in document order.
+  private readonly entryStems = int32List();
+  private readonly entryDocuments = int32List();
+  private readonly entryTiers = uint8List();
+  private readonly wordIdsOfRecurringText = new Map<string, number[]>();
+  private documentCount = 0;
+  private tier: FieldTier = FieldTier.description;
+  private readonly addText = (word: string): void => this.addWord(this.wordIdOf(word));
+  /** After finish: each word's position in the index's sortedWords, by word id. */
+  private rankOfWordId = new Int32Array(0);
+
+  /** Indexes the next document (its position is the number of documents added before it). */
+  add(fields: readonly DocumentField[]): void {
+    const firstEntry = this.entryStems.length;
+    for (const field of fields) {
+      this.tier = field.tier;
       if (!field.recurring) {
-        forEachIndexedWord(field.text, addText);
+        forEachIndexedWord(field.text, this.addText);
         continue;
       }
-      let ids = wordIdsOfRecurringText.get(field.text);
+      let ids = this.wordIdsOfRecurringText.get(field.text);
       if (ids === undefined) {
-        ids = indexedWords(field.text).map(wordIdOf);
-        wordIdsOfRecurringText.set(field.text, ids);
+        ids = indexedWords(field.text).map((word) => this.wordIdOf(word));
+        this.wordIdsOfRecurringText.set(field.text, ids);
       }
-      ids.forEach(addWord);
+      for (const wordId of ids) this.addWord(wordId);
     }
-    for (let entry = firstEntry; entry < entryStems.length; entry += 1) {
-      entryDocuments.push(documentIndex);
-      entryTiers.push(bestTierOfStem[entryStems[entry] as number] as number);
+    for (let entry = firstEntry; entry < this.entryStems.length; entry += 1) {
+      this.entryDocuments.push(this.documentCount);
+      this.entryTiers.push(this.bestTierOfStem.at(this.entryStems.at(entry)));
+    }
+    this.documentCount += 1;
+  }
+
+  /** The id of a word already indexed, or -1. */
+  wordId(word: string): number {
+    return this.wordIds.get(word) ?? -1;
+  }
+
+  /** After finish: where the word of an id sits in the index's sortedWords (-1 for the id -1). */
+  rankOf(wordId: number): number {
+    return wordId < 0 ? -1 : (this.rankOfWordId[wordId] as number);
+  }
+
+  /** The stem id of a word's id (-1 for the id -1). */
+  stemIdOf(wordId: number): number {
+    return wordId < 0 ? -1 : this.stemIdOfWord.at(wordId);
+  }
+
+  private wordIdOf(word: string): number {
+    let wordId = this.wordIds.get(word);
+    if (wordId !== undefined) return wordId;
+    wordId = this.words.length;
+    this.wordIds.set(word, wordId);
+    this.words.push(word);
+    this.wordSeenOutsideDescription.push(0);
+    const wordStem = stem(word);
+    let stemId = this.stemIds.get(wordStem);
+    if (stemId === undefined) {
+      stemId = this.stems.length;
+      this.stemIds.set(wordStem, stemId);
+      this.stems.push(wordStem);
+      this.lastDocumentOfStem.push(-1);
+      this.bestTierOfStem.push(0);
+    }
+    this.stemIdOfWord.push(stemId);
+    return wordId;
+  }
+
+  private addWord(wordId: number): void {
+    // Typos are forgiven only where a shopper sees the word, as Shopify does: not in descriptions.
+    if (this.tier > FieldTier.description) this.wordSeenOutsideDescription.set(wordId, 1);
+    const stemId = this.stemIdOfWord.at(wordId);
+    if (this.lastDocumentOfStem.at(stemId) !== this.documentCount) {
+      this.lastDocumentOfStem.set(stemId, this.documentCount);
+      this.bestTierOfStem.set(stemId, this.tier);
+      this.entryStems.push(stemId);
+    } else if (this.tier > this.bestTierOfStem.at(stemId)) {
+      this.bestTierOfStem.set(stemId, this.tier);
     }
   }
 
-  // Group the entries by stem (a counting sort keeps each stem's documents ascending).
-  const postingStart = new Int32Array(stems.length + 1);
-  for (const stemId of entryStems) postingStart[stemId + 1] = (postingStart[stemId + 1] as number) + 1;
-  for (let stemId = 0; stemId < stems.length; stemId += 1) {
-    postingStart[stemId + 1] = (postingStart[stemId + 1] as number) + (postingStart[stemId] as number);
-  }
-  const nextPosition = postingStart.slice(0, stems.length);
-  const postingDocuments = new Int32Array(entryStems.length);
-  const postingTiers = new Uint8Array(entryStems.length);
-  entryStems.forEach((stemId, entry) => {
-    const position = nextPosition[stemId] as number;
-    nextPosition[stemId] = position + 1;
-    postingDocuments[position] = entryDocuments[entry] as number;
-    postingTiers[position] = entryTiers[entry] as number;
-  });
-
-  const sortedWords = [...words].sort();
-  const stemIdOfSortedWord = Int32Array.from(sortedWords, (word) => stemIdOfWord[wordIds.get(word) as number] as number);
-
-  const typoCandidates = new Map<string, number>(); // spelling → its stem id
-  words.forEach((word, wordId) => {
-    if (!wordSeenOutsideDescription[wordId] || word.length < MIN_TYPO_WORD_LENGTH - 1 || !LETTERS_ONLY.test(word)) return;
-    const stemId = stemIdOfWord[wordId] as number;
-    typoCandidates.set(word, stemId);
-    typoCandidates.set(stems[stemId] as string, stemId);
-  });
-  const spellingsByDeletion = new Map<string, Spelling[]>();
-  for (const [form, stemId] of typoCandidates) {
-    if (form.length < MIN_TYPO_WORD_LENGTH - 1) continue;
-    const spelling = { form, stemId };
-    for (const variant of new Set([form, ...oneLetterDeletions(form)])) {
-      const known = spellingsByDeletion.get(variant);
-      if (known === undefined) spellingsByDeletion.set(variant, [spelling]);
-      else known.push(spelling);
+  /** The index of every document added; no document is added after. */
+  finish(): TermIndex {
+    const { stems, words, wordIds } = this;
+    const entryStems = this.entryStems.done();
+    const entryDocuments = this.entryDocuments.done();
+    const entryTiers = this.entryTiers.done();
+    const stemIdOfWord = this.stemIdOfWord.done();
+    // Group the entries by stem (a counting sort keeps each stem's documents ascending).
+    const postingStart = new Int32Array(stems.length + 1);
+    for (const stemId of entryStems) postingStart[stemId + 1] = (postingStart[stemId + 1] as number) + 1;
+    for (let stemId = 0; stemId < stems.length; stemId += 1) {
+      postingStart[stemId + 1] = (postingStart[stemId + 1] as number) + (postingStart[stemId] as number);
     }
-  }
+    const nextPosition = postingStart.slice(0, stems.length);
+    const postingDocuments = new Int32Array(entryStems.length);
+    const postingTiers = new Uint8Array(entryStems.length);
+    for (let entry = 0; entry < entryStems.length; entry += 1) {
+      const stemId = entryStems[entry] as number;
+      const position = nextPosition[stemId] as number;
+      nextPosition[stemId] = position + 1;
+      postingDocuments[position] = entryDocuments[entry] as number;
+      postingTiers[position] = entryTiers[entry] as number;
+    }
 
-  return {
-    documentCount: documents.length,
-    stemIds,
-    postingStart,
-    postingDocuments,
-    postingTiers,
-    sortedWords,
-    stemIdOfSortedWord,
-    spellingsByDeletion,
-    mergedPrefixPostings: new Map(),
-  };
+    const sortedWords = [...words].sort();
+    this.rankOfWordId = new Int32Array(words.length);
+    const stemIdOfSortedWord = Int32Array.from(sortedWords, (word, rank) => {
+      const wordId = wordIds.get(word) as number;
+      this.rankOfWordId[wordId] = rank;
+      return stemIdOfWord[wordId] as number;
+    });
+
+    const seenOutsideDescription = this.wordSeenOutsideDescription.done();
+    const typoCandidates = new Map<string, number>(); // spelling → its stem id
+    words.forEach((word, wordId) => {
+      if (!seenOutsideDescription[wordId] || word.length < MIN_TYPO_WORD_LENGTH - 1 || !LETTERS_ONLY.test(word)) return;
+      const stemId = stemIdOfWord[wordId] as number;
+      typoCandidates.set(word, stemId);
+      typoCandidates.set(stems[stemId] as string, stemId);
+    });
+    const spellingsByDeletion = new Map<string, Spelling[]>();
+    for (const [form, stemId] of typoCandidates) {
+      if (form.length < MIN_TYPO_WORD_LENGTH - 1) continue;
+      const spelling = { form, stemId };
+      for (const variant of new Set([form, ...oneLetterDeletions(form)])) {
+        const known = spellingsByDeletion.get(variant);
+        if (known === undefined) spellingsByDeletion.set(variant, [spelling]);
+        else known.push(spelling);
+      }
+    }
+
+    return {
+      documentCount: this.documentCount,
+      stemIds: this.stemIds,
+      postingStart,
+      postingDocuments,
+      postingTiers,
+      sortedWords,
+      stemIdOfSortedWord,
+      spellingsByDeletion,
+      mergedPrefixPostings: new Map(),
+    };
+  }
+}
+
+export function buildTermIndex(documents: readonly DocumentField[][]): TermIndex {
+  const builder = new TermIndexBuilder();
+  for (const fields of documents) builder.add(fields);
+  return builder.finish();
 }
 
 function oneLetterDeletions(word: string): string[] {
@@ -328,9 +407,11 @@ function mergedPostingsIfLarge(index: TermIndex, prefix: string, first: number, 
       if (tier > (tierPlusOne[document] as number)) tierPlusOne[document] = tier;
     }
   }
+  // Ascending, as every stem's postings are: a query word met later can look documents up in them.
+  const ascending = Int32Array.from(documents).sort();
   const merged = {
-    documents: Int32Array.from(documents),
-    tiers: Uint8Array.from(documents, (document) => (tierPlusOne[document] as number) - 1),
+    documents: ascending,
+    tiers: Uint8Array.from(ascending, (document) => (tierPlusOne[document] as number) - 1),
   };
   if (index.mergedPrefixPostings.size < MAX_MERGED_PREFIXES) index.mergedPrefixPostings.set(prefix, merged);
   return merged;
@@ -342,41 +423,110 @@ export interface ScoredDocuments {
   scores: number[];
 }
 
+/** A run of one word's postings: documents[start..end) (ascending) with their tiers, all matched the same way. */
+interface PostingRun {
+  documents: Int32Array;
+  tiers: Uint8Array;
+  start: number;
+  end: number;
+  kind: MatchKind;
+}
+
+function postingRunsOf(index: TermIndex, word: string, isLastWord: boolean): { runs: PostingRun[]; postings: number } {
+  const runs: PostingRun[] = [];
+  let postings = 0;
+  forEachMatchingPostings(index, word, isLastWord, (documents, tiers, start, end, kind) => {
+    runs.push({ documents, tiers, start, end, kind });
+    postings += end - start;
+  });
+  return { runs, postings };
+}
+
+/** The position of `document` in documents[start..end) (ascending), or -1. */
+function positionOf(documents: Int32Array, start: number, end: number, document: number): number {
+  let low = start;
+  let high = end;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((documents[middle] as number) < document) low = middle + 1;
+    else high = middle;
+  }
+  return low < end && documents[low] === document ? low : -1;
+}
+
+/** Per-document working arrays of an index, kept between queries and left zeroed by each. */
+interface Scratch {
+  wordsMatched: Uint8Array;
+  totalScore: Uint16Array;
+  bestForWord: Uint8Array;
+}
+
+const scratchOfIndex = new WeakMap<TermIndex, Scratch>();
+
+function scratchOf(index: TermIndex): Scratch {
+  let scratch = scratchOfIndex.get(index);
+  if (scratch === undefined) {
+    const size = index.documentCount;
+    scratch = { wordsMatched: new Uint8Array(size), totalScore: new Uint16Array(size), bestForWord: new Uint8Array(size) };
+    scratchOfIndex.set(index, scratch);
+  }
+  return scratch;
+}
+
 /**
  * Documents matching every query word, each scored by the sum over query words of its best match.
- * Dense per-document arrays keep the work proportional to the postings touched, not to the catalog.
+ * The word with the fewest postings is read first, and its documents are the candidates: a later word's long run
+ * of postings ("no" of "No. 12" in every title of a large catalog) is searched for the candidates instead of read
+ * whole. Dense per-document arrays keep the rest of the work proportional to the postings touched.
  */
 export function scoreDocuments(index: TermIndex, words: string[]): ScoredDocuments {
   const none: ScoredDocuments = { documents: [], scores: [] };
   if (words.length === 0) return none;
-  const wordsMatched = new Uint8Array(index.documentCount);
-  const totalScore = new Uint16Array(index.documentCount);
-  const bestForWord = new Uint8Array(index.documentCount);
-  let matchedAllSoFar: number[] = [];
-
-  for (let wordPosition = 0; wordPosition < words.length; wordPosition += 1) {
-    const matchedThisWord: number[] = [];
-    const scorePostings: PostingsVisitor = (documents, tiers, start, end, kind) => {
-      for (let posting = start; posting < end; posting += 1) {
-        const document = documents[posting] as number;
-        if (wordsMatched[document] !== wordPosition) continue; // missed an earlier word
-        const tier = tiers[posting] as FieldTier;
-        if (kind === MatchKind.typo && tier === FieldTier.description) continue;
-        const score = wordScore(tier, kind);
+  const wordRuns = words.map((word, position) => postingRunsOf(index, word, position === words.length - 1));
+  const order = wordRuns.map((_, position) => position).sort((a, b) => (wordRuns[a]!.postings) - (wordRuns[b]!.postings));
+  const { wordsMatched, totalScore, bestForWord } = scratchOf(index);
+  let candidates: number[] = [];
+  // Only the first word's documents are ever marked: clearing them leaves the arrays zeroed for the next query.
+  let marked: number[] = [];
+  try {
+    for (let wordsDone = 0; wordsDone < order.length; wordsDone += 1) {
+      const matchedThisWord: number[] = [];
+      const score = (document: number, tier: FieldTier, kind: MatchKind): void => {
+        if (kind === MatchKind.typo && tier === FieldTier.description) return;
+        const wordScoreHere = wordScore(tier, kind);
         if (bestForWord[document] === 0) matchedThisWord.push(document);
-        if (score > (bestForWord[document] as number)) bestForWord[document] = score;
+        if (wordScoreHere > (bestForWord[document] as number)) bestForWord[document] = wordScoreHere;
+      };
+      for (const { documents, tiers, start, end, kind } of wordRuns[order[wordsDone] as number]!.runs) {
+        if (wordsDone > 0 && candidates.length * Math.log2(end - start + 1) < end - start) {
+          for (const document of candidates) {
+            const posting = positionOf(documents, start, end, document);
+            if (posting >= 0) score(document, tiers[posting] as FieldTier, kind);
+          }
+          continue;
+        }
+        for (let posting = start; posting < end; posting += 1) {
+          const document = documents[posting] as number;
+          if (wordsMatched[document] !== wordsDone) continue; // missed an earlier word
+          score(document, tiers[posting] as FieldTier, kind);
+        }
       }
-    };
-    forEachMatchingPostings(index, words[wordPosition] as string, wordPosition === words.length - 1, scorePostings);
-    if (matchedThisWord.length === 0) return none;
-    for (const document of matchedThisWord) {
-      totalScore[document] = (totalScore[document] as number) + (bestForWord[document] as number);
-      wordsMatched[document] = wordPosition + 1;
-      bestForWord[document] = 0;
+      if (wordsDone === 0) marked = matchedThisWord;
+      for (const document of matchedThisWord) {
+        totalScore[document] = (totalScore[document] as number) + (bestForWord[document] as number);
+        wordsMatched[document] = wordsDone + 1;
+        bestForWord[document] = 0;
+      }
+      if (matchedThisWord.length === 0) return none;
+      candidates = matchedThisWord;
     }
-    matchedAllSoFar = matchedThisWord;
+    return { documents: candidates, scores: candidates.map((document) => totalScore[document] as number) };
+  } finally {
+    for (const document of marked) {
+      wordsMatched[document] = 0;
+      totalScore[document] = 0;
+    }
   }
-  return { documents: matchedAllSoFar, scores: matchedAllSoFar.map((document) => totalScore[document] as number) };
 }
 
 /**

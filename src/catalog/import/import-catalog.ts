@@ -1,22 +1,22 @@
 /**
- * Upserts a CatalogDocument into the database in one transaction: products by handle, variants by SKU
- * (or by option values when a variant has no SKU), collections by handle. The file is authoritative for
- * every product it names: images and selling plans it no longer lists are removed, and variants it no
- * longer lists are archived (carts and orders keep pointing at them; they leave the catalog). A new variant
- * starts at the file's `inventory_quantity` (zero without one). A variant the store already has keeps its stock
- * (a file exported before sales would undo them) unless the import is asked to `setStock`; then its level is
- * the file's quantity, where the file gives one. Anything wrong -> ImportError naming the place, nothing written.
+ * Upserts a catalog into the database in one transaction: products by handle, variants by SKU (or by option
+ * values when a variant has no SKU), collections by handle. The file is authoritative for every product it names:
+ * images and selling plans it no longer lists are removed, and variants it no longer lists are archived (carts and
+ * orders keep pointing at them; they leave the catalog). A new variant starts at the file's `inventory_quantity`
+ * (zero without one). A variant the store already has keeps its stock (a file exported before sales would undo
+ * them) unless the import is asked to `setStock`; then its level is the file's quantity, where the file gives one.
+ *
+ * The catalog streams through (CatalogStream): products are checked as they come and written a batch at a time,
+ * so a file of any size is imported with the memory of one batch. What is kept for the whole file is what a check
+ * across it needs, the handles and SKUs seen (tens of bytes each), and the collections, written last. Anything
+ * wrong -> ImportError naming the place, and the transaction rolls back: nothing is written, whichever batch the
+ * fault is in.
  */
 import { Compile } from 'typebox/compile';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpCatalogVersion } from '../catalog-store.js';
-import {
-  CatalogDocumentSchema,
-  ImportError,
-  type CatalogDocument,
-  type CollectionInput,
-  type ProductInput,
-} from './catalog-document.js';
+import { CollectionInputSchema, ImportError, ProductInputSchema, type CollectionInput, type ProductInput } from './catalog-document.js';
+import { CatalogStream } from './catalog-stream.js';
 
 interface Tally {
   created: number;
@@ -49,27 +49,38 @@ export interface ImportReport {
 export interface ImportOptions {
   /** Set existing variants' stock to the file's quantities too (a stock count), not only new variants'. */
   setStock?: boolean;
+  /** Products written per round of statements (tests use small ones to import several batches). */
+  productsPerBatch?: number;
 }
+
+/** A batch's statements carry a few megabytes of JSON at most, and a 100,000-product file takes 100 rounds. */
+const PRODUCTS_PER_BATCH = 1000;
 
 const tally = (): Tally => ({ created: 0, updated: 0, unchanged: 0, removed: 0 });
 
-/** Checks shape and cross-references before anything touches the database. */
-const catalogDocumentValidator = Compile(CatalogDocumentSchema);
+/** A product that passed the checks, with its place in the file (errors the database finds name it). */
+interface CheckedProduct {
+  index: number;
+  product: ProductInput;
+}
 
-export function validateCatalogDocument(input: unknown): CatalogDocument {
-  // The compiled check is fast on a large file; the slower error walk runs only to name what is wrong.
-  const first = catalogDocumentValidator.Check(input) ? undefined : catalogDocumentValidator.Errors(input)[0];
-  if (first) {
-    const where = first.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : 'document';
-    throw new ImportError(where, first.message);
-  }
-  const doc = input as CatalogDocument;
-  const handles = new Set<string>();
-  const skus = new Map<string, string>();
-  doc.products.forEach((product, p) => {
-    const at = `products.${p}`;
-    if (handles.has(product.handle)) throw new ImportError(`${at}.handle`, `duplicate handle "${product.handle}"`);
-    handles.add(product.handle);
+const productValidator = Compile(ProductInputSchema);
+const collectionValidator = Compile(CollectionInputSchema);
+
+/** The most variants a product has (ProductInputSchema): a variant's place is packed into one number with its product's. */
+const VARIANTS_PER_PRODUCT = 256;
+
+/** What is checked before anything of an entry is written: its shape, and what must be unique across the file. */
+class CatalogCheck {
+  private readonly handles = new Set<string>();
+  /** SKU -> product index * VARIANTS_PER_PRODUCT + variant index, of the variant that has it. */
+  private readonly skus = new Map<string, number>();
+
+  product(input: unknown, index: number): ProductInput {
+    const at = `products.${index}`;
+    const product = validated(productValidator, input, at);
+    if (this.handles.has(product.handle)) throw new ImportError(`${at}.handle`, `duplicate handle "${product.handle}"`);
+    this.handles.add(product.handle);
     const optionCount = product.options?.length ?? 0;
     const seenOptions = new Set<string>();
     product.variants.forEach((variant, v) => {
@@ -81,18 +92,33 @@ export function validateCatalogDocument(input: unknown): CatalogDocument {
       if (seenOptions.has(key)) throw new ImportError(`${at}.variants.${v}.options`, `duplicate variant ${values.join(' / ') || '(no options)'}`);
       seenOptions.add(key);
       if (variant.sku) {
-        const other = skus.get(variant.sku);
-        if (other) throw new ImportError(`${at}.variants.${v}.sku`, `SKU "${variant.sku}" is also used by ${other}`);
-        skus.set(variant.sku, `${at}.variants.${v}`);
+        const other = this.skus.get(variant.sku);
+        if (other !== undefined) {
+          const place = `products.${Math.floor(other / VARIANTS_PER_PRODUCT)}.variants.${other % VARIANTS_PER_PRODUCT}`;
+          throw new ImportError(`${at}.variants.${v}.sku`, `SKU "${variant.sku}" is also used by ${place}`);
+        }
+        this.skus.set(variant.sku, index * VARIANTS_PER_PRODUCT + v);
       }
     });
-  });
-  return doc;
+    return product;
+  }
+
+  collection(input: unknown, index: number): CollectionInput {
+    return validated(collectionValidator, input, `collections.${index}`);
+  }
 }
 
+function validated<T>(validator: { Check(input: unknown): input is T; Errors(input: unknown): { instancePath: string; message: string }[] }, input: unknown, at: string): T {
+  // The compiled check is fast; the slower error walk runs only to name what is wrong.
+  if (validator.Check(input)) return input;
+  const first = validator.Errors(input)[0];
+  throw new ImportError(first?.instancePath ? `${at}${first.instancePath.replaceAll('/', '.')}` : at, first?.message ?? 'not valid');
+}
+
+/** Imports a catalog: a CatalogStream (a file as it is read), or a catalog document in memory. */
 export async function importCatalog(db: Database, input: unknown, options: ImportOptions = {}): Promise<ImportReport> {
-  const doc = validateCatalogDocument(input);
-  const report = await db.transaction((tx) => applyCatalogDocument(tx, doc, options));
+  const catalog = input instanceof CatalogStream ? input : CatalogStream.ofDocument(input);
+  const report = await db.transaction((tx) => writeCatalog(tx, catalog, options));
   // The embedded database has no autovacuum to gather statistics: without them a large import leaves the
   // planner guessing (a stock update took several times longer at 10,000 products).
   if (report.products.created + report.variants.created > 0) await db.query('analyze products, variants, inventory_levels');
@@ -101,30 +127,52 @@ export async function importCatalog(db: Database, input: unknown, options: Impor
 
 /** Seeds a catalog only into an empty store; instances starting together against one server seed it once. */
 export async function seedCatalogIfEmpty(db: Database, input: unknown): Promise<ImportReport | undefined> {
-  const doc = validateCatalogDocument(input);
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock(hashtext('storefront:seed-catalog'))");
     const existing = await tx.query('select 1 from products limit 1');
-    return existing.length > 0 ? undefined : applyCatalogDocument(tx, doc, {});
+    return existing.length > 0 ? undefined : writeCatalog(tx, CatalogStream.ofDocument(input), {});
   });
 }
 
-async function applyCatalogDocument(tx: Queryable, doc: CatalogDocument, options: ImportOptions): Promise<ImportReport> {
+/**
+ * Writes the catalog in the caller's transaction: each product checked as it comes, products a batch at a time,
+ * then the collections (they name products by handle, and a file may list them before its products).
+ */
+async function writeCatalog(tx: Queryable, catalog: CatalogStream, options: ImportOptions): Promise<ImportReport> {
   const report: ImportReport = { products: tally(), variants: tally(), collections: tally(), stock: { set: [], keptExisting: 0 } };
-  // Set-based statements: a 10,000-product file costs a handful of round trips, not tens of thousands.
-  const productIds = await upsertProducts(tx, doc.products, report);
-  await upsertVariants(tx, doc.products, productIds, report, options);
-  await replaceImages(tx, doc.products, productIds);
-  for (const product of doc.products) {
-    if (product.selling_plan_groups?.length) await replaceSellingPlans(tx, productIds.get(product.handle)!, product);
+  const check = new CatalogCheck();
+  const productsPerBatch = options.productsPerBatch ?? PRODUCTS_PER_BATCH;
+  const collections: { index: number; collection: CollectionInput }[] = [];
+  let batch: CheckedProduct[] = [];
+  for await (const entry of catalog.entries()) {
+    if (entry.kind === 'collection') {
+      collections.push({ index: entry.index, collection: check.collection(entry.input, entry.index) });
+      continue;
+    }
+    batch.push({ index: entry.index, product: check.product(entry.input, entry.index) });
+    if (batch.length >= productsPerBatch) {
+      await writeProducts(tx, batch, report, options);
+      batch = [];
+    }
   }
-  const withoutPlans = doc.products.filter((p) => !p.selling_plan_groups?.length).map((p) => productIds.get(p.handle)!);
-  await tx.query('delete from selling_plan_groups where product_id = any($1::bigint[])', [withoutPlans]);
-  for (const [index, collection] of (doc.collections ?? []).entries()) {
-    await upsertCollection(tx, collection, `collections.${index}`, report);
-  }
+  if (batch.length > 0) await writeProducts(tx, batch, report, options);
+  for (const { index, collection } of collections) await upsertCollection(tx, collection, `collections.${index}`, report);
   await bumpCatalogVersion(tx);
   return report;
+}
+
+/** One batch of products with their variants, stock, images and selling plans. */
+async function writeProducts(tx: Queryable, batch: CheckedProduct[], report: ImportReport, options: ImportOptions): Promise<void> {
+  // Set-based statements: a batch of a thousand products costs a handful of round trips, not thousands.
+  const products = batch.map((entry) => entry.product);
+  const productIds = await upsertProducts(tx, products, report);
+  await upsertVariants(tx, batch, productIds, report, options);
+  await replaceImages(tx, products, productIds);
+  for (const product of products) {
+    if (product.selling_plan_groups?.length) await replaceSellingPlans(tx, productIds.get(product.handle)!, product);
+  }
+  const withoutPlans = products.filter((p) => !p.selling_plan_groups?.length).map((p) => productIds.get(p.handle)!);
+  await tx.query('delete from selling_plan_groups where product_id = any($1::bigint[])', [withoutPlans]);
 }
 
 async function upsertProducts(tx: Queryable, products: ProductInput[], report: ImportReport): Promise<Map<string, number>> {
@@ -171,12 +219,12 @@ const VARIANT_COLUMNS = `title, sku, option_values, price_cents, compare_at_cent
 
 async function upsertVariants(
   tx: Queryable,
-  products: ProductInput[],
+  batch: CheckedProduct[],
   productIds: Map<string, number>,
   report: ImportReport,
   options: ImportOptions,
 ): Promise<void> {
-  const rows = products.flatMap((product, p) =>
+  const rows = batch.flatMap(({ index: p, product }) =>
     product.variants.map((variant, index) => ({
       product_id: productIds.get(product.handle)!,
       at: `products.${p}.variants.${index}`,
@@ -196,7 +244,7 @@ async function upsertVariants(
     })),
   );
   await tx.query(
-    `create temp table import_variants on commit drop as
+    `create temp table import_variants as
      select x.*, null::bigint as variant_id
      from jsonb_to_recordset($1::jsonb) as x(product_id bigint, at text, position integer, title text, sku text,
        option_values text[], price_cents integer, compare_at_cents integer, inventory_tracked boolean, inventory_policy text,
@@ -217,10 +265,15 @@ async function upsertVariants(
   );
   // Archived, not deleted: a cart line (or an order line) may name the variant. An archived variant leaves the
   // catalog; listing its SKU again in a later import brings it back with the same id.
+  // The batch's products by id, as an array: the planner then reads their variants through the index instead of
+  // the whole table, which a batch at a time would read again and again as the import grows it. (A variant matched
+  // by SKU is of the same product: one of another product was refused above.)
+  const batchProductIds = [...productIds.values()];
   const removed = await tx.query(
     `update variants v set archived_at = now(), updated_at = now()
-      where v.product_id in (select product_id from import_variants) and v.archived_at is null
-        and v.id not in (select variant_id from import_variants where variant_id is not null) returning v.id`,
+      where v.product_id = any($1::bigint[]) and v.archived_at is null
+        and not exists (select 1 from import_variants s where s.variant_id = v.id) returning v.id`,
+    [batchProductIds],
   );
   const updated = await tx.query(
     `update variants v set position = s.position, title = s.title, option_values = s.option_values, price_cents = s.price_cents,
@@ -228,11 +281,12 @@ async function upsertVariants(
        requires_shipping = s.requires_shipping, taxable = s.taxable,
        barcode = s.barcode, weight_grams = s.weight_grams, archived_at = null, updated_at = now()
      from import_variants s
-     where v.id = s.variant_id and (v.position, v.title, v.option_values, v.price_cents, v.compare_at_cents, v.inventory_tracked,
+     where v.product_id = any($1::bigint[]) and v.id = s.variant_id and (v.position, v.title, v.option_values, v.price_cents, v.compare_at_cents, v.inventory_tracked,
        v.inventory_policy, v.requires_shipping, v.taxable, v.barcode, v.weight_grams, v.archived_at is null)
        is distinct from (s.position, s.title, s.option_values, s.price_cents, s.compare_at_cents, s.inventory_tracked,
        s.inventory_policy, s.requires_shipping, s.taxable, s.barcode, s.weight_grams, true)
      returning v.id`,
+    [batchProductIds],
   );
   const inserted = await tx.query<{ id: number }>(
     `with added as (
@@ -252,6 +306,8 @@ async function upsertVariants(
   report.variants.updated += updated.length + restockedOnly;
   report.variants.unchanged += matched - updated.length - restockedOnly;
   report.variants.removed += removed.length;
+  // Each batch makes its own; a failed batch rolls the whole transaction back, and the table with it.
+  await tx.query('drop table import_variants');
 }
 
 /**
@@ -265,13 +321,17 @@ async function applyStockLevels(tx: Queryable, report: ImportReport, options: Im
      select variant_id, coalesce(inventory_quantity, 0) from import_variants on conflict (variant_id) do nothing
      returning variant_id`,
   );
+  // The levels that were there before, by id as an array (read through the index, not the whole table).
+  const startedIds = new Set(started.map((row) => row.variant_id));
+  const given = await tx.query<{ variant_id: number }>('select variant_id from import_variants where inventory_quantity is not null');
+  const kept = given.map((row) => row.variant_id).filter((variantId) => !startedIds.has(variantId));
   // Locked in variant order, as takes lock them (no deadlock), so `previous` is the level this import replaces.
   const existing = await tx.query<{ variant_id: number; sku: string | null; on_hand: number; quantity: number }>(
     `select i.variant_id, s.sku, i.on_hand, s.inventory_quantity as quantity
        from inventory_levels i join import_variants s on s.variant_id = i.variant_id
-      where s.inventory_quantity is not null and not (i.variant_id = any($1::bigint[]))
+      where i.variant_id = any($1::bigint[]) and s.inventory_quantity is not null
       order by i.variant_id${options.setStock ? ' for update of i' : ''}`,
-    [started.map((row) => row.variant_id)],
+    [kept],
   );
   const differing = existing.filter((row) => row.on_hand !== row.quantity);
   if (!options.setStock) {
@@ -340,29 +400,30 @@ async function replaceSellingPlans(tx: Queryable, productId: number, product: Pr
 }
 
 async function upsertCollection(tx: Queryable, collection: CollectionInput, at: string, report: ImportReport): Promise<void> {
-  const productIds: number[] = [];
-  for (const [index, handle] of collection.products.entries()) {
-    const rows = await tx.query<{ id: number }>('select id from products where handle = $1', [handle]);
-    if (!rows[0]) throw new ImportError(`${at}.products.${index}`, `no product has the handle "${handle}"`);
-    if (!productIds.includes(rows[0].id)) productIds.push(rows[0].id);
-  }
+  // One statement resolves every handle (a collection may list all of a large catalog), in the collection's order.
+  const members = await tx.query<{ id: number | null }>(
+    `select p.id from unnest($1::text[]) with ordinality as m(handle, position) left join products p on p.handle = m.handle
+      order by m.position`,
+    [collection.products],
+  );
+  const missing = members.findIndex((member) => member.id === null);
+  if (missing >= 0) throw new ImportError(`${at}.products.${missing}`, `no product has the handle "${collection.products[missing]}"`);
+  const productIds = [...new Set(members.map((member) => member.id as number))];
   const values = [collection.handle, collection.title, collection.description_html ?? '', collection.published ?? true];
   const existing = await tx.query<{ id: number }>('select id from collections where handle = $1', [collection.handle]);
   let collectionId: number;
-  let changed: boolean;
   if (existing[0]) {
     collectionId = existing[0].id;
-    const members = await tx.query<{ product_id: number }>(
-      'select product_id from collection_products where collection_id = $1 order by position',
-      [collectionId],
+    const [kept] = await tx.query<{ same: boolean }>(
+      `select coalesce(array_agg(product_id order by position), '{}') = $2::bigint[] as same from collection_products where collection_id = $1`,
+      [collectionId, productIds],
     );
     const updated = await tx.query(
       `update collections set title = $2, description_html = $3, published = $4, updated_at = now()
        where handle = $1 and (title, description_html, published) is distinct from ($2, $3, $4::boolean) returning id`,
       values,
     );
-    changed = updated.length > 0 || JSON.stringify(members.map((m) => m.product_id)) !== JSON.stringify(productIds);
-    report.collections[changed ? 'updated' : 'unchanged']++;
+    report.collections[updated.length > 0 || !kept?.same ? 'updated' : 'unchanged']++;
   } else {
     const rows = await tx.query<{ id: number }>(
       'insert into collections (handle, title, description_html, published) values ($1, $2, $3, $4) returning id',
@@ -372,11 +433,9 @@ async function upsertCollection(tx: Queryable, collection: CollectionInput, at: 
     report.collections.created++;
   }
   await tx.query('delete from collection_products where collection_id = $1', [collectionId]);
-  for (const [position, productId] of productIds.entries()) {
-    await tx.query('insert into collection_products (collection_id, product_id, position) values ($1, $2, $3)', [
-      collectionId,
-      productId,
-      position + 1,
-    ]);
-  }
+  await tx.query(
+    `insert into collection_products (collection_id, product_id, position)
+     select $1, m.id, m.position from unnest($2::bigint[]) with ordinality as m(id, position)`,
+    [collectionId, productIds],
+  );
 }

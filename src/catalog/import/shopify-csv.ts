@@ -2,7 +2,10 @@
  * Reads the product CSV that Shopify admin exports (Products → Export) into the CatalogDocument form.
  * A product spans every row with its Handle: the first carries the product and its first variant,
  * later rows add variants and/or images. Rows are numbered as a spreadsheet shows them: the header is row 1.
+ * A file is read a row at a time: a product is handed over once its rows are read, so the file is never held whole.
  */
+import { Readable } from 'node:stream';
+import { parse as parseStream } from 'csv-parse';
 import { parse, CsvError } from 'csv-parse/sync';
 import { ImportError, type CatalogDocument, type ProductInput, type VariantInput } from './catalog-document.js';
 
@@ -68,13 +71,86 @@ interface Draft {
   /** Each variant's option values (as JSON) → the row that introduced it. */
   variantRows: Map<string, number>;
   images: Image[];
+  /** The product's last row so far. */
+  lastRow: number;
 }
 
-export function parseShopifyCsv(text: string): CatalogDocument {
-  const [header, ...records] = readCsv(text);
-  if (!header || [header, ...records].every((cells) => cells.every((cell) => cell.trim() === ''))) {
-    throw new ImportError('file', 'the file is empty');
+/**
+ * Reads the rows one at a time and hands each product over as soon as its rows have been read (when a row of
+ * another handle comes), so a large export is never held whole. Shopify writes a product's rows one after another;
+ * the products whose rows are apart (`heldUntilEnd`, found by a first read of the file) are handed over at its end.
+ */
+class ShopifyCsvReader {
+  private columns: Map<string, number> | undefined;
+  /** The header was blank: whether that is an empty file or a header lacking every column, the rows tell. */
+  private blankHeader = false;
+  private rowNumber = 0;
+  private rows = 0;
+  /** Products whose rows are still being read, in the order their handles first appeared. */
+  private readonly drafts = new Map<string, Draft>();
+  private current: Draft | undefined;
+  /** The last row of each product handed over. */
+  private readonly finishedHandles = new Map<string, number>();
+  private readonly skuRows = new Map<string, number>();
+
+  constructor(private readonly heldUntilEnd: (handle: string) => boolean) {}
+
+  /** The next record of the file (the header first); answers the product the record completed, if any. */
+  record(cells: string[]): ProductInput | undefined {
+    this.rowNumber += 1;
+    if (this.columns === undefined && !this.blankHeader) {
+      if (isBlank(cells)) this.blankHeader = true;
+      else this.columns = headerColumns(cells);
+      return undefined;
+    }
+    if (isBlank(cells)) return undefined;
+    this.columns ??= headerColumns([]);
+    this.rows += 1;
+    return this.addRow(new Row(this.rowNumber, cells, this.columns));
   }
+
+  /** The file has ended: answers the products still open, in the order their handles first appeared. */
+  end(): ProductInput[] {
+    if (this.rowNumber === 0 || (this.blankHeader && this.rows === 0)) throw new ImportError('file', 'the file is empty');
+    if (this.rows === 0) throw new ImportError('file', 'the file has a header but no products');
+    return [...this.drafts.values()].map(finishProduct);
+  }
+
+  private addRow(row: Row): ProductInput | undefined {
+    const handle = row.get('Handle');
+    if (!handle) throw row.error('Handle', 'every row needs the handle of its product');
+    if (!HANDLE.test(handle)) {
+      throw row.error('Handle', `expected lowercase letters, digits and hyphens, got "${handle}"`);
+    }
+    let finished: ProductInput | undefined;
+    if (this.current?.product.handle !== handle) {
+      finished = this.handOver(this.current);
+      const lastRow = this.finishedHandles.get(handle);
+      if (lastRow !== undefined) throw row.error('Handle', `the rows of "${handle}" must follow each other; another product's rows come after row ${lastRow}`);
+      let draft = this.drafts.get(handle);
+      if (!draft) this.drafts.set(handle, (draft = startProduct(row, handle)));
+      this.current = draft;
+    }
+    const draft = this.current as Draft;
+    const isVariantRow = (['Option1 Value', 'Variant Price', 'Variant SKU'] as const).some((c) => row.get(c) !== '');
+    // The first row always holds a variant, so a product never ends up with none.
+    if (draft.product.variants.length === 0 || isVariantRow) addVariant(draft, row, this.skuRows);
+    addImages(draft, row);
+    draft.lastRow = row.number;
+    return finished;
+  }
+
+  private handOver(draft: Draft | undefined): ProductInput | undefined {
+    if (draft === undefined || this.heldUntilEnd(draft.product.handle)) return undefined;
+    this.drafts.delete(draft.product.handle);
+    this.finishedHandles.set(draft.product.handle, draft.lastRow);
+    return finishProduct(draft);
+  }
+}
+
+const isBlank = (cells: string[]) => cells.every((cell) => cell.trim() === '');
+
+function headerColumns(header: string[]): Map<string, number> {
   const columns = new Map<string, number>();
   header.forEach((name, index) => {
     const key = name.trim().toLowerCase();
@@ -82,39 +158,75 @@ export function parseShopifyCsv(text: string): CatalogDocument {
   });
   const missing = REQUIRED.find((column) => !columns.has(column.toLowerCase()));
   if (missing) throw new ImportError('header', `missing the "${missing}" column`);
-
-  const rows = records.map((cells, index) => new Row(index + 2, cells, columns)).filter((row) => !row.blank);
-  if (rows.length === 0) throw new ImportError('file', 'the file has a header but no products');
-
-  const drafts = new Map<string, Draft>();
-  const skuRows = new Map<string, number>();
-  for (const row of rows) {
-    const handle = row.get('Handle');
-    if (!handle) throw row.error('Handle', 'every row needs the handle of its product');
-    if (!HANDLE.test(handle)) {
-      throw row.error('Handle', `expected lowercase letters, digits and hyphens, got "${handle}"`);
-    }
-    let draft = drafts.get(handle);
-    if (!draft) drafts.set(handle, (draft = startProduct(row, handle)));
-    const isVariantRow = (['Option1 Value', 'Variant Price', 'Variant SKU'] as const).some((c) => row.get(c) !== '');
-    // The first row always holds a variant, so a product never ends up with none.
-    if (draft.product.variants.length === 0 || isVariantRow) addVariant(draft, row, skuRows);
-    addImages(draft, row);
-  }
-  return { products: [...drafts.values()].map(finishProduct) };
+  return columns;
 }
 
-function readCsv(text: string): string[][] {
+/** csv-parse's reading of an export: fewer cells than the header read as empty; more mean a stray delimiter, which it rejects. */
+const CSV_OPTIONS = { bom: true, relax_column_count_less: true } as const;
+
+/** The whole export in memory into one document, its products in the order their handles first appear. */
+export function parseShopifyCsv(text: string): CatalogDocument {
+  const reader = new ShopifyCsvReader(() => true);
+  for (const cells of readCsv(() => parse(text, CSV_OPTIONS))) reader.record(cells);
+  return { products: reader.end() };
+}
+
+const csvRecords = (chunks: AsyncIterable<Uint8Array | string>): AsyncIterable<string[]> => Readable.from(chunks).pipe(parseStream(CSV_OPTIONS));
+
+/**
+ * The products of an export as its bytes stream in, each as soon as its rows have been read. `read` gives the
+ * file's bytes from the start, each time it is called: a first read finds the products whose rows are apart.
+ */
+export async function* shopifyCsvProducts(read: () => AsyncIterable<Uint8Array | string>): AsyncGenerator<ProductInput> {
+  const apart = await handlesWithRowsApart(read());
+  const reader = new ShopifyCsvReader((handle) => apart.has(handle));
   try {
-    // Fewer cells than the header read as empty; more mean a stray delimiter, which csv-parse rejects.
-    return parse(text, { bom: true, relax_column_count_less: true });
-  } catch (error) {
-    // csv-parse counts the records before the bad one, header and blank lines included: one per spreadsheet row.
-    if (error instanceof CsvError && typeof error.records === 'number') {
-      throw new ImportError(`row ${error.records + 1}`, error.message);
+    for await (const cells of csvRecords(read())) {
+      const product = reader.record(cells);
+      if (product) yield product;
     }
-    throw error;
+  } catch (error) {
+    throw importErrorOf(error);
   }
+  yield* reader.end();
+}
+
+/** The handles whose rows are not all together. What is wrong with the file, the second read names. */
+async function handlesWithRowsApart(chunks: AsyncIterable<Uint8Array | string>): Promise<Set<string>> {
+  const apart = new Set<string>();
+  const seen = new Set<string>();
+  let handleColumn: number | undefined;
+  let last: string | undefined;
+  try {
+    for await (const cells of csvRecords(chunks)) {
+      if (handleColumn === undefined) {
+        handleColumn = cells.findIndex((name) => name.trim().toLowerCase() === 'handle');
+        continue;
+      }
+      const handle = cells[handleColumn]?.trim();
+      if (!handle || handle === last) continue;
+      if (seen.has(handle)) apart.add(handle);
+      seen.add(handle);
+      last = handle;
+    }
+  } catch {
+    // The second read reports it, at its row.
+  }
+  return apart;
+}
+
+function readCsv(read: () => string[][]): string[][] {
+  try {
+    return read();
+  } catch (error) {
+    throw importErrorOf(error);
+  }
+}
+
+function importErrorOf(error: unknown): unknown {
+  // csv-parse counts the records before the bad one, header and blank lines included: one per spreadsheet row.
+  if (error instanceof CsvError && typeof error.records === 'number') return new ImportError(`row ${error.records + 1}`, error.message);
+  return error;
 }
 
 function startProduct(row: Row, handle: string): Draft {
@@ -141,6 +253,7 @@ function startProduct(row: Row, handle: string): Draft {
     options,
     variantRows: new Map(),
     images: [],
+    lastRow: row.number,
   };
 }
 
