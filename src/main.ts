@@ -3,10 +3,10 @@
 import { access, constants } from 'node:fs/promises';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { buildApp } from './app.js';
+import { setFlagsFromString } from 'node:v8';
 import { ImportError } from './catalog/import/catalog-document.js';
 import { CatalogStream } from './catalog/import/catalog-stream.js';
-import { controlSocketPath, sendCatalogFile, sendControlCommand, serveControlSocket } from './cli/control-socket.js';
+import { controlSocketPath, sendCatalogFile, sendControlCommand } from './cli/control-socket.js';
 import {
   CommandError,
   describeBuyers,
@@ -22,7 +22,6 @@ import {
   parseFulfillLines,
   parseQuantity,
   RETRY_WAIT_MS,
-  storeCommands,
   type BuyerListing,
   type FulfillRequest,
   type MerchantCommands,
@@ -32,7 +31,6 @@ import {
   type StockSet,
 } from './cli/merchant-commands.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { flushRequestLog } from './http/request-log.js';
 import { DatabaseInUseError, DatabaseUnreachableError, openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { StockListing } from './inventory/inventory-store.js';
@@ -41,7 +39,7 @@ import { OrderActions } from './orders/order-actions.js';
 import { retryWhenDue, type OutboxListing } from './outbox/outbox-dispatcher.js';
 import { startBanner } from './cli/start-banner.js';
 import { configVariablesHelp } from './config-variables.js';
-import { openStore, orderEventSubscribers } from './store.js';
+import { orderEventSubscribers } from './orders/order-event-subscribers.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 
 /** How long requests under way may take to finish once serve is asked to stop. */
@@ -126,6 +124,14 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   await listenAddressOrThrow(config.host);
+  // The store and its app are loaded by serve alone: the merchant's commands (and a usage error) start without them.
+  const [{ openStore }, { buildApp }, { flushRequestLog }, { serveControlSocket }, { storeCommands }] = await Promise.all([
+    import('./store.js'),
+    import('./app.js'),
+    import('./http/request-log.js'),
+    import('./cli/control-socket.js'),
+    import('./cli/merchant-commands.js'),
+  ]);
   const store = await openStore(config, { deliver: true });
   if (stopWhileStarting) {
     await store.close();
@@ -372,6 +378,10 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig();
+  // A command that opens the embedded database for a moment (all but serve, and import, which may write for minutes)
+  // runs its WebAssembly on V8's baseline compiler alone: optimising PostgreSQL's code cost a command more CPU than
+  // the command itself (`storefront stock` took about 2x as long). Set before the database's module is compiled.
+  if (command !== undefined && command !== 'serve' && command !== 'import') setFlagsFromString('--liftoff-only');
   switch (command) {
     case 'serve':
     case undefined:

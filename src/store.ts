@@ -18,18 +18,16 @@ import { CheckoutService } from './checkout/checkout-service.js';
 import { IdempotencyStore } from './idempotency/idempotency-store.js';
 import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
-import { CatalogSearch } from './search/catalog-search.js';
+import { CatalogSearch, SEARCH_INDEX_BUILD_FAILED } from './search/catalog-search.js';
 import { manualCapture, type PaymentHandler } from './payments/payment-handlers.js';
 import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
-import { orderMailSubscriber } from './mail/order-mail-subscriber.js';
-import { mailShop, merchantIdentity } from './mail/order-mail.js';
+import { merchantIdentity } from './mail/order-mail.js';
 import { OrderActions } from './orders/order-actions.js';
-import type { OrderEventSubscriber } from './orders/order-events.js';
+import { orderEventSubscribers } from './orders/order-event-subscribers.js';
 import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';
 import { OUTBOX_CHANNEL, type MailMessage, type WebhookMessage } from './outbox/outbox.js';
 import { LATEST_UCP_RELEASE, PROFILE_PATH } from './ucp/protocol.js';
-import { orderWebhookSubscriber } from './ucp/webhooks/order-webhooks.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 import { sendWebhook } from './ucp/webhooks/webhook-sender.js';
 
@@ -153,7 +151,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       db,
       catalog,
       inventory,
-      search: new CatalogSearch(catalog, inventory),
+      search: new CatalogSearch(catalog, inventory, (error) => onError(SEARCH_INDEX_BUILD_FAILED, error)),
       recommendations: new Recommendations(catalog, inventory),
       carts,
       idempotency,
@@ -200,14 +198,6 @@ function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
     passkeysPossible: !isIP(base.hostname.replace(/^\[|\]$/g, '')),
     mailCode: (mail) => mailer().send(approvalCodeMail(mail, merchantIdentity(config)), randomUUID()),
   });
-}
-
-/** Who hears of an order's events, in the event's transaction: the buyer's and merchant's mail, the platform's webhook. */
-export function orderEventSubscribers(config: Config): OrderEventSubscriber[] {
-  return [
-    orderMailSubscriber(mailShop(config), config.outbox.mailDeadlineSeconds),
-    orderWebhookSubscriber({ baseUrl: config.baseUrl, deadlineSeconds: config.outbox.webhookDeadlineSeconds }),
-  ];
 }
 
 /** The outbox's dispatcher with a sender for each kind: mail through nodemailer, webhooks signed with the store's key. */

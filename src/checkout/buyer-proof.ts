@@ -9,15 +9,11 @@
  * a wrong code is counted in a transaction of its own first, so the 5 tries hold whatever runs concurrently.
  */
 import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { ApprovalProofMode } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
@@ -43,6 +39,12 @@ import {
   type StoredPasskey,
 } from './buyer-proof-store.js';
 import { readApproval, type ApprovalRecord } from './checkout-store.js';
+
+/**
+ * WebAuthn's library (and the X.509 and ASN.1 parsers it brings) is loaded when a passkey is first used, not by every
+ * process that reads this file: the merchant's CLI commands start without it.
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 export const CODE_TTL_SECONDS = 10 * 60;
 export const CODE_MAX_ATTEMPTS = 5;
@@ -233,7 +235,7 @@ export class BuyerProof {
     const now = this.now();
     const challengeId = randomBytes(16).toString('base64url');
     await insertChallenge(db, { id: challengeId, purpose: 'approve', approvalToken: approval.token, email, challenge, createdAt: now, expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS) });
-    const options = await generateAuthenticationOptions({
+    const options = await (await webauthn()).generateAuthenticationOptions({
       rpID: this.options.rpId,
       challenge: Buffer.from(challenge, 'base64url'),
       allowCredentials: passkeys.map((p) => ({ id: p.id, transports: p.transports })),
@@ -278,7 +280,7 @@ export class BuyerProof {
     if (!passkey) throw refused('unknown_passkey');
     let verified;
     try {
-      verified = await verifyAuthenticationResponse({
+      verified = await (await webauthn()).verifyAuthenticationResponse({
         response,
         expectedChallenge: challenge.challenge,
         expectedOrigin: this.options.origin,
@@ -315,7 +317,7 @@ export class BuyerProof {
     const email = await this.enrollment(db, secret, orderId);
     if (!email) return undefined;
     const existing = await passkeysOf(db, email);
-    const options = await generateRegistrationOptions({
+    const options = await (await webauthn()).generateRegistrationOptions({
       rpName: this.options.storeName,
       rpID: this.options.rpId,
       userName: email,
@@ -346,7 +348,7 @@ export class BuyerProof {
       let verified;
       try {
         response = JSON.parse(responseJson) as RegistrationResponseJSON;
-        verified = await verifyRegistrationResponse({
+        verified = await (await webauthn()).verifyRegistrationResponse({
           response,
           expectedChallenge: challenge.challenge,
           expectedOrigin: this.options.origin,

@@ -9,7 +9,7 @@ import type { Store } from '../store.js';
 import { ConfigError } from '../config.js';
 import type { SigningKeys } from '../ucp/webhooks/signing-keys.js';
 import type { Database } from '../db/database.js';
-import { importCatalog, type ImportReport } from '../catalog/import/import-catalog.js';
+import type { ImportReport } from '../catalog/import/import-catalog.js';
 import { allPasskeys, deletePasskeys } from '../checkout/buyer-proof-store.js';
 import { normalEmail } from '../checkout/buyer-proof.js';
 import { readTransitions, type TransitionRecord } from '../checkout/checkout-store.js';
@@ -172,6 +172,8 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
       }
     },
     async importCatalog(document, options = {}) {
+      // Loaded here: the other commands start without the import's parsers and schemas.
+      const { importCatalog } = await import('../catalog/import/import-catalog.js');
       const report = await importCatalog(db, document, options);
       await afterChange();
       return report;

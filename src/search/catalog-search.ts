@@ -11,14 +11,15 @@ import { SearchIndexBuilder, searchCollections, searchProducts, suggestQueries, 
  */
 const BUILD_SLICE_MS = 15;
 
-/** A snapshot's index while it is built, then the index alone: the builder's working tables are let go. */
+/**
+ * A snapshot's index while it is built, then the index alone: the builder's working tables are let go. A build
+ * that throws is thrown away, and the next step or search starts again from the first product.
+ */
 class IndexBuild {
   private builder: SearchIndexBuilder | undefined;
   private index: SearchIndex | undefined;
 
-  constructor(snapshot: CatalogSnapshot) {
-    this.builder = new SearchIndexBuilder(snapshot.products, snapshot.collections);
-  }
+  constructor(private readonly snapshot: CatalogSnapshot) {}
 
   get ready(): boolean {
     return this.index !== undefined;
@@ -26,16 +27,24 @@ class IndexBuild {
 
   /** Builds for about `budgetMs`; true once the index is built. */
   step(budgetMs: number): boolean {
-    if (this.builder?.step(budgetMs)) this.finish();
+    if (this.index === undefined && this.withBuilder((builder) => builder.step(budgetMs))) this.finish();
     return this.index !== undefined;
   }
 
   finish(): SearchIndex {
-    if (this.index === undefined) {
-      this.index = (this.builder as SearchIndexBuilder).finish();
-      this.builder = undefined;
-    }
+    this.index ??= this.withBuilder((builder) => builder.finish());
+    this.builder = undefined;
     return this.index;
+  }
+
+  private withBuilder<T>(work: (builder: SearchIndexBuilder) => T): T {
+    this.builder ??= new SearchIndexBuilder(this.snapshot.products, this.snapshot.collections);
+    try {
+      return work(this.builder);
+    } catch (error) {
+      this.builder = undefined;
+      throw error;
+    }
   }
 }
 
@@ -46,15 +55,22 @@ export function searchIndexFor(snapshot: CatalogSnapshot): SearchIndex {
   return snapshot.derived(startBuilding).finish();
 }
 
-/** Whether the snapshot's index is built (read-only, for tests and diagnostics). */
+/** Whether the snapshot's index is built, for tests and diagnostics: builds nothing (it may record an empty build). */
 export function searchIndexReady(snapshot: CatalogSnapshot): boolean {
   return snapshot.derived(startBuilding).ready;
 }
+
+/** What the background build reports when it throws; a search's own build throws to that search instead. */
+export const SEARCH_INDEX_BUILD_FAILED = 'search index build failed; the next search builds it again';
+
+const reportOnStderr = (error: unknown) => console.error(`storefront: ${SEARCH_INDEX_BUILD_FAILED}: ${(error as Error)?.message ?? error}`);
 
 export class CatalogSearch {
   constructor(
     private readonly catalog: Catalog,
     private readonly stock: StockLevels,
+    /** Where a failure of the background build goes (nobody waits for it); by default one line on stderr. */
+    private readonly onBuildError: (error: unknown) => void = reportOnStderr,
   ) {
     // Built as soon as a snapshot arrives, a slice at a time, so that no shopper's request pays for all of it.
     catalog.onChange((snapshot) => this.buildInBackground(snapshot));
@@ -64,8 +80,16 @@ export class CatalogSearch {
     const build = snapshot.derived(startBuilding);
     const slice = () => {
       // A newer snapshot builds its own; this one's index, if still wanted, is finished by the search that wants it.
-      if (this.catalog.snapshot !== snapshot || build.step(BUILD_SLICE_MS)) return;
-      setImmediate(slice).unref();
+      if (this.catalog.snapshot !== snapshot) return;
+      let built: boolean;
+      try {
+        built = build.step(BUILD_SLICE_MS);
+      } catch (error) {
+        // A throw here would crash the process; the build was thrown away, so the next search starts it again.
+        this.onBuildError(error);
+        return;
+      }
+      if (!built) setImmediate(slice).unref();
     };
     setImmediate(slice).unref();
   }

@@ -97,6 +97,7 @@ const PRODUCTS_PER_CLOCK_CHECK = 64;
  * Builds the search index of the published products and collections in steps: products are indexed a batch at a
  * time, then each finishing part (words sorted, postings grouped, titles ordered) is a step of its own, so that a
  * store can build the index of a large catalog between requests. `finish` does whatever is left at once.
+ * A step that throws leaves the builder unusable (every later step throws the same error): build again with a new one.
  */
 export class SearchIndexBuilder {
   private readonly terms = new TermIndexBuilder();
@@ -110,6 +111,8 @@ export class SearchIndexBuilder {
   private querySuggestions: QuerySuggestions | undefined;
   private productTitleOrder: Int32Array | undefined;
   private index: SearchIndex | undefined;
+  /** Set by a step that threw: a product half added cannot be taken out of the word tables, so no step goes on. */
+  private failure: { error: unknown } | undefined;
 
   constructor(
     private readonly products: Product[],
@@ -126,20 +129,33 @@ export class SearchIndexBuilder {
 
   /** Works for about `budgetMs` (a finishing part may take longer); true once the index is built. */
   step(budgetMs: number): boolean {
+    if (this.failure) throw this.failure.error;
+    try {
+      return this.work(budgetMs);
+    } catch (error) {
+      this.failure = { error };
+      throw error;
+    }
+  }
+
+  /** The index, built now as far as it is not yet. */
+  finish(): SearchIndex {
+    // Ends: a step without a budget adds every product left or takes a finishing part off the list, or throws.
+    while (!this.step(Infinity));
+    return this.index as SearchIndex;
+  }
+
+  private work(budgetMs: number): boolean {
     const stopAt = performance.now() + budgetMs;
     while (this.added < this.products.length) {
       this.addProduct(this.products[this.added] as Product);
       this.added += 1;
       if (this.added % PRODUCTS_PER_CLOCK_CHECK === 0 && performance.now() >= stopAt) return false;
     }
-    this.finishing.shift()?.();
-    return this.index !== undefined;
-  }
-
-  /** The index, built now as far as it is not yet. */
-  finish(): SearchIndex {
-    while (!this.step(Infinity));
-    return this.index as SearchIndex;
+    this.finishing[0]?.();
+    this.finishing.shift(); // only once it is done
+    // The last part sets the index: with no part left, the build is done.
+    return this.finishing.length === 0;
   }
 
   private addProduct(product: Product): void {

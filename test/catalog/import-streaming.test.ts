@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -81,6 +82,30 @@ function shopifyCsv(size: number, prefix: string, options: { apart?: boolean; ba
   // The header is row 1.
   if (options.badPriceOnRow !== undefined) rows[options.badPriceOnRow - 2] = rows[options.badPriceOnRow - 2]!.replace(/[\d.]+$/, '8.0x');
   return ['Handle,Title,Option1 Name,Option1 Value,Variant SKU,Variant Price', ...rows].join('\n') + '\n';
+}
+
+/** How many of this process's file descriptors are open on `file`. */
+function descriptorsOn(file: string): number {
+  const target = realpathSync(file);
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === target;
+    } catch {
+      return false; // closed meanwhile (the descriptor readdir itself used, among others)
+    }
+  }).length;
+}
+
+/** The descriptors still open on `file` once its closing has had its chance (a stream closes its file a moment after it is destroyed). */
+async function descriptorsLeftOn(file: string): Promise<number> {
+  for (let wait = 0; wait < 100 && descriptorsOn(file) > 0; wait++) await sleep(20);
+  return descriptorsOn(file);
+}
+
+/** The products of these handles in id order: the order the storefront lists them in. */
+async function handlesInIdOrder(t: TestStore, handles: string[]): Promise<string[]> {
+  const rows = await t.store.db.query<{ handle: string }>('select handle from products where handle = any($1::text[]) order by id', [handles]);
+  return rows.map((row) => row.handle);
 }
 
 for (const backend of backends) {
@@ -221,6 +246,78 @@ for (const backend of backends) {
       pipe.end(text.slice(cut));
       assert.equal(waited, 'written');
       assert.equal((await importing).products.created, 300);
+    });
+
+    it('a directory named like a catalog file is refused as unreadable in one line; a CSV one before any transaction opens', async () => {
+      const opened: string[] = [];
+      const db = t.store.db;
+      const watched: Database = { ...db, transaction: (fn) => (opened.push('transaction'), db.transaction(fn)) };
+      const directory = (extension: string) => {
+        const made = path.join(scratch, `directory-${backend.name}.${extension}`);
+        mkdirSync(made);
+        return made;
+      };
+      await rejectsAt(importCatalog(watched, CatalogStream.ofFile(directory('csv'))), 'file', /cannot be read \(EISDIR/);
+      assert.deepEqual(opened, [], "the CSV's first read failed before the transaction");
+      await rejectsAt(importCatalog(watched, CatalogStream.ofFile(directory('json'))), 'file', /cannot be read \(EISDIR/);
+    });
+
+    it('a failed CSV import closes its file: a fault of a row, one the database finds, and a CSV syntax error', { skip: !existsSync('/proc/self/fd') && 'no /proc' }, async () => {
+      // Large enough that the file is still being read when the import fails.
+      const rows = shopifyCsv(30_000, `fd-${backend.name}`).split('\n');
+      await importCatalog(t.store.db, { products: [{ handle: `fd-owner-${backend.name}`, title: 'Owner', variants: [{ sku: `fd-owned-${backend.name}`, price: 100 }] }] });
+      const faults: [row: string, where: string][] = [
+        [rows[2]!.replace(/[\d.]+$/, '8.0x'), 'row 3, column "Variant Price"'],
+        [rows[2]!.replace(/,[^,]+,([\d.]+)$/, `,fd-owned-${backend.name},$1`), 'products.0.variants.1.sku'],
+        [`${rows[2]},extra`, 'row 3'],
+      ];
+      for (const [row, where] of faults) {
+        const file = writeFile('csv', [rows[0], rows[1], row, ...rows.slice(3)].join('\n'));
+        await rejectsAt(importCatalog(t.store.db, CatalogStream.ofFile(file), { productsPerBatch: 10 }), where);
+        assert.equal(await descriptorsLeftOn(file), 0, `the file of the import refused at ${where} is closed`);
+      }
+    });
+
+    it("a Shopify CSV's first read is over before the import's transaction opens: meanwhile the database answers other queries", async () => {
+      const fifo = path.join(scratch, `first-read-${backend.name}.csv`);
+      execFileSync('mkfifo', [fifo]);
+      const text = shopifyCsv(200, `first-read-${backend.name}`);
+      const events: string[] = [];
+      const db = t.store.db;
+      const watched: Database = { ...db, transaction: (fn) => (events.push('transaction opened'), db.transaction(fn)) };
+      const importing = importCatalog(watched, CatalogStream.ofFile(fifo));
+      // The first read is given the file through the pipe; the second finds the file itself at the same path.
+      const pipe = createWriteStream(fifo);
+      try {
+        await once(pipe, 'open');
+        renameSync(writeFile('csv', text), fifo);
+        pipe.write(text.slice(0, text.length / 2));
+        assert.deepEqual(events, [], 'no transaction is open while the first read waits for the rest of the file');
+        await db.query('select count(*) from products');
+      } finally {
+        events.push('file read once');
+        pipe.end(text.slice(text.length / 2));
+      }
+      assert.equal((await importing).products.created, 200);
+      assert.deepEqual(events, ['file read once', 'transaction opened']);
+    });
+
+    it("a product whose rows are apart keeps its place in the file: rows a, b, a, c are listed a, b, c, and a fault names the file's products.N", async () => {
+      const handles = ['a', 'b', 'c'].map((letter) => `in-order-${backend.name}-${letter}`);
+      const [a, b, c] = handles;
+      const csvOf = (skuOfB: string) =>
+        [
+          'Handle,Title,Option1 Name,Option1 Value,Variant SKU,Variant Price',
+          `${a},A,Size,Small,${a}-S,1.00`,
+          `${b},B,Title,Default Title,${skuOfB},1.00`,
+          `${a},,,Large,${a}-L,2.00`,
+          `${c},C,Title,Default Title,${c}-1,1.00`,
+        ].join('\n');
+      await importCatalog(t.store.db, { products: [{ handle: `${b}-owner`, title: 'Owner', variants: [{ sku: `${b}-owned`, price: 100 }] }] });
+      await rejectsAt(importCatalog(t.store.db, CatalogStream.ofFile(writeFile('csv', csvOf(`${b}-owned`)))), 'products.1.variants.0.sku', /belongs to another product/);
+      const report = await importCatalog(t.store.db, CatalogStream.ofFile(writeFile('csv', csvOf(`${b}-1`))), { productsPerBatch: 1 });
+      assert.equal(report.products.created, 3);
+      assert.deepEqual(await handlesInIdOrder(t, handles), handles);
     });
   });
 }

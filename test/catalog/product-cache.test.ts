@@ -75,4 +75,27 @@ describe('the per-product cache', () => {
     setStock(a, 6); // nothing built from a since the generation moved
     assert.equal(cache.generation, moved);
   });
+
+  it('a product let go and read again is compared like any kept product: a sale that leaves its value alone keeps the generation', () => {
+    const { cache, setStock } = cacheOf(1);
+    cache.get(a);
+    cache.get(b); // a is let go
+    cache.get(a); // and built again, from the same stock: the same value a page may show
+    const generation = cache.generation;
+    setStock(a, 1); // its value does not change
+    assert.equal(cache.generation, generation, 'pages built from the generation are kept');
+    setStock(a, 0);
+    assert.notEqual(cache.generation, generation);
+  });
+
+  it('a product let go, read again and let go again moves the generation on its next sale (a page may show the value read again)', () => {
+    const { cache, setStock } = cacheOf(1);
+    cache.get(a);
+    cache.get(b); // a is let go
+    cache.get(a); // read again: b is let go
+    cache.get(b); // a is let go again
+    const generation = cache.generation;
+    setStock(a, 5);
+    assert.notEqual(cache.generation, generation);
+  });
 });

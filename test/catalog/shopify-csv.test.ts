@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { Value } from 'typebox/value';
 import { CatalogDocumentSchema, ImportError, type ProductInput } from '../../src/catalog/import/catalog-document.js';
-import { parseShopifyCsv } from '../../src/catalog/import/shopify-csv.js';
+import { parseShopifyCsv, readShopifyCsvLayout, shopifyCsvProducts } from '../../src/catalog/import/shopify-csv.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
 const exported = parseShopifyCsv(fixture('shopify-products.csv'));
@@ -377,5 +378,28 @@ describe('parseShopifyCsv rejects', () => {
     const fixed = parseShopifyCsv(bad.replace(',12.9x,', ',12.90,'));
     assert.equal(Value.Check(CatalogDocumentSchema, fixed), true);
     assert.equal(fixed.products.length, 3);
+  });
+});
+
+describe('shopifyCsvProducts, an export read as it streams', () => {
+  /** The products of an export as the streaming reader hands them over, after its first read. */
+  async function streamed(text: string): Promise<ProductInput[]> {
+    const layout = await readShopifyCsvLayout(Readable.from([text]));
+    const products: ProductInput[] = [];
+    for await (const product of shopifyCsvProducts(Readable.from([text]), layout)) products.push(product);
+    return products;
+  }
+
+  it('the first read finds the products whose rows are apart, with the last row of each', async () => {
+    const layout = await readShopifyCsvLayout(Readable.from([csv(HEADER, 'a,A,Size,S,,1', 'b,B,Size,S,,1', 'a,,,M,,1', 'c,C,Size,S,,1', 'c,,,M,,1', 'b,,,M,,1')]));
+    assert.deepEqual([...layout], [['a', 4], ['b', 7]]);
+  });
+
+  it('hands products over in the order their handles first appear, a product whose rows are apart whole', async () => {
+    const text = csv(HEADER, 'a,A,Size,S,A-S,1', 'b,B,Size,S,B-S,1', 'a,,,M,A-M,1', 'c,C,Size,S,C-S,1', 'b,,,M,B-M,1', 'd,D,Size,S,D-S,1');
+    const products = await streamed(text);
+    assert.deepEqual(products.map((p) => p.handle), ['a', 'b', 'c', 'd']);
+    assert.deepEqual(products.map((p) => p.variants.map((v) => v.sku)), [['A-S', 'A-M'], ['B-S', 'B-M'], ['C-S'], ['D-S']]);
+    assert.deepEqual(products, parseShopifyCsv(text).products, 'as the whole file read at once gives them');
   });
 });

@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it, type TestContext } from 'node:test';
 import { controlSocketPath } from '../../src/cli/control-socket.js';
 import { freePort } from '../helpers/browser.js';
-import { storefrontArgs } from '../helpers/cli.js';
+import { newDataDir, storefrontArgs } from '../helpers/cli.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sf-shutdown-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -52,7 +52,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, limi
 async function startServer(name: string): Promise<Server> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, DATA_DIR: path.join(scratch, name), PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin, RATE_LIMIT: 'off', LOG_LEVEL: 'info' };
+  const env = { ...process.env, DATA_DIR: newDataDir(path.join(scratch, name)), PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin, RATE_LIMIT: 'off', LOG_LEVEL: 'info' };
   const child = spawn(process.execPath, storefrontArgs('serve'), { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -1,7 +1,7 @@
 /** The storefront CLI as a merchant runs it, in its own process (through tsx, from the checkout). */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
@@ -10,6 +10,20 @@ import { POSTGRES_URL } from './store.js';
 
 /** Set by scripts/test.mjs to the build it made for the run (`npm run build`): the CLI starts from it. */
 export const BUILT_MAIN_ENV = 'STOREFRONT_TEST_BUILT_MAIN';
+/** Set by scripts/test.mjs to an embedded database's DATA_DIR it made and migrated once for the run (`storefront migrate`). */
+export const DATA_DIR_TEMPLATE_ENV = 'STOREFRONT_TEST_DATA_DIR_TEMPLATE';
+
+/**
+ * `dir` as a new store's DATA_DIR: a copy of the run's migrated template when scripts/test.mjs made one (creating and
+ * migrating an embedded database costs a process several seconds of CPU; a copy of its files, a fraction of one),
+ * else left for the store to create. Either way the store is empty: `serve` seeds the demo catalog as on a new machine.
+ * A `dir` that exists already is a store's and is left as it is.
+ */
+export function newDataDir(dir: string): string {
+  const template = process.env[DATA_DIR_TEMPLATE_ENV];
+  if (template && !existsSync(dir)) cpSync(template, dir, { recursive: true });
+  return dir;
+}
 
 /**
  * The node arguments that run the storefront CLI with `args`: the run's build when scripts/test.mjs made one (a
@@ -36,7 +50,7 @@ export function runCli(args: string[], env: Record<string, string>): { code: num
  */
 export function cliTargets(scratch: string, prefix: string, databases: string[]): { name: string; env: () => Promise<Record<string, string>> }[] {
   return [
-    { name: 'embedded database', env: async () => ({ DATA_DIR: path.join(scratch, 'data'), APPROVAL_PROOF: 'link' }) },
+    { name: 'embedded database', env: async () => ({ DATA_DIR: newDataDir(path.join(scratch, 'data')), APPROVAL_PROOF: 'link' }) },
     {
       name: 'PostgreSQL',
       env: async () => {

@@ -309,3 +309,19 @@ export const fixtureCollections: Collection[] = [
 
 /** The stock of the fixture catalog. */
 export const fixtureStock = stockFor(fixtureProducts);
+
+/** `count` generated teas (ids from 9000): a catalog large enough that its index is built in more than one step. */
+export function teaProducts(count: number): Product[] {
+  return Array.from({ length: count }, (_, n) =>
+    makeProduct({
+      id: 9000 + n,
+      handle: `tea-${n}`,
+      title: `${['Green', 'Black', 'Mint', 'Rooibos'][n % 4]} Tea No. ${n}`,
+      productType: 'Tea',
+      vendor: 'Leaf & Co.',
+      tags: ['tea', n % 2 ? 'loose' : 'bags'],
+      descriptionHtml: `<p>Tea number ${n}, picked by hand.</p>`,
+      variants: [{ title: 'Default Title', sku: `TEA-${n}`, inventoryQuantity: n % 7 }],
+    }),
+  );
+}

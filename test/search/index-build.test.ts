@@ -9,23 +9,12 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CatalogSnapshot, type Catalog } from '../../src/catalog/catalog.js';
 import { CatalogSearch, searchIndexReady } from '../../src/search/catalog-search.js';
 import { buildSearchIndex, SearchIndexBuilder, searchProducts, suggestQueries } from '../../src/search/search-index.js';
-import { fixtureCollections, fixtureProducts, makeProduct, stockFor } from './fixture-catalog.js';
+import { fixtureCollections, fixtureProducts, stockFor, teaProducts } from './fixture-catalog.js';
 
 /** The fixture catalog, and many more products like it: enough for a build of several slices. */
 const products = [
   ...fixtureProducts,
-  ...Array.from({ length: 3000 }, (_, n) =>
-    makeProduct({
-      id: 9000 + n,
-      handle: `tea-${n}`,
-      title: `${['Green', 'Black', 'Mint', 'Rooibos'][n % 4]} Tea No. ${n}`,
-      productType: 'Tea',
-      vendor: 'Leaf & Co.',
-      tags: ['tea', n % 2 ? 'loose' : 'bags'],
-      descriptionHtml: `<p>Tea number ${n}, picked by hand.</p>`,
-      variants: [{ title: 'Default Title', sku: `TEA-${n}`, inventoryQuantity: n % 7 }],
-    }),
-  ),
+  ...teaProducts(3000),
 ];
 const stock = stockFor(products);
 const QUERIES = ['tea', 'green t', 'mint tea no. 12', 'capsu', 'espresso', 'lemon-l', 'tea-3', 'rooibso', 'no. 299', 'c'];

@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json';
 import { ImportError } from './catalog-document.js';
-import { shopifyCsvProducts } from './shopify-csv.js';
+import { readShopifyCsvLayout, shopifyCsvProducts, type ShopifyCsvLayout } from './shopify-csv.js';
 
 /** One product or collection of a catalog, as the file gives it, with its place among the file's products or collections. */
 export type CatalogEntry = { kind: 'product' | 'collection'; index: number; input: unknown };
@@ -20,29 +20,74 @@ export function catalogFormatOf(file: string): CatalogFormat {
 
 const CATALOG_FIELDS = ['products', 'collections'] as const;
 
+type Entries = () => AsyncIterable<CatalogEntry>;
+
+/** Entries that need nothing read ahead of them. */
+const ready = (entries: Entries) => () => Promise.resolve(entries);
+
 export class CatalogStream {
+  private prepared: Promise<Entries> | undefined;
+
   private constructor(
-    readonly entries: () => AsyncIterable<CatalogEntry>,
+    /** Reads what the entries need known of the whole file first (a Shopify export's first read); answers the entries. */
+    private readonly readAhead: () => Promise<Entries>,
     /** The file read, when it is one (a running store is sent the file itself). */
     readonly file?: { path: string; format: CatalogFormat },
   ) {}
 
   /** A catalog document already in memory (the demo catalog, the tests' documents). */
   static ofDocument(document: unknown): CatalogStream {
-    return new CatalogStream(async function* () {
-      yield* documentEntries(document);
-    });
+    return new CatalogStream(
+      ready(async function* () {
+        yield* documentEntries(document);
+      }),
+    );
   }
 
-  /** A catalog file, opened when it is read (a Shopify export is read twice, see shopifyCsvProducts). */
+  /** A catalog file, opened when it is read (a Shopify export is read twice: a first read, then its products). */
   static ofFile(file: string, format: CatalogFormat = catalogFormatOf(file)): CatalogStream {
     const read = () => createReadStream(file);
     const origin = { path: file, format };
-    if (format === 'json') return new CatalogStream(() => jsonEntries(read()), origin);
-    return new CatalogStream(async function* () {
-      let index = 0;
-      for await (const input of shopifyCsvProducts(read)) yield { kind: 'product', index: index++, input };
+    if (format === 'json') return new CatalogStream(ready(() => jsonEntries(read())), origin);
+    return new CatalogStream(async () => {
+      const layout = await readShopifyCsvLayout(read()).catch((error: unknown) => {
+        throw unreadable(error) ?? error;
+      });
+      return () => csvEntries(read(), layout);
     }, origin);
+  }
+
+  /**
+   * Reads ahead what must be known of the whole file before its entries: a Shopify export's first read. An import
+   * awaits it before its transaction opens: on the embedded database every other query waits for an open transaction.
+   */
+  async prepare(): Promise<void> {
+    await this.opened();
+  }
+
+  /** The entries one at a time, as the file is read (after prepare, which they await). */
+  async *entries(): AsyncGenerator<CatalogEntry> {
+    yield* (await this.opened())();
+  }
+
+  private opened(): Promise<Entries> {
+    return (this.prepared ??= this.readAhead());
+  }
+}
+
+/** A file the system cannot read (a directory, a disk fault) is refused in one line, as a bad file is. */
+function unreadable(error: unknown): ImportError | undefined {
+  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  return typeof code === 'string' && typeof syscall === 'string' ? new ImportError('file', `cannot be read (${(error as Error).message})`) : undefined;
+}
+
+/** The products of a Shopify export, each with its place in the file. */
+async function* csvEntries(chunks: AsyncIterable<Uint8Array>, layout: ShopifyCsvLayout): AsyncGenerator<CatalogEntry> {
+  let index = 0;
+  try {
+    for await (const input of shopifyCsvProducts(chunks, layout)) yield { kind: 'product', index: index++, input };
+  } catch (error) {
+    throw unreadable(error) ?? error;
   }
 }
 
@@ -124,7 +169,8 @@ async function* jsonEntries(chunks: AsyncIterable<Uint8Array | string>): AsyncGe
   parser.onValue = ({ value, key, stack }) => {
     complete.push({ kind: stack[1]?.key === 'products' ? 'product' : 'collection', index: key as number, input: value });
   };
-  const notJson = (error: unknown) => (error instanceof ImportError ? error : new ImportError('file', `not valid JSON (${(error as Error).message})`));
+  const notJson = (error: unknown) =>
+    error instanceof ImportError ? error : (unreadable(error) ?? new ImportError('file', `not valid JSON (${(error as Error).message})`));
   try {
     for await (const chunk of chunks) {
       tokenizer.write(chunk);

@@ -118,6 +118,8 @@ function validated<T>(validator: { Check(input: unknown): input is T; Errors(inp
 /** Imports a catalog: a CatalogStream (a file as it is read), or a catalog document in memory. */
 export async function importCatalog(db: Database, input: unknown, options: ImportOptions = {}): Promise<ImportReport> {
   const catalog = input instanceof CatalogStream ? input : CatalogStream.ofDocument(input);
+  // Reading ahead (a CSV's first read) holds no transaction: on PGlite it would hold every other query.
+  await catalog.prepare();
   const report = await db.transaction((tx) => writeCatalog(tx, catalog, options));
   // The embedded database has no autovacuum to gather statistics: without them a large import leaves the
   // planner guessing (a stock update took several times longer at 10,000 products).

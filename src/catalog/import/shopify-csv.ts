@@ -2,9 +2,10 @@
  * Reads the product CSV that Shopify admin exports (Products → Export) into the CatalogDocument form.
  * A product spans every row with its Handle: the first carries the product and its first variant,
  * later rows add variants and/or images. Rows are numbered as a spreadsheet shows them: the header is row 1.
- * A file is read a row at a time: a product is handed over once its rows are read, so the file is never held whole.
+ * A file is read a row at a time: a product is handed over once its rows are read, so the file is never held whole,
+ * and in the order the handles first appear, as the whole file read at once gives them.
  */
-import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
 import { parse as parseStream } from 'csv-parse';
 import { parse, CsvError } from 'csv-parse/sync';
 import { ImportError, type CatalogDocument, type ProductInput, type VariantInput } from './catalog-document.js';
@@ -37,10 +38,6 @@ class Row {
     private readonly cells: string[],
     private readonly columns: Map<string, number>,
   ) {}
-
-  get blank(): boolean {
-    return this.cells.every((cell) => cell.trim() === '');
-  }
 
   /** The trimmed cell; an optional column the file lacks reads as empty. */
   get(column: Column, maxLength = 255): string {
@@ -77,8 +74,10 @@ interface Draft {
 
 /**
  * Reads the rows one at a time and hands each product over as soon as its rows have been read (when a row of
- * another handle comes), so a large export is never held whole. Shopify writes a product's rows one after another;
- * the products whose rows are apart (`heldUntilEnd`, found by a first read of the file) are handed over at its end.
+ * another handle comes), so a large export is never held whole. Products are handed over in the order their handles
+ * first appear (the order they are listed in). Shopify writes a product's rows one after another; a product whose
+ * rows are apart (`lastRowApart`, found by a first read of the file) is handed over after its last row, and the
+ * products after its first row wait for it.
  */
 class ShopifyCsvReader {
   private columns: Map<string, number> | undefined;
@@ -86,27 +85,29 @@ class ShopifyCsvReader {
   private blankHeader = false;
   private rowNumber = 0;
   private rows = 0;
-  /** Products whose rows are still being read, in the order their handles first appeared. */
+  /** Products not yet handed over, in the order their handles first appeared. */
   private readonly drafts = new Map<string, Draft>();
   private current: Draft | undefined;
   /** The last row of each product handed over. */
   private readonly finishedHandles = new Map<string, number>();
   private readonly skuRows = new Map<string, number>();
 
-  constructor(private readonly heldUntilEnd: (handle: string) => boolean) {}
+  /** `lastRowApart`: the last row of a product whose rows are apart; undefined for one whose rows are together. */
+  constructor(private readonly lastRowApart: (handle: string) => number | undefined) {}
 
-  /** The next record of the file (the header first); answers the product the record completed, if any. */
-  record(cells: string[]): ProductInput | undefined {
+  /** The next record of the file (the header first); answers the products the record completed, if any. */
+  record(cells: string[]): ProductInput[] {
     this.rowNumber += 1;
     if (this.columns === undefined && !this.blankHeader) {
       if (isBlank(cells)) this.blankHeader = true;
       else this.columns = headerColumns(cells);
-      return undefined;
+      return [];
     }
-    if (isBlank(cells)) return undefined;
+    if (isBlank(cells)) return [];
     this.columns ??= headerColumns([]);
     this.rows += 1;
-    return this.addRow(new Row(this.rowNumber, cells, this.columns));
+    this.addRow(new Row(this.rowNumber, cells, this.columns));
+    return this.handOver();
   }
 
   /** The file has ended: answers the products still open, in the order their handles first appeared. */
@@ -116,35 +117,38 @@ class ShopifyCsvReader {
     return [...this.drafts.values()].map(finishProduct);
   }
 
-  private addRow(row: Row): ProductInput | undefined {
+  private addRow(row: Row): void {
     const handle = row.get('Handle');
     if (!handle) throw row.error('Handle', 'every row needs the handle of its product');
     if (!HANDLE.test(handle)) {
       throw row.error('Handle', `expected lowercase letters, digits and hyphens, got "${handle}"`);
     }
-    let finished: ProductInput | undefined;
     if (this.current?.product.handle !== handle) {
-      finished = this.handOver(this.current);
       const lastRow = this.finishedHandles.get(handle);
       if (lastRow !== undefined) throw row.error('Handle', `the rows of "${handle}" must follow each other; another product's rows come after row ${lastRow}`);
       let draft = this.drafts.get(handle);
       if (!draft) this.drafts.set(handle, (draft = startProduct(row, handle)));
       this.current = draft;
     }
-    const draft = this.current as Draft;
+    const draft = this.current;
     const isVariantRow = (['Option1 Value', 'Variant Price', 'Variant SKU'] as const).some((c) => row.get(c) !== '');
     // The first row always holds a variant, so a product never ends up with none.
     if (draft.product.variants.length === 0 || isVariantRow) addVariant(draft, row, this.skuRows);
     addImages(draft, row);
     draft.lastRow = row.number;
-    return finished;
   }
 
-  private handOver(draft: Draft | undefined): ProductInput | undefined {
-    if (draft === undefined || this.heldUntilEnd(draft.product.handle)) return undefined;
-    this.drafts.delete(draft.product.handle);
-    this.finishedHandles.set(draft.product.handle, draft.lastRow);
-    return finishProduct(draft);
+  /** The products first in file order whose rows have all been read: another handle's row came, and their last row. */
+  private handOver(): ProductInput[] {
+    const finished: ProductInput[] = [];
+    for (const draft of this.drafts.values()) {
+      const { handle } = draft.product;
+      if (draft === this.current || (this.lastRowApart(handle) ?? 0) > this.rowNumber) break;
+      this.drafts.delete(handle);
+      this.finishedHandles.set(handle, draft.lastRow);
+      finished.push(finishProduct(draft));
+    }
+    return finished;
   }
 }
 
@@ -166,53 +170,65 @@ const CSV_OPTIONS = { bom: true, relax_column_count_less: true } as const;
 
 /** The whole export in memory into one document, its products in the order their handles first appear. */
 export function parseShopifyCsv(text: string): CatalogDocument {
-  const reader = new ShopifyCsvReader(() => true);
+  const reader = new ShopifyCsvReader(() => Infinity);
   for (const cells of readCsv(() => parse(text, CSV_OPTIONS))) reader.record(cells);
   return { products: reader.end() };
 }
 
-const csvRecords = (chunks: AsyncIterable<Uint8Array | string>): AsyncIterable<string[]> => Readable.from(chunks).pipe(parseStream(CSV_OPTIONS));
-
 /**
- * The products of an export as its bytes stream in, each as soon as its rows have been read. `read` gives the
- * file's bytes from the start, each time it is called: a first read finds the products whose rows are apart.
+ * The records of an export as its bytes come. An error of the bytes' stream reaches the reader (the pipeline destroys
+ * the parser with it), and a reader that stops early, or a CSV error, destroys the bytes' stream: a file is closed.
  */
-export async function* shopifyCsvProducts(read: () => AsyncIterable<Uint8Array | string>): AsyncGenerator<ProductInput> {
-  const apart = await handlesWithRowsApart(read());
-  const reader = new ShopifyCsvReader((handle) => apart.has(handle));
-  try {
-    for await (const cells of csvRecords(read())) {
-      const product = reader.record(cells);
-      if (product) yield product;
-    }
-  } catch (error) {
-    throw importErrorOf(error);
-  }
-  yield* reader.end();
+function csvRecords(chunks: AsyncIterable<Uint8Array | string>): AsyncIterable<string[]> {
+  const parser = parseStream(CSV_OPTIONS);
+  pipeline(chunks, parser, () => {}); // what failed, the reader hears from the parser
+  return parser;
 }
 
-/** The handles whose rows are not all together. What is wrong with the file, the second read names. */
-async function handlesWithRowsApart(chunks: AsyncIterable<Uint8Array | string>): Promise<Set<string>> {
+/** What the first read of an export finds: the last row of each product whose rows are apart, by handle. */
+export type ShopifyCsvLayout = ReadonlyMap<string, number>;
+
+/**
+ * The first read of an export: the products whose rows are not all together, and the last row of each. What is wrong
+ * with the file's CSV the second read names, at its row; a file that cannot be read rejects here.
+ */
+export async function readShopifyCsvLayout(chunks: AsyncIterable<Uint8Array | string>): Promise<ShopifyCsvLayout> {
+  const lastRows = new Map<string, number>();
   const apart = new Set<string>();
-  const seen = new Set<string>();
   let handleColumn: number | undefined;
   let last: string | undefined;
+  let rowNumber = 0;
   try {
     for await (const cells of csvRecords(chunks)) {
+      rowNumber += 1;
       if (handleColumn === undefined) {
         handleColumn = cells.findIndex((name) => name.trim().toLowerCase() === 'handle');
         continue;
       }
       const handle = cells[handleColumn]?.trim();
-      if (!handle || handle === last) continue;
-      if (seen.has(handle)) apart.add(handle);
-      seen.add(handle);
+      if (!handle) continue;
+      if (handle !== last && lastRows.has(handle)) apart.add(handle);
+      lastRows.set(handle, rowNumber);
       last = handle;
     }
-  } catch {
-    // The second read reports it, at its row.
+  } catch (error) {
+    if (!(error instanceof CsvError)) throw error;
   }
-  return apart;
+  return new Map([...apart].map((handle) => [handle, lastRows.get(handle)!]));
+}
+
+/**
+ * The products of an export as its bytes stream in (a second read, after readShopifyCsvLayout), in the order their
+ * handles first appear, each as soon as its rows, and those of the products before it, have been read.
+ */
+export async function* shopifyCsvProducts(chunks: AsyncIterable<Uint8Array | string>, layout: ShopifyCsvLayout): AsyncGenerator<ProductInput> {
+  const reader = new ShopifyCsvReader((handle) => layout.get(handle));
+  try {
+    for await (const cells of csvRecords(chunks)) yield* reader.record(cells);
+  } catch (error) {
+    throw importErrorOf(error);
+  }
+  yield* reader.end();
 }
 
 function readCsv(read: () => string[][]): string[][] {
