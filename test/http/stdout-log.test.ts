@@ -4,9 +4,9 @@
  * file, a real pipe whose reader stops reading, and a real process that exits.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,12 +21,24 @@ type Destination = ReturnType<typeof stdoutDestination>;
 // Its flush ends with an fsync, which a pipe refuses (EINVAL) once everything is written: the callback is what counts.
 const flushed = (log: Destination) => new Promise<void>((resolve) => log.flush(() => resolve()));
 
+/** The named pipe opened for writing without blocking, once its reader has it open (before, the open fails: ENXIO). */
+async function openWhenRead(fifo: string): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENXIO' || attempt > 1000) throw error;
+      await sleep(10);
+    }
+  }
+}
+
 describe('stdoutDestination', () => {
   it('writes lines of any size and any characters as UTF-8, in order; flush calls back once all of them are written', async () => {
     const file = path.join(dir, 'sizes.log');
-    const fd = openSync(file, 'w');
+    // The destination owns the descriptor and closes it when destroyed (its periodic flush would write to it).
+    const log = stdoutDestination(openSync(file, 'w'));
     try {
-      const log = stdoutDestination(fd);
       // Lines of many lengths, ASCII and not (up to 4 bytes a character), and now and then a very long one.
       const texts = (n: number) => (n % 500 === 499 ? 'x'.repeat(300_000) : n % 2 ? 'é☕\u2028😀"\\'.repeat(n % 13) : 'x'.repeat(n % 61));
       const written: string[] = [];
@@ -42,15 +54,33 @@ describe('stdoutDestination', () => {
       assert.equal(read.toString('utf8'), written.join(''));
       assert.equal(log.droppedLines(), 0);
     } finally {
-      closeSync(fd);
+      log.destroy();
+    }
+  });
+
+  it('a line logged alone is written without a flush: lines wait for company a moment, not for ever', async () => {
+    const file = path.join(dir, 'alone.log');
+    const log = stdoutDestination(openSync(file, 'w'));
+    try {
+      log.write(line(1));
+      const started = Date.now();
+      while (readFileSync(file, 'utf8') !== line(1)) {
+        assert.ok(Date.now() - started < 10_000, 'the lone line was not written within 10 s');
+        await sleep(20);
+      }
+    } finally {
+      log.destroy();
     }
   });
 
   it('a reader that stops reading blocks nothing: past the bound lines are dropped and counted; once it reads again every kept line arrives', async () => {
-    // cat copies the pipe to its stdout; nobody reads that, so both pipes fill and our writes meet EAGAIN.
-    const cat = spawn('cat', [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // cat copies a named pipe to its stdout; nobody reads that, so both pipes fill and our writes meet EAGAIN. The
+    // destination owns its end of the named pipe (opened without blocking once cat has it open for reading).
+    const fifo = path.join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const cat = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
     cat.stdout.pause();
-    const fd = (cat.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+    const fd = await openWhenRead(fifo);
     const log = stdoutDestination(fd, 64 * 1024);
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
@@ -79,7 +109,7 @@ describe('stdoutDestination', () => {
     });
     cat.stdout.resume();
     await flushed(log);
-    cat.stdin.end();
+    log.destroy(); // closes the pipe: cat reads its end and exits
     await once(cat, 'exit');
     assert.equal(received.length, kept);
     assert.ok(received.every((n, i) => i === 0 || n > received[i - 1]!), 'in order');
