@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { openPglite } from '../../src/db/database.js';
-import { runCli } from '../helpers/cli.js';
+import { newDataDir, runCli } from '../helpers/cli.js';
 import { backends, dropTestDatabases, getJson, startTestStore } from '../helpers/store.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'storefront-test-'));
@@ -63,7 +63,7 @@ describe('the storefront CLI', () => {
   });
 
   it('`storefront import` loads a Shopify CSV into the embedded database and reports what it created', () => {
-    const dataDir = path.join(scratch, 'cli-import');
+    const dataDir = newDataDir(path.join(scratch, 'cli-import'));
     const result = cli(['import', 'test/fixtures/shopify-products.csv'], { DATA_DIR: dataDir });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /products: 5 created/);
@@ -73,7 +73,7 @@ describe('the storefront CLI', () => {
   });
 
   it('`storefront import` of a bad file exits 1 naming row and column, and imports nothing', async () => {
-    const dataDir = path.join(scratch, 'cli-bad');
+    const dataDir = newDataDir(path.join(scratch, 'cli-bad'));
     const result = cli(['import', 'test/fixtures/shopify-products-bad.csv'], { DATA_DIR: dataDir });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /row 9, column "Variant Price"/);
