@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The storefront CLI: serve | migrate | import FILE | stock [set SKU QUANTITY] | orders [show|capture|fulfill|cancel|refund ID] | outbox [retry ID]. */
-import { access, constants } from 'node:fs/promises';
+import { access, constants, stat } from 'node:fs/promises';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -254,6 +254,8 @@ function remoteCommands(socketPath: string): MerchantCommands {
 /** The catalog in FILE, read as the import goes (never whole): a Shopify export (.csv) or a JSON catalog. */
 async function catalogFile(file: string | undefined): Promise<CatalogStream> {
   if (!file) throw new UsageError('import needs a FILE (.csv or .json)');
+  // A directory is refused here, before a running store is sent it (which would answer as if it were unreachable).
+  if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new UsageError(`cannot read ${file}: it is a directory`);
   await access(file, constants.R_OK).catch(() => {
     throw new UsageError(`cannot read ${file}`);
   });

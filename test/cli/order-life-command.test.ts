@@ -145,6 +145,7 @@ for (const target of cliTargets(scratch, 'sf_order_life', databases)) {
         [['orders', 'fulfill', orders[0]!.id, '--colour', 'red'], /unknown option --colour/],
         [['outbox', 'retry', 'x'], /usage: storefront outbox, or storefront outbox retry ID/],
         [['signing-key', 'show'], /usage: storefront signing-key rotate/],
+        [['import', 'test/fixtures'], /cannot read test\/fixtures: it is a directory/],
       ] as const) {
         const result = cli(...args);
         assert.equal(result.code, 1, `${args.join(' ')}: ${result.stdout}`);
