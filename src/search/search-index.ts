@@ -15,6 +15,7 @@ import { QuerySuggestionsBuilder, suggestCompletions, type QuerySuggestion, type
 import {
   buildTermIndex,
   FieldTier,
+  groupByKey,
   int32List,
   TermIndexBuilder,
   queryWords,
@@ -229,12 +230,16 @@ export function searchProducts(index: SearchIndex, query: string, limit: number,
 }
 
 /** The documents grouped by score, the highest score first. */
-function* byScoreHighestFirst(documents: readonly number[], scores: readonly number[]): Generator<number[]> {
-  const groups: number[][] = [];
-  scores.forEach((score, i) => (groups[score] ??= []).push(documents[i] as number));
-  for (let score = groups.length - 1; score > 0; score -= 1) {
-    const group = groups[score];
-    if (group) yield group;
+function* byScoreHighestFirst(documents: Int32Array, scores: Uint16Array): Generator<Int32Array> {
+  let highest = 0;
+  for (let i = 0; i < scores.length; i += 1) highest = Math.max(highest, scores[i] as number);
+  const { start, order } = groupByKey(scores, highest + 1);
+  const grouped = new Int32Array(documents.length);
+  for (let position = 0; position < order.length; position += 1) grouped[position] = documents[order[position] as number] as number;
+  for (let score = highest; score > 0; score -= 1) {
+    const first = start[score] as number;
+    const end = start[score + 1] as number;
+    if (end > first) yield grouped.subarray(first, end);
   }
 }
 
@@ -248,13 +253,17 @@ const AVAILABILITY_ROUNDS = 3;
  * available (those then beat every match not asked, which could only rank after them); when too many are sold out,
  * of every match.
  */
-function bestOfOneScore(index: SearchIndex, group: number[], matchers: readonly WordMatcher[], wanted: number, stock: StockLevels): number[] {
+function bestOfOneScore(index: SearchIndex, group: Int32Array, matchers: readonly WordMatcher[], wanted: number, stock: StockLevels): number[] {
   const count = index.products.length;
-  const placeKeys = group.map((position) => titleCloseness(index, position, matchers) * count + (count - 1 - (index.productTitleOrder[position] as number)));
+  const placeKeys = new Float64Array(group.length);
+  for (let i = 0; i < group.length; i += 1) {
+    const position = group[i] as number;
+    placeKeys[i] = titleCloseness(index, position, matchers) * count + (count - 1 - (index.productTitleOrder[position] as number));
+  }
   const isAvailable = (position: number) => isProductAvailable(index.products[position] as Product, stock);
   const available: number[] = [];
   const soldOut: number[] = [];
-  const asked = new Float64Array(placeKeys);
+  const asked = placeKeys.slice();
   for (let round = 0; round < AVAILABILITY_ROUNDS && available.length < wanted; round += 1) {
     const next = positionsOfHighestKeys(asked, wanted - available.length).filter((i) => (asked[i] as number) >= 0);
     if (next.length === 0) return [...available, ...soldOut].slice(0, wanted).map((i) => group[i] as number);
@@ -266,7 +275,8 @@ function bestOfOneScore(index: SearchIndex, group: number[], matchers: readonly 
   if (available.length >= wanted) return available.slice(0, wanted).map((i) => group[i] as number);
   // Too many sold out among the best placed: every match's availability decides.
   const levels = 2 * (matchers.length + 1) * count;
-  const rankKeys = group.map((position, i) => (isAvailable(position) ? levels : 0) + (placeKeys[i] as number));
+  const rankKeys = new Float64Array(group.length);
+  for (let i = 0; i < group.length; i += 1) rankKeys[i] = (isAvailable(group[i] as number) ? levels : 0) + (placeKeys[i] as number);
   return positionsOfHighestKeys(rankKeys, wanted).map((i) => group[i] as number);
 }
 
@@ -274,7 +284,8 @@ function bestOfOneScore(index: SearchIndex, group: number[], matchers: readonly 
 export function searchCollections(index: SearchIndex, query: string, limit: number): Collection[] {
   const { documents, scores } = scoreDocuments(index.collectionTerms, queryWords(query));
   const count = index.collections.length;
-  const rankKeys = documents.map(
+  const rankKeys = Float64Array.from(
+    documents,
     (position, i) => (scores[i] as number) * count + (count - 1 - (index.collectionTitleOrder[position] as number)),
   );
   const best = positionsOfHighestKeys(rankKeys, limit);

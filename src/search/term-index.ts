@@ -208,18 +208,11 @@ export class TermIndexBuilder {
     const entryTiers = this.entryTiers.done();
     const stemIdOfWord = this.stemIdOfWord.done();
     // Group the entries by stem (a counting sort keeps each stem's documents ascending).
-    const postingStart = new Int32Array(stems.length + 1);
-    for (const stemId of entryStems) postingStart[stemId + 1] = (postingStart[stemId + 1] as number) + 1;
-    for (let stemId = 0; stemId < stems.length; stemId += 1) {
-      postingStart[stemId + 1] = (postingStart[stemId + 1] as number) + (postingStart[stemId] as number);
-    }
-    const nextPosition = postingStart.slice(0, stems.length);
+    const { start: postingStart, order: entryOrder } = groupByKey(entryStems, stems.length);
     const postingDocuments = new Int32Array(entryStems.length);
     const postingTiers = new Uint8Array(entryStems.length);
-    for (let entry = 0; entry < entryStems.length; entry += 1) {
-      const stemId = entryStems[entry] as number;
-      const position = nextPosition[stemId] as number;
-      nextPosition[stemId] = position + 1;
+    for (let position = 0; position < entryOrder.length; position += 1) {
+      const entry = entryOrder[position] as number;
       postingDocuments[position] = entryDocuments[entry] as number;
       postingTiers[position] = entryTiers[entry] as number;
     }
@@ -269,6 +262,28 @@ export function buildTermIndex(documents: readonly DocumentField[][]): TermIndex
   const builder = new TermIndexBuilder();
   for (const fields of documents) builder.add(fields);
   return builder.finish();
+}
+
+/**
+ * A counting sort of the positions of `keys` (integers from 0 to keyCount - 1) by key: the positions with key k are
+ * order[start[k] .. start[k + 1]), ascending.
+ */
+export function groupByKey(keys: Int32Array | Uint16Array, keyCount: number): { start: Int32Array; order: Int32Array } {
+  const start = new Int32Array(keyCount + 1);
+  for (let i = 0; i < keys.length; i += 1) {
+    const key = keys[i] as number;
+    start[key + 1] = (start[key + 1] as number) + 1;
+  }
+  for (let key = 0; key < keyCount; key += 1) start[key + 1] = (start[key + 1] as number) + (start[key] as number);
+  const next = start.slice(0, keyCount);
+  const order = new Int32Array(keys.length);
+  for (let i = 0; i < keys.length; i += 1) {
+    const key = keys[i] as number;
+    const position = next[key] as number;
+    next[key] = position + 1;
+    order[position] = i;
+  }
+  return { start, order };
 }
 
 function oneLetterDeletions(word: string): string[] {
@@ -418,9 +433,10 @@ function mergedPostingsIfLarge(index: TermIndex, prefix: string, first: number, 
 }
 
 export interface ScoredDocuments {
-  documents: number[];
+  /** The matching documents, in no particular order. */
+  documents: Int32Array;
   /** Total score of each document in `documents`, same position. */
-  scores: number[];
+  scores: Uint16Array;
 }
 
 /** A run of one word's postings: documents[start..end) (ascending) with their tiers, all matched the same way. */
@@ -454,11 +470,17 @@ function positionOf(documents: Int32Array, start: number, end: number, document:
   return low < end && documents[low] === document ? low : -1;
 }
 
-/** Per-document working arrays of an index, kept between queries and left zeroed by each. */
+/**
+ * Per-document working arrays of an index, kept between queries and left zeroed by each (but `matched`, whose
+ * first entries a query overwrites). Typed and sized for the whole catalog: a short prefix in a large catalog
+ * matches tens of thousands of documents, and growing JS arrays that long cost more than the scoring.
+ */
 interface Scratch {
   wordsMatched: Uint8Array;
   totalScore: Uint16Array;
   bestForWord: Uint8Array;
+  /** The documents matched by the word being scored, in the order met. */
+  matched: Int32Array;
 }
 
 const scratchOfIndex = new WeakMap<TermIndex, Scratch>();
@@ -467,11 +489,18 @@ function scratchOf(index: TermIndex): Scratch {
   let scratch = scratchOfIndex.get(index);
   if (scratch === undefined) {
     const size = index.documentCount;
-    scratch = { wordsMatched: new Uint8Array(size), totalScore: new Uint16Array(size), bestForWord: new Uint8Array(size) };
+    scratch = {
+      wordsMatched: new Uint8Array(size),
+      totalScore: new Uint16Array(size),
+      bestForWord: new Uint8Array(size),
+      matched: new Int32Array(size),
+    };
     scratchOfIndex.set(index, scratch);
   }
   return scratch;
 }
+
+const NONE: ScoredDocuments = { documents: new Int32Array(0), scores: new Uint16Array(0) };
 
 /**
  * Documents matching every query word, each scored by the sum over query words of its best match.
@@ -480,49 +509,58 @@ function scratchOf(index: TermIndex): Scratch {
  * whole. Dense per-document arrays keep the rest of the work proportional to the postings touched.
  */
 export function scoreDocuments(index: TermIndex, words: string[]): ScoredDocuments {
-  const none: ScoredDocuments = { documents: [], scores: [] };
-  if (words.length === 0) return none;
+  if (words.length === 0) return NONE;
   const wordRuns = words.map((word, position) => postingRunsOf(index, word, position === words.length - 1));
   const order = wordRuns.map((_, position) => position).sort((a, b) => (wordRuns[a]!.postings) - (wordRuns[b]!.postings));
-  const { wordsMatched, totalScore, bestForWord } = scratchOf(index);
-  let candidates: number[] = [];
+  const { wordsMatched, totalScore, bestForWord, matched } = scratchOf(index);
+  // The documents that matched every word so far: matched[0 .. candidateCount) once the first word is scored.
+  let candidates = new Int32Array(0);
   // Only the first word's documents are ever marked: clearing them leaves the arrays zeroed for the next query.
-  let marked: number[] = [];
+  let marked = new Int32Array(0);
   try {
     for (let wordsDone = 0; wordsDone < order.length; wordsDone += 1) {
-      const matchedThisWord: number[] = [];
-      const score = (document: number, tier: FieldTier, kind: MatchKind): void => {
-        if (kind === MatchKind.typo && tier === FieldTier.description) return;
-        const wordScoreHere = wordScore(tier, kind);
-        if (bestForWord[document] === 0) matchedThisWord.push(document);
-        if (wordScoreHere > (bestForWord[document] as number)) bestForWord[document] = wordScoreHere;
-      };
+      let matchedCount = 0;
       for (const { documents, tiers, start, end, kind } of wordRuns[order[wordsDone] as number]!.runs) {
-        if (wordsDone > 0 && candidates.length * Math.log2(end - start + 1) < end - start) {
-          for (const document of candidates) {
-            const posting = positionOf(documents, start, end, document);
-            if (posting >= 0) score(document, tiers[posting] as FieldTier, kind);
+        const searchCandidates = wordsDone > 0 && candidates.length * Math.log2(end - start + 1) < end - start;
+        const stop = searchCandidates ? candidates.length : end;
+        for (let step = searchCandidates ? 0 : start; step < stop; step += 1) {
+          let document: number;
+          let posting: number;
+          if (searchCandidates) {
+            document = candidates[step] as number;
+            posting = positionOf(documents, start, end, document);
+            if (posting < 0) continue;
+          } else {
+            posting = step;
+            document = documents[posting] as number;
+            if (wordsMatched[document] !== wordsDone) continue; // missed an earlier word
           }
-          continue;
-        }
-        for (let posting = start; posting < end; posting += 1) {
-          const document = documents[posting] as number;
-          if (wordsMatched[document] !== wordsDone) continue; // missed an earlier word
-          score(document, tiers[posting] as FieldTier, kind);
+          const tier = tiers[posting] as FieldTier;
+          if (kind === MatchKind.typo && tier === FieldTier.description) continue;
+          const wordScoreHere = wordScore(tier, kind);
+          const best = bestForWord[document] as number;
+          if (best === 0) matched[matchedCount++] = document;
+          if (wordScoreHere > best) bestForWord[document] = wordScoreHere;
         }
       }
+      if (matchedCount === 0) return NONE;
+      const matchedThisWord = matched.slice(0, matchedCount);
       if (wordsDone === 0) marked = matchedThisWord;
-      for (const document of matchedThisWord) {
+      for (let i = 0; i < matchedCount; i += 1) {
+        const document = matchedThisWord[i] as number;
         totalScore[document] = (totalScore[document] as number) + (bestForWord[document] as number);
         wordsMatched[document] = wordsDone + 1;
         bestForWord[document] = 0;
       }
-      if (matchedThisWord.length === 0) return none;
       candidates = matchedThisWord;
     }
-    return { documents: candidates, scores: candidates.map((document) => totalScore[document] as number) };
+    // Plain loops, here and in the ranking: a typed array's from() and map() with a callback cost several times more.
+    const scores = new Uint16Array(candidates.length);
+    for (let i = 0; i < candidates.length; i += 1) scores[i] = totalScore[candidates[i] as number] as number;
+    return { documents: candidates, scores };
   } finally {
-    for (const document of marked) {
+    for (let i = 0; i < marked.length; i += 1) {
+      const document = marked[i] as number;
       wordsMatched[document] = 0;
       totalScore[document] = 0;
     }
