@@ -4,11 +4,12 @@
  * changes. `generation` moves whenever a kept value changed, so caches built from these values (collection
  * pages, search answers) know when to start again.
  *
- * At most `maxKept` values are kept, the least recently used let go first: a large catalog read end to end (a
- * crawler, a bench of random reads) would otherwise keep every product's JSON. A value let go may still be part
+ * At most `maxKept` values are kept, the least recently used let go first (lru-cache): a large catalog read end to
+ * end (a crawler, a bench of random reads) would otherwise keep every product's JSON. A value let go may still be part
  * of a page or an answer built from it, so a stock change of such a product moves the generation without the
  * comparison a kept value allows.
  */
+import { LRUCache } from 'lru-cache';
 import type { Catalog, CatalogSnapshot } from './catalog.js';
 import type { Product } from './types.js';
 
@@ -20,10 +21,9 @@ export interface StockChangeFeed {
 /** Enough for the products a store's shoppers look at; a catalog of 10,000 is kept whole. */
 export const MAX_KEPT_PRODUCTS = 10_000;
 
-export class PerProductCache<T> {
+export class PerProductCache<T extends NonNullable<unknown>> {
   private snapshot: CatalogSnapshot;
-  /** In order of last use, least recent first (a Map keeps insertion order; a use moves its entry last). */
-  private values = new Map<number, T>();
+  private readonly values: LRUCache<number, T>;
   /** Products whose value was let go since the generation last moved for them. */
   private letGo = new Set<number>();
   private changes = 0;
@@ -37,6 +37,12 @@ export class PerProductCache<T> {
     private readonly maxKept = MAX_KEPT_PRODUCTS,
   ) {
     this.snapshot = catalog.snapshot;
+    this.values = new LRUCache<number, T>({
+      max: maxKept,
+      dispose: (_value, productId, reason) => {
+        if (reason === 'evict') this.letGo.add(productId);
+      },
+    });
     stock.onChange((change) => this.stockChanged(change));
   }
 
@@ -55,26 +61,16 @@ export class PerProductCache<T> {
     let value = this.values.get(product.id);
     if (value === undefined) {
       value = this.build(product, this.snapshot);
-      if (this.values.size >= this.maxKept) this.letGoLeastRecent();
-    } else {
-      this.values.delete(product.id);
+      this.values.set(product.id, value);
     }
-    this.values.set(product.id, value);
     return value;
-  }
-
-  private letGoLeastRecent(): void {
-    const [oldest] = this.values.keys();
-    if (oldest === undefined) return;
-    this.values.delete(oldest);
-    this.letGo.add(oldest);
   }
 
   private current(): CatalogSnapshot {
     const snapshot = this.catalog.snapshot;
     if (snapshot !== this.snapshot) {
       this.snapshot = snapshot;
-      this.values = new Map();
+      this.values.clear();
       this.letGo = new Set();
       this.changes = 0;
     }
@@ -89,7 +85,7 @@ export class PerProductCache<T> {
       if (found) products.add(found.product);
     }
     for (const product of products) {
-      const kept = this.values.get(product.id);
+      const kept = this.values.peek(product.id);
       if (kept === undefined) {
         // Once the generation moved, nothing built from the value let go is kept any more.
         if (this.letGo.delete(product.id)) this.changes++;
