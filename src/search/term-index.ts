@@ -67,6 +67,8 @@ const MAX_QUERY_WORDS = 12;
 const LETTERS_ONLY = /^\p{L}+$/u;
 /** Below this many postings a prefix is always visited word by word, even in a small catalog. */
 const MIN_POSTINGS_TO_MERGE = 4096;
+/** From this many completions a prefix is merged whatever their postings: one run, not one per completion. */
+const MIN_COMPLETIONS_TO_MERGE = 256;
 /** Bounds the memory kept for merged prefixes; past it they are merged per query, still correct. */
 const MAX_MERGED_PREFIXES = 256;
 
@@ -396,7 +398,8 @@ export function wordMatchers(index: TermIndex, words: readonly string[]): WordMa
 
 /**
  * For a short prefix whose completions hold more postings than there are documents ("c", "s", or "sku"
- * when every SKU starts so), those postings merged into one entry per document, kept for later queries.
+ * when every SKU starts so), or that has very many completions ("5" of the numbers 5 to 59999 in titles and SKUs),
+ * those postings merged into one entry per document, kept for later queries.
  * Otherwise undefined: visiting the completions one by one is cheap enough.
  */
 function mergedPostingsIfLarge(index: TermIndex, prefix: string, first: number, end: number): MergedPostings | undefined {
@@ -408,26 +411,31 @@ function mergedPostingsIfLarge(index: TermIndex, prefix: string, first: number, 
     const stemId = stemIdOfSortedWord[position] as number;
     postingCount += (postingStart[stemId + 1] as number) - (postingStart[stemId] as number);
   }
-  if (postingCount <= Math.max(index.documentCount, MIN_POSTINGS_TO_MERGE)) return undefined;
+  if (end - first < MIN_COMPLETIONS_TO_MERGE && postingCount <= Math.max(index.documentCount, MIN_POSTINGS_TO_MERGE)) return undefined;
 
-  const tierPlusOne = new Uint8Array(index.documentCount); // 0: not seen yet
-  const documents: number[] = [];
+  const tierPlusOne = new Uint8Array(index.documentCount); // 0: not seen
+  let distinct = 0;
   for (let position = first; position < end; position += 1) {
     const stemId = stemIdOfSortedWord[position] as number;
     const stop = postingStart[stemId + 1] as number;
     for (let posting = postingStart[stemId] as number; posting < stop; posting += 1) {
       const document = postingDocuments[posting] as number;
       const tier = (postingTiers[posting] as number) + 1;
-      if (tierPlusOne[document] === 0) documents.push(document);
-      if (tier > (tierPlusOne[document] as number)) tierPlusOne[document] = tier;
+      const seen = tierPlusOne[document] as number;
+      if (seen === 0) distinct += 1;
+      if (tier > seen) tierPlusOne[document] = tier;
     }
   }
   // Ascending, as every stem's postings are: a query word met later can look documents up in them.
-  const ascending = Int32Array.from(documents).sort();
-  const merged = {
-    documents: ascending,
-    tiers: Uint8Array.from(ascending, (document) => (tierPlusOne[document] as number) - 1),
-  };
+  const merged = { documents: new Int32Array(distinct), tiers: new Uint8Array(distinct) };
+  let next = 0;
+  for (let document = 0; document < tierPlusOne.length; document += 1) {
+    const tier = tierPlusOne[document] as number;
+    if (tier === 0) continue;
+    merged.documents[next] = document;
+    merged.tiers[next] = tier - 1;
+    next += 1;
+  }
   if (index.mergedPrefixPostings.size < MAX_MERGED_PREFIXES) index.mergedPrefixPostings.set(prefix, merged);
   return merged;
 }
