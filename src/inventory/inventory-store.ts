@@ -8,16 +8,17 @@ export interface StockRead {
 }
 
 export async function readStock(db: Queryable): Promise<StockRead> {
-  // Every level as one JSON text of [variant_id, on_hand, change_seq] triples: at 300,000 variants, reading them as
-  // rows through the driver took seconds of a start, and the one text under one.
+  // Every level as one JSON text: the highest change number, the variant ids, and their units on hand in the same
+  // order. At 300,000 variants, reading them as rows through the driver took seconds of a start; a [variant, units,
+  // change] triple per level, half a second more than two arrays of numbers.
   const [row] = await db.query<{ levels: string }>(
-    `select coalesce(json_agg(json_build_array(variant_id, on_hand, change_seq)), '[]')::text as levels from inventory_levels`,
+    `select json_build_array(coalesce(max(change_seq), 0), coalesce(json_agg(variant_id order by variant_id), '[]'),
+       coalesce(json_agg(on_hand order by variant_id), '[]'))::text as levels from inventory_levels`,
   );
-  const triples = JSON.parse(row?.levels ?? '[]') as [number, number, number][];
-  return toStockRead(
-    triples.map(([variant_id, on_hand, change_seq]) => ({ variant_id, on_hand, change_seq })),
-    0,
-  );
+  const [seq, variantIds, onHand] = JSON.parse(row?.levels ?? '[0, [], []]') as [number, number[], number[]];
+  const levels = new Map<number, number>();
+  for (let i = 0; i < variantIds.length; i++) levels.set(variantIds[i]!, onHand[i]!);
+  return { levels, seq };
 }
 
 export async function readStockChangedSince(db: Queryable, seq: number): Promise<StockRead> {
