@@ -38,7 +38,7 @@ export class PerProductCache<T extends NonNullable<unknown>> {
   ) {
     this.snapshot = catalog.snapshot;
     this.values = new LRUCache<number, T>({
-      max: maxKept,
+      max: Math.max(1, maxKept),
       dispose: (_value, productId, reason) => {
         if (reason === 'evict') this.letGo.add(productId);
       },

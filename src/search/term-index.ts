@@ -3,6 +3,7 @@
  * Words are matched by stem (so plurals meet), the word being typed also by prefix, and an unknown
  * word of four or more letters by one typo.
  */
+import { LRUCache } from 'lru-cache';
 import { foldedWords, forEachIndexedWord, indexedWords, isOneEditApart, isStopword, stem } from './text-normalisation.js';
 
 /** Where a word was found; a higher tier ranks higher. */
@@ -51,7 +52,7 @@ export interface TermIndex {
    */
   spellingsByDeletion: Map<string, Spelling[]>;
   /** Merged postings of prefixes with very many completions, filled on first use (see mergedPostingsIfLarge). */
-  mergedPrefixPostings: Map<string, MergedPostings>;
+  mergedPrefixPostings: LRUCache<string, MergedPostings>;
 }
 
 /** Documents holding any completion of a prefix, with the best field tier among them, same positions. */
@@ -69,8 +70,14 @@ const LETTERS_ONLY = /^\p{L}+$/u;
 const MIN_POSTINGS_TO_MERGE = 4096;
 /** From this many completions a prefix is merged whatever their postings: one run, not one per completion. */
 const MIN_COMPLETIONS_TO_MERGE = 256;
-/** Bounds the memory kept for merged prefixes; past it they are merged per query, still correct. */
-const MAX_MERGED_PREFIXES = 256;
+/**
+ * Bounds the memory kept for merged prefixes (5 bytes a document), the least recently used let go first: a catalog
+ * of 300,000 has hundreds of number prefixes to merge, and a prefix let go is merged again when next asked.
+ */
+const MAX_MERGED_PREFIX_BYTES = 32 * 1024 * 1024;
+
+const mergedPrefixCache = () =>
+  new LRUCache<string, MergedPostings>({ maxSize: MAX_MERGED_PREFIX_BYTES, sizeCalculation: (merged) => Math.max(1, merged.documents.length * 5) });
 
 /** Numbers appended one by one into a typed array that doubles as it fills (a JS array costs 8 bytes a number). */
 export class NumberList<T extends Int32Array | Uint8Array> {
@@ -255,7 +262,7 @@ export class TermIndexBuilder {
       sortedWords,
       stemIdOfSortedWord,
       spellingsByDeletion,
-      mergedPrefixPostings: new Map(),
+      mergedPrefixPostings: mergedPrefixCache(),
     };
   }
 }
@@ -436,7 +443,7 @@ function mergedPostingsIfLarge(index: TermIndex, prefix: string, first: number, 
     merged.tiers[next] = tier - 1;
     next += 1;
   }
-  if (index.mergedPrefixPostings.size < MAX_MERGED_PREFIXES) index.mergedPrefixPostings.set(prefix, merged);
+  index.mergedPrefixPostings.set(prefix, merged);
   return merged;
 }
 
