@@ -76,8 +76,8 @@ const MIN_COMPLETIONS_TO_MERGE = 256;
  */
 const MAX_MERGED_PREFIX_BYTES = 32 * 1024 * 1024;
 
-const mergedPrefixCache = () =>
-  new LRUCache<string, MergedPostings>({ maxSize: MAX_MERGED_PREFIX_BYTES, sizeCalculation: (merged) => Math.max(1, merged.documents.length * 5) });
+const mergedPostingsBytes = (merged: MergedPostings) => Math.max(1, merged.documents.length * 5);
+const mergedPrefixCache = () => new LRUCache<string, MergedPostings>({ maxSize: MAX_MERGED_PREFIX_BYTES, sizeCalculation: mergedPostingsBytes });
 
 /** Numbers appended one by one into a typed array that doubles as it fills (a JS array costs 8 bytes a number). */
 export class NumberList<T extends Int32Array | Uint8Array> {
