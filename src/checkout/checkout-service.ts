@@ -463,6 +463,12 @@ export class CheckoutService {
     const record = await this.settle(db, stored);
     const view = this.view(record);
     const fresh = (await readApproval(db, token))!;
+    // Another approval of this link may have placed the order between the first two reads (on PostgreSQL each is a
+    // statement of its own): the checkout then reads completed while the approval read before it was unused.
+    if (fresh.usedAt && record.orderId) {
+      const order = await readOrder(db, record.orderId);
+      if (order) return { kind: 'completed', order };
+    }
     if (fresh.voidedAt) return { kind: 'closed', reason: fresh.voidReason ?? 'This approval link is no longer valid.', changes: this.changes(fresh, view), view };
     if (fresh.expiresAt <= this.now()) return { kind: 'closed', reason: 'This approval link has expired. Ask your agent for a new one.', changes: [], view };
     if (record.status !== 'requires_escalation') return { kind: 'closed', reason: `This checkout is ${record.status.replace(/_/g, ' ')}.`, changes: [], view };

@@ -269,6 +269,30 @@ for (const backend of backends) {
         assert.equal(await onHandIn(store.db, lungo), stock - 2);
       });
 
+      it('an approval that reads the link unused, then the order placed by another approval, answers placed', async () => {
+        const lungo = variant('ESP-LUN-10');
+        const { id, approval } = await awaitingBuyer([{ variantId: lungo, quantity: 1 }]);
+        const approveOn = (db: typeof store.db) => store.checkouts.approve(db, approval.token, approval.formSecret, approval.digest, { kind: 'none' });
+        // The other approval commits right after this one's first read of the link (on PostgreSQL, another connection
+        // can at that moment): this one then reads the link unused and the checkout completed.
+        let other: Awaited<ReturnType<typeof approveOn>> | undefined;
+        const racing = new Proxy(store.db, {
+          get(target, name) {
+            if (name !== 'query') return Reflect.get(target, name, target) as unknown;
+            return async (sql: string, params?: unknown[]) => {
+              const rows = await target.query(sql, params);
+              if (other === undefined && /from checkout_approvals where token/.test(sql)) other = await approveOn(store.db);
+              return rows;
+            };
+          },
+        });
+        const outcome = await approveOn(racing);
+        assert.equal(other?.kind, 'placed');
+        assert.equal(outcome.kind, 'placed');
+        assert.equal(outcome.kind === 'placed' && other?.kind === 'placed' && outcome.order.id === other.order.id && !outcome.placedNow, true);
+        assert.equal(await count('orders', 'checkout_id = $1', [id]), 1);
+      });
+
       it('two checkouts racing for the last unit: exactly one order, stock 0, the other refused in words and back to incomplete', async () => {
         const decaf = variant('ESP-DEC-10');
         const previous = await onHandIn(store.db, decaf);
