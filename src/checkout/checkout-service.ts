@@ -147,6 +147,11 @@ function sameSecret(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** The order a used approval link placed, once its checkout has it. */
+async function placedOrder(db: Database, approval: ApprovalRecord, checkout: CheckoutRecord): Promise<Order | undefined> {
+  return approval.usedAt && checkout.orderId ? readOrder(db, checkout.orderId) : undefined;
+}
+
 export class CheckoutService {
   constructor(private readonly options: CheckoutServiceOptions) {}
 
@@ -456,19 +461,15 @@ export class CheckoutService {
     if (!approval) return { kind: 'unknown' };
     const stored = await readCheckout(db, approval.checkoutId);
     if (!stored) return { kind: 'unknown' };
-    if (approval.usedAt && stored.orderId) {
-      const order = await readOrder(db, stored.orderId);
-      if (order) return { kind: 'completed', order };
-    }
+    const placed = await placedOrder(db, approval, stored);
+    if (placed) return { kind: 'completed', order: placed };
     const record = await this.settle(db, stored);
     const view = this.view(record);
     const fresh = (await readApproval(db, token))!;
     // Another approval of this link may have placed the order between the first two reads (on PostgreSQL each is a
     // statement of its own): the checkout then reads completed while the approval read before it was unused.
-    if (fresh.usedAt && record.orderId) {
-      const order = await readOrder(db, record.orderId);
-      if (order) return { kind: 'completed', order };
-    }
+    const placedMeanwhile = await placedOrder(db, fresh, record);
+    if (placedMeanwhile) return { kind: 'completed', order: placedMeanwhile };
     if (fresh.voidedAt) return { kind: 'closed', reason: fresh.voidReason ?? 'This approval link is no longer valid.', changes: this.changes(fresh, view), view };
     if (fresh.expiresAt <= this.now()) return { kind: 'closed', reason: 'This approval link has expired. Ask your agent for a new one.', changes: [], view };
     if (record.status !== 'requires_escalation') return { kind: 'closed', reason: `This checkout is ${record.status.replace(/_/g, ' ')}.`, changes: [], view };

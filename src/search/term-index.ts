@@ -528,7 +528,7 @@ export function scoreDocuments(index: TermIndex, words: string[]): ScoredDocumen
   const wordRuns = words.map((word, position) => postingRunsOf(index, word, position === words.length - 1));
   const order = wordRuns.map((_, position) => position).sort((a, b) => (wordRuns[a]!.postings) - (wordRuns[b]!.postings));
   const { wordsMatched, totalScore, bestForWord, matched } = scratchOf(index);
-  // The documents that matched every word so far: matched[0 .. candidateCount) once the first word is scored.
+  // The documents that matched every word so far (a copy of `matched`, which the next word overwrites).
   let candidates = new Int32Array(0);
   // Only the first word's documents are ever marked: clearing them leaves the arrays zeroed for the next query.
   let marked = new Int32Array(0);
