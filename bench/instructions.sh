@@ -21,7 +21,8 @@ case "$mode" in
 esac
 command -v valgrind > /dev/null || { echo "valgrind is not installed (Debian: apt-get install valgrind)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'kill "$server" 2> /dev/null || true; rm -rf "$work"' EXIT
+server=''
+trap '[ -z "$server" ] || kill "$server" 2> /dev/null || true; rm -rf "$work"' EXIT
 # One thread: V8 compiles and collects garbage on the main thread, where the count sees it in order.
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/out" \
   node --single-threaded --import tsx bench/target.ts "${target[@]}" > "$work/stdout" 2> "$work/stderr" &
