@@ -123,14 +123,15 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 /**
  * Starts `storefront serve` on 127.0.0.1 with `settings` as its whole configuration (PORT and HOST are set
- * here) and resolves once GET `readyPath` (/readyz unless given) answers 200, asked every `pollMs`.
+ * here) and resolves once GET `readyPath` (/readyz unless given) answers 200, asked every `pollMs`. `main` runs
+ * another build than this checkout's (bench/ab.ts), relative to the project.
  */
-export async function startServe(settings: Record<string, string>, ready: { readyPath?: string; pollMs?: number } = {}): Promise<ServeProcess> {
-  const { readyPath = '/readyz', pollMs = 200 } = ready;
-  await buildOnce();
+export async function startServe(settings: Record<string, string>, ready: { readyPath?: string; pollMs?: number; main?: string } = {}): Promise<ServeProcess> {
+  const { readyPath = '/readyz', pollMs = 200, main } = ready;
+  if (main === undefined) await buildOnce();
   const port = await freePort();
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
+  const child = spawn(process.execPath, [main ?? MAIN, 'serve'], {
     cwd: ROOT,
     env: environment({ ...settings, PORT: String(port), HOST: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'inherit'],

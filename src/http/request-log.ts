@@ -91,21 +91,43 @@ export function completionLevel(status: number): 'info' | 'warn' | 'error' {
   return status === 503 ? 'warn' : status >= 500 ? 'error' : 'info';
 }
 
+/** The stream pino writes the log's lines to (stdoutDestination). */
+export interface StdoutDestination extends pino.DestinationStream {
+  /** Writes out what is kept; `done` is called once everything logged before it is written. */
+  flush(done?: (error?: Error) => void): void;
+  flushSync(): void;
+  /** Stops writing and closes the descriptor. */
+  destroy(): void;
+  /** Lines dropped so far (the bound was reached). */
+  droppedLines(): number;
+}
+
+/** sonic-boom in contentMode 'buffer' takes Buffers: its types declare a string only. */
+type BufferDestination = Omit<ReturnType<typeof pino.destination>, 'write'> & { write(chunk: Buffer): boolean };
+
 /**
  * The process's stdout as the log's destination: pino's own asynchronous destination (sonic-boom). Lines gather in
  * memory and go out together in one background write, so a slow reader of stdout (a full pipe to
  * journald or docker) never blocks the event loop; what waits is bounded (LOG_BUFFER_MAX_BYTES): past it lines are
  * dropped and counted on stderr rather than growing memory without end. pino writes what is kept synchronously when
  * the process exits, and `flushRequestLog` empties it on shutdown, so a normal stop loses no line.
+ *
+ * Each line is encoded to UTF-8 once, as pino hands it over, and sonic-boom keeps Buffers (its contentMode 'buffer'),
+ * counting each batch's bytes as it grows. Given strings (its default), it measures the UTF-8 length of the whole batch
+ * waiting again for every line it adds, flattening it each time: a product read with logs at info cost about 4 µs of
+ * CPU more that way (docs/performance.md, "The log's destination").
  */
-export function stdoutDestination(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): ReturnType<typeof pino.destination> & { droppedLines(): number } {
+export function stdoutDestination(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): StdoutDestination {
   // Lines gather until LOG_WRITE_BYTES are waiting, or for at most LOG_WRITE_EVERY_MS: one write for many lines (a write
-  // per line cost a busy store about a tenth of its CPU). flush(done) waits until what is kept has been written.
-  const destination = pino.destination({ dest: fd, sync: false, minLength: LOG_WRITE_BYTES, periodicFlush: LOG_WRITE_EVERY_MS, maxLength: maxBytes });
-  // sonic-boom's flush(done) calls back once a write leaves at most minLength bytes waiting: a second flush writes
-  // those, so that done means everything logged before it is written. (Its periodic flush, without done, is left alone.)
-  const flushOnce = destination.flush.bind(destination);
-  destination.flush = (done?: (error?: Error) => void) => (done ? flushOnce(() => flushOnce(done)) : flushOnce(done));
+  // per line cost a busy store about a tenth of its CPU).
+  const destination = pino.destination({
+    dest: fd,
+    sync: false,
+    contentMode: 'buffer',
+    minLength: LOG_WRITE_BYTES,
+    periodicFlush: LOG_WRITE_EVERY_MS,
+    maxLength: maxBytes,
+  }) as unknown as BufferDestination;
   let dropped = 0;
   let reportedAt = 0;
   destination.on('drop', () => {
@@ -115,7 +137,16 @@ export function stdoutDestination(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): Retu
     reportedAt = now;
     process.stderr.write(`storefront: stdout is not keeping up with the log: ${dropped} line(s) dropped so far\n`);
   });
-  return Object.assign(destination, { droppedLines: () => dropped });
+  return {
+    // Looked up on each line: pino replaces the destination's write when stdout is gone (EPIPE).
+    write: (line: string) => destination.write(Buffer.from(line)),
+    // sonic-boom's flush(done) calls back once a write leaves at most minLength bytes waiting: a second flush writes
+    // those, so that done means everything logged before it is written.
+    flush: (done) => (done ? destination.flush(() => destination.flush(done)) : destination.flush()),
+    flushSync: () => destination.flushSync(),
+    destroy: () => destination.destroy(),
+    droppedLines: () => dropped,
+  };
 }
 
 /** One per process, as stdout is. */
