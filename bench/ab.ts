@@ -37,12 +37,17 @@ interface Contender {
   answers: number;
 }
 
-function parse(argument: string): { name: string; main: string; settings: Record<string, string> } {
-  const [head, ...rest] = argument.split(',');
-  const at = head!.indexOf('=');
+/** NAME=VALUE split at its first "=" (a name is never empty). */
+function pairOf(text: string, argument: string): [string, string] {
+  const at = text.indexOf('=');
   if (at < 1) throw new Error(`expected NAME=MAIN[,SETTING=VALUE...], got "${argument}"`);
-  const settings = Object.fromEntries(rest.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
-  return { name: head!.slice(0, at), main: head!.slice(at + 1), settings };
+  return [text.slice(0, at), text.slice(at + 1)];
+}
+
+function parse(argument: string): { name: string; main: string; settings: Record<string, string> } {
+  const [head = '', ...rest] = argument.split(',');
+  const [name, main] = pairOf(head, argument);
+  return { name, main, settings: Object.fromEntries(rest.map((pair) => pairOf(pair, argument))) };
 }
 
 async function main(): Promise<void> {

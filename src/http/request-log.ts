@@ -95,6 +95,7 @@ export function completionLevel(status: number): 'info' | 'warn' | 'error' {
 export interface StdoutDestination extends pino.DestinationStream {
   /** Writes out what is kept; `done` is called once everything logged before it is written. */
   flush(done?: (error?: Error) => void): void;
+  /** Writes out what is kept, synchronously (pino calls it after a fatal line). */
   flushSync(): void;
   /** Stops writing and closes the descriptor. */
   destroy(): void;
