@@ -1,0 +1,59 @@
+/**
+ * Every person-facing text field the store keeps, with its length and line rule: one table that both doors, the
+ * form's maxlength and the domain read. A door names a field in its own words; the rule is the same. No I/O.
+ */
+import { MAX_MAILBOX_LENGTH } from './mailbox.js';
+import { textFault, textFaultSentence, type TextFault, type TextRule } from './text.js';
+
+const single = (max: number): TextRule => ({ max, lines: 'single' });
+const multi = (max: number): TextRule => ({ max, lines: 'multi' });
+
+export const PERSON_FIELDS = {
+  email: single(MAX_MAILBOX_LENGTH),
+  firstName: single(100),
+  lastName: single(100),
+  streetAddress: single(200),
+  extendedAddress: single(200),
+  locality: single(100),
+  region: single(40),
+  postalCode: single(20),
+  country: single(40),
+  phoneNumber: single(40),
+  shippingOption: single(40),
+  cartNote: multi(5000),
+  cartAttributeName: single(250),
+  cartAttributeValue: multi(1000),
+  linePropertyName: single(250),
+  linePropertyValue: multi(1000),
+  /** Why the merchant canceled or refunded an order (the buyer's mail quotes it). */
+  orderReason: multi(1000),
+} as const satisfies Record<string, TextRule>;
+
+export type PersonField = keyof typeof PERSON_FIELDS;
+
+/** A text refused for a field: which field, and why (the door names the field in its own words). */
+export interface FieldFault {
+  readonly field: PersonField;
+  readonly fault: TextFault;
+}
+
+/** What is wrong with `value` as `field`, or undefined when it may be stored. */
+export function fieldFault(field: PersonField, value: string): FieldFault | undefined {
+  const fault = textFault(value, PERSON_FIELDS[field]);
+  return fault ? { field, fault } : undefined;
+}
+
+/** The fault's sentence after the field's name, as a door writes it: "street_address contains a control character". */
+export function fieldFaultSentence({ field, fault }: FieldFault): string {
+  return textFaultSentence(fault, PERSON_FIELDS[field]);
+}
+
+/** Thrown by the domain when a text given to it breaks its field's rule; each door answers it as its invalid input. */
+export class FieldRefused extends Error {
+  constructor(
+    readonly faults: readonly FieldFault[],
+  ) {
+    super(`refused text in ${faults.map((f) => f.field).join(', ')}`);
+    this.name = 'FieldRefused';
+  }
+}
