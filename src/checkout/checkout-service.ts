@@ -47,7 +47,7 @@ import {
 } from './checkout-store.js';
 import { ProofRefused, type ApprovalProof, type BuyerProof, type ProvenBy } from './buyer-proof.js';
 import { isTerminal, refusal, type Actor, type CheckoutStatus, type Refusal } from './machine.js';
-import type { FieldPath } from './fields.js';
+import { checkedCheckoutText, type FieldPath } from './fields.js';
 import type { AddressInput } from './shipping.js';
 
 /** Lines a checkout may hold, and units per line (as the cart's own ceiling). */
@@ -204,14 +204,15 @@ export class CheckoutService {
 
   /** Creates a checkout from line items, or from a cart (answering the cart's open checkout if it has one). */
   async create(db: Database, input: CheckoutInput & { cartToken?: string }, channel: Channel, actor: Actor): Promise<CheckoutAnswer> {
-    return (await this.openOrCreate(db, input, channel, actor)).answer;
+    return (await this.openOrCreate(db, checkedCheckoutText(input), channel, actor)).answer;
   }
 
   /**
    * The buyer's own checkout of a cart (the store's checkout page): the cart's open checkout, or a new one, set to
    * the cart's lines as they are now and these details. It asks nothing of anyone yet (requestCompletion does).
    */
-  async checkoutCart(db: Database, cartToken: string, details: CheckoutDetails, channel: Channel, actor: Actor): Promise<CheckoutAnswer> {
+  async checkoutCart(db: Database, cartToken: string, given: CheckoutDetails, channel: Channel, actor: Actor): Promise<CheckoutAnswer> {
+    const details = checkedCheckoutText(given);
     const opened = await this.openOrCreate(db, { ...details, lines: [], cartToken }, channel, actor);
     if (opened.created) return opened.answer;
     const cart = await this.options.carts.findCart(db, cartToken);
@@ -357,7 +358,8 @@ export class CheckoutService {
   }
 
   /** Replaces the writable state (lines, buyer, destination, option); the status follows the information. */
-  async update(db: Database, id: string, input: CheckoutInput, actor: Actor): Promise<CheckoutAnswer> {
+  async update(db: Database, id: string, given: CheckoutInput, actor: Actor): Promise<CheckoutAnswer> {
+    const input = checkedCheckoutText(given);
     const lines = this.lines(input.lines);
     const current = await readCheckout(db, id);
     if (!current) throw new CheckoutNotFound(id);

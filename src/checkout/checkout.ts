@@ -8,6 +8,7 @@ import type { CheckoutConfig } from '../config.js';
 import { findSellingPlan, itemName, type Purchasable, type VariantLookup } from '../cart/cart.js';
 import { formatMoney, sellingPlanPrice } from '../catalog/types.js';
 import { sellableQuantity, type StockLevels } from '../inventory/stock.js';
+import { parseMailbox } from '../fields/mailbox.js';
 import type { FieldPath } from './fields.js';
 import { statusForInformation, type CheckoutStatus, type Refusal } from './machine.js';
 import { formatAddress, readUsAddress, shippingOptions, type AddressInput, type PostalAddress, type ShippingOption } from './shipping.js';
@@ -86,8 +87,6 @@ export interface CheckoutView {
   blockers: Refusal[];
   expired: boolean;
 }
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function unitPrice(item: Purchasable, sellingPlanId: number | null): number {
   const plan = sellingPlanId === null ? undefined : findSellingPlan(item.product, sellingPlanId);
@@ -190,7 +189,8 @@ export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stoc
 
   const email = record.buyer.email;
   if (!email) block({ type: 'error', code: 'missing', content: "The buyer's email is needed for the order confirmation.", severity: 'recoverable', field: ['buyer', 'email'] });
-  else if (!EMAIL.test(email)) {
+  // Refused at entry since the one email rule; a checkout stored before then may still hold one the mailer cannot use.
+  else if (parseMailbox(email) === undefined) {
     const given = email.slice(0, 80);
     block({ type: 'error', code: 'invalid', content: `"${given}" is not an email address.`, severity: 'recoverable', field: ['buyer', 'email'], params: { email: given } });
   }

@@ -45,7 +45,8 @@ export type AddressKey = (typeof ADDRESS_KEYS)[number];
 /** An address as a client gave it, not yet checked (each door maps its own names onto these). */
 export type AddressInput = Partial<Record<AddressKey, string>>;
 
-const text = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : undefined);
+// Lengths and characters were checked where the text entered (checkedCheckoutText): nothing is cut here.
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
 /**
  * Reads a US address. Returns the address when it is complete and valid, and every problem otherwise (missing
@@ -59,16 +60,16 @@ export function readUsAddress(input: AddressInput): { address?: PostalAddress; p
   }
   const street = text(input.streetAddress);
   if (!street) problems.push({ field: 'streetAddress', code: 'missing', content: 'The shipping address needs a street address.' });
-  const locality = text(input.locality, 100);
+  const locality = text(input.locality);
   if (!locality) problems.push({ field: 'locality', code: 'missing', content: 'The shipping address needs a city.' });
-  const region = text(input.region, 40)?.toUpperCase();
+  const region = text(input.region)?.toUpperCase();
   if (!region) problems.push({ field: 'region', code: 'missing', content: 'The shipping address needs a state (a two-letter code such as CA).' });
   else if (!US_REGIONS.has(region)) problems.push({ field: 'region', code: 'invalid', content: `"${region.slice(0, 20)}" is not a US state code (such as CA or NY).`, params: { region: region.slice(0, 20) } });
-  const postalCode = text(input.postalCode, 20);
+  const postalCode = text(input.postalCode);
   if (!postalCode) problems.push({ field: 'postalCode', code: 'missing', content: 'The shipping address needs a ZIP code.' });
   else if (!/^\d{5}(-\d{4})?$/.test(postalCode)) problems.push({ field: 'postalCode', code: 'invalid', content: 'A ZIP code is 5 digits, or 5 digits, a hyphen and 4 more.' });
   if (problems.length > 0) return { problems };
-  const optional = (key: AddressKey, max = 100) => text(input[key], max);
+  const optional = (key: AddressKey) => text(input[key]);
   const address: PostalAddress = {
     streetAddress: street!,
     locality: locality!,
@@ -76,13 +77,13 @@ export function readUsAddress(input: AddressInput): { address?: PostalAddress; p
     postalCode: postalCode!,
     country: 'US',
   };
-  const extended = optional('extendedAddress', 200);
+  const extended = optional('extendedAddress');
   if (extended) address.extendedAddress = extended;
   const firstName = optional('firstName');
   if (firstName) address.firstName = firstName;
   const lastName = optional('lastName');
   if (lastName) address.lastName = lastName;
-  const phone = optional('phoneNumber', 40);
+  const phone = optional('phoneNumber');
   if (phone) address.phoneNumber = phone;
   return { address, problems };
 }

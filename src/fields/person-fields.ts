@@ -2,7 +2,7 @@
  * Every person-facing text field the store keeps, with its length and line rule: one table that both doors, the
  * form's maxlength and the domain read. A door names a field in its own words; the rule is the same. No I/O.
  */
-import { MAX_MAILBOX_LENGTH } from './mailbox.js';
+import { MAX_MAILBOX_LENGTH, parseMailbox } from './mailbox.js';
 import { textFault, textFaultSentence, type TextFault, type TextRule } from './text.js';
 
 const single = (max: number): TextRule => ({ max, lines: 'single' });
@@ -34,26 +34,24 @@ export type PersonField = keyof typeof PERSON_FIELDS;
 /** A text refused for a field: which field, and why (the door names the field in its own words). */
 export interface FieldFault {
   readonly field: PersonField;
-  readonly fault: TextFault;
+  readonly fault: TextFault | 'not_a_mailbox';
 }
 
-/** What is wrong with `value` as `field`, or undefined when it may be stored. */
-export function fieldFault(field: PersonField, value: string): FieldFault | undefined {
+/** The text as it is stored (an email normalised by parseMailbox), or why it may not be. */
+export function readPersonField(field: PersonField, value: string): { value: string; fault?: undefined } | { value?: undefined; fault: FieldFault } {
   const fault = textFault(value, PERSON_FIELDS[field]);
-  return fault ? { field, fault } : undefined;
+  if (fault) return { fault: { field, fault } };
+  if (field !== 'email') return { value };
+  const address = parseMailbox(value);
+  return address === undefined ? { fault: { field, fault: 'not_a_mailbox' } } : { value: address };
 }
 
-/** The fault's sentence after the field's name, as a door writes it: "street_address contains a control character". */
+/** What is wrong with `value` as `field`, or undefined when it may be stored as it is. */
+export function fieldFault(field: PersonField, value: string): FieldFault | undefined {
+  return readPersonField(field, value).fault;
+}
+
+/** The fault as the end of a sentence that starts with the field's name: "street_address contains a control character". */
 export function fieldFaultSentence({ field, fault }: FieldFault): string {
-  return textFaultSentence(fault, PERSON_FIELDS[field]);
-}
-
-/** Thrown by the domain when a text given to it breaks its field's rule; each door answers it as its invalid input. */
-export class FieldRefused extends Error {
-  constructor(
-    readonly faults: readonly FieldFault[],
-  ) {
-    super(`refused text in ${faults.map((f) => f.field).join(', ')}`);
-    this.name = 'FieldRefused';
-  }
+  return fault === 'not_a_mailbox' ? 'is not one plain email address the store can mail (such as name@example.com)' : textFaultSentence(fault, PERSON_FIELDS[field]);
 }

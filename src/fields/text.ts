@@ -59,6 +59,6 @@ export function textFaultSentence(fault: TextFault, rule: TextRule): string {
     case 'unpaired_surrogate':
       return 'contains a broken character (an unpaired surrogate)';
     case 'too_long':
-      return `is too long: at most ${rule.max} characters`;
+      return `is too long: use at most ${rule.max} characters`;
   }
 }

@@ -12,6 +12,8 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { PricedCart } from '../cart/cart.js';
 import type { CheckoutRecord, CheckoutView } from '../checkout/checkout.js';
 import { CheckoutNotFound, CheckoutRefused, type CheckoutDetails } from '../checkout/checkout-service.js';
+import { CheckoutFieldRefused } from '../checkout/fields.js';
+import { fieldFaultSentence } from '../fields/person-fields.js';
 import { isTerminal } from '../checkout/machine.js';
 import { shippingOptions, type AddressInput, type ShippingOption } from '../checkout/shipping.js';
 import { checkoutTotals } from '../checkout/totals.js';
@@ -57,19 +59,22 @@ export function sendCartPage(reply: FastifyReply, store: Store, status: number, 
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The form as posted: each field's text (a field missing or not text is empty), and the fields too long to keep. */
+/** The form as posted: each field's text (a field missing or not text is empty); the checkout checks what it may hold. */
 function readCheckoutForm(body: unknown): { values: CheckoutFormValues; problems: CheckoutProblem[] } {
   const posted = isRecord(body) ? body : {};
   const values = { ...EMPTY_CHECKOUT_FORM };
-  const problems: CheckoutProblem[] = [];
   for (const field of Object.keys(CHECKOUT_FIELDS) as CheckoutField[]) {
-    const { name, max } = CHECKOUT_FIELDS[field];
-    const value = posted[name];
-    if (typeof value !== 'string') continue;
-    values[field] = value.slice(0, max);
-    if (value.length > max) problems.push({ field, text: `This is too long: use at most ${max} characters.` });
+    const value = posted[CHECKOUT_FIELDS[field].name];
+    if (typeof value === 'string') values[field] = value;
   }
-  return { values, problems };
+  return { values, problems: [] };
+}
+
+/** A text the checkout refused, beside the form field it came from (the form's fields carry the domain's names). */
+function fieldProblem(error: CheckoutFieldRefused): CheckoutProblem {
+  const named = error.field[0] === 'buyer' || error.field[0] === 'destination' ? error.field[1] : error.field[0];
+  const field = named in CHECKOUT_FIELDS ? (named as CheckoutField) : undefined;
+  return { field, text: `This ${fieldFaultSentence(error.fault)}.` };
 }
 
 /** The form's values in the domain's names; what was left blank is not given. */
@@ -195,6 +200,8 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     } catch (error) {
       // The cart was bought or emptied meanwhile.
       if (error instanceof CheckoutNotFound) return toCart(reply);
+      // Nothing was stored: the form again, the field's problem beside it.
+      if (error instanceof CheckoutFieldRefused) return checkoutFormPage(reply, 422, { cart, options }, form.values, [fieldProblem(error)]);
       if (error instanceof CheckoutRefused) return checkoutFormPage(reply, 409, { cart, options }, form.values, checkoutProblems([error.reason], options));
       throw error;
     }

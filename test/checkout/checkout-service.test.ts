@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { approvalSummary, checkoutDigest, type CheckoutMessage } from '../../src/checkout/checkout.js';
 import { CheckoutNotFound, CheckoutRefused, CheckoutService, type CheckoutInput, type LineInput } from '../../src/checkout/checkout-service.js';
+import { CheckoutFieldRefused } from '../../src/checkout/fields.js';
 import type { CheckoutConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/store.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
@@ -82,10 +83,19 @@ for (const backend of backends) {
         assert.match(answer.view.record.id, /^chk_[A-Za-z0-9_-]{22}$/);
       });
 
-      it('an address with problems gives one message per field of the destination; a bad email and option are named too', async () => {
+      it('an email the mailer cannot send to is refused and nothing is stored (the one email rule)', async () => {
+        const before = (await store.db.query<{ n: number }>('select count(*)::int as n from checkouts'))[0]!.n;
+        await assert.rejects(
+          store.checkouts.create(store.db, { lines: [{ variantId: variant('ESP-DEC-10'), quantity: 1 }], buyer: { email: 'not-an-email' } }, 'agent', 'agent'),
+          (error: unknown) => error instanceof CheckoutFieldRefused && error.field.join('.') === 'buyer.email' && error.fault.fault === 'not_a_mailbox',
+        );
+        assert.equal((await store.db.query<{ n: number }>('select count(*)::int as n from checkouts'))[0]!.n, before);
+      });
+
+      it('an address with problems gives one message per field of the destination; a bad option is named too', async () => {
         const answer = await store.checkouts.create(
           store.db,
-          { lines: [{ variantId: variant('ESP-DEC-10'), quantity: 1 }], buyer: { email: 'not-an-email' }, destination: { streetAddress: '1 Market St', region: 'ZZ', country: 'US' }, shippingOption: 'overnight' },
+          { lines: [{ variantId: variant('ESP-DEC-10'), quantity: 1 }], destination: { streetAddress: '1 Market St', region: 'ZZ', country: 'US' }, shippingOption: 'overnight' },
           'agent',
           'agent',
         );
@@ -93,7 +103,7 @@ for (const backend of backends) {
         assert.deepEqual(
           answer.view.messages.map((m) => [m.field, m.code, m.params]),
           [
-            [EMAIL, 'invalid', { email: 'not-an-email' }],
+            [EMAIL, 'missing', undefined],
             [['destination', 'locality'], 'missing', undefined],
             [['destination', 'region'], 'invalid', { region: 'ZZ' }],
             [['destination', 'postalCode'], 'missing', undefined],

@@ -160,7 +160,7 @@ function addressJson(address: Partial<Record<AddressKey, string>>): Record<strin
   const json: Record<string, string> = {};
   for (const [key, member] of Object.entries(POSTAL_ADDRESS_MEMBERS) as [AddressKey, string][]) {
     const value = address[key];
-    if (typeof value === 'string' && value !== '') json[member] = value.slice(0, 200);
+    if (typeof value === 'string' && value !== '') json[member] = value;
   }
   return json;
 }

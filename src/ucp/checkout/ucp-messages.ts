@@ -5,12 +5,13 @@
  */
 import { formatMoney } from '../../catalog/types.js';
 import type { CheckoutMessage } from '../../checkout/checkout.js';
-import type { AddressField, FactParams, FieldPath } from '../../checkout/fields.js';
+import type { AddressField, CheckoutTextPath, FactParams, FieldPath } from '../../checkout/fields.js';
 import type { Refusal } from '../../checkout/machine.js';
 import type { ShippingOption } from '../../checkout/shipping.js';
 import type { ApprovalProofMode } from '../../config.js';
 import type { UcpRelease } from '../protocol.js';
 import type { UcpMessage } from '../tools/tool.js';
+import { POSTAL_ADDRESS_MEMBERS } from './ucp-checkout.js';
 
 /** The postal_address member of each address field. */
 const POSTAL_ADDRESS: Record<AddressField, string> = {
@@ -51,6 +52,24 @@ const JSON_PATHS: Record<UcpRelease, (field: FieldPath) => string> = {
 /** The JSONPath of a checkout field in a release's checkout. */
 export function ucpPath(field: FieldPath, release: UcpRelease): string {
   return JSON_PATHS[release](field);
+}
+
+/** The buyer member of each buyer field. */
+const BUYER_MEMBERS = { email: 'email', firstName: 'first_name', lastName: 'last_name', phoneNumber: 'phone_number' } as const;
+
+/** The JSONPath of a checkout's text field (as the tools read them) in a release's checkout. */
+export function ucpTextPath(field: CheckoutTextPath, release: UcpRelease): string {
+  switch (field[0]) {
+    case 'buyer':
+      return `$.buyer.${BUYER_MEMBERS[field[1]]}`;
+    case 'destination':
+      return `${SHIPPING}.destinations[0].${POSTAL_ADDRESS_MEMBERS[field[1]]}`;
+    case 'shippingOption':
+      return ucpPath(['shippingOption'], release);
+    case 'lines':
+      // A line's properties come from its cart: the path names the line.
+      return ucpPath(['lines', field[1]], release);
+  }
 }
 
 /** The field's kind, without positions: `lines.variant`, `destination.postalCode`, `shippingOption`. */

@@ -10,8 +10,9 @@ import type { AddressInput } from '../../checkout/shipping.js';
 import { parseId } from '../../catalog/ids.js';
 import { readOrder } from '../../orders/orders.js';
 import { POSTAL_ADDRESS_MEMBERS, ucpCheckout, ucpOrder } from '../checkout/ucp-checkout.js';
-import { ucpPath, ucpRefusal } from '../checkout/ucp-messages.js';
-import type { FieldPath } from '../../checkout/fields.js';
+import { ucpPath, ucpRefusal, ucpTextPath } from '../checkout/ucp-messages.js';
+import { CheckoutFieldRefused, type FieldPath } from '../../checkout/fields.js';
+import { fieldFaultSentence } from '../../fields/person-fields.js';
 import { rememberRelease } from '../webhooks/agent-releases.js';
 import { Capability } from '../protocol.js';
 import { defineTool, errorOutcome, outcome, runIdempotently, type KeyedMeta, type ToolContext, type ToolOutcome } from './tool.js';
@@ -22,6 +23,7 @@ import {
   createCheckoutInput,
   getCheckoutInput,
   getOrderInput,
+  invalidArguments,
   orderOutput,
   updateCheckoutInput,
 } from './tool-schemas.js';
@@ -30,7 +32,8 @@ type Json = Record<string, unknown>;
 
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const text = (value: unknown, max = 200): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : undefined);
+// What is not text, or blank, is not given; a text's length and characters are the checkout's to refuse (src/fields).
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
 /** Arguments the checkout cannot be given as they are: the field (in the domain's names) and what is wrong. */
 class InputProblem extends Error {
@@ -60,7 +63,7 @@ function lineInputs(raw: unknown): LineInput[] {
 
 function buyerInput(raw: unknown): CheckoutInput['buyer'] {
   if (!isObject(raw)) return undefined;
-  const buyer = { email: text(raw.email, 254), firstName: text(raw.first_name, 100), lastName: text(raw.last_name, 100), phoneNumber: text(raw.phone_number, 40) };
+  const buyer = { email: text(raw.email), firstName: text(raw.first_name), lastName: text(raw.last_name), phoneNumber: text(raw.phone_number) };
   return Object.fromEntries(Object.entries(buyer).filter(([, value]) => value !== undefined));
 }
 
@@ -132,11 +135,18 @@ async function completingCheckout(id: string, context: ToolContext): Promise<Che
   return status === 'completed' || status === 'complete_in_progress' ? answer : undefined;
 }
 
-/** Runs a checkout operation; refusals and unknown ids become UCP error results, never JSON-RPC errors. */
-async function refusing(id: string, context: ToolContext, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+/**
+ * Runs a checkout operation; refusals and unknown ids become UCP error results, never JSON-RPC errors. A text that
+ * breaks its field's rule is invalid params (-32602) naming the argument, as the tool's schema would.
+ */
+async function refusing(tool: string, id: string, context: ToolContext, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
   try {
     return await run();
   } catch (error) {
+    if (error instanceof CheckoutFieldRefused) {
+      const path = `$.checkout${ucpTextPath(error.field, context.release).slice(1)}`;
+      throw invalidArguments(tool, [{ path, message: `${path} ${fieldFaultSentence(error.fault)}.` }]);
+    }
     if (error instanceof CheckoutNotFound) return notFound(error.id === id ? id : error.id, context, error.id === id ? 'checkout' : 'cart');
     if (error instanceof InputProblem) {
       return errorOutcome(context.release, [{ type: 'error', code: 'invalid', content: error.message, severity: 'recoverable', path: ucpPath(error.field, context.release) }]);
@@ -167,7 +177,7 @@ export const createCheckoutTool = defineTool<CreateArgs>({
     const { checkouts, db } = context.store;
     const cartId = typeof args.checkout.cart_id === 'string' ? args.checkout.cart_id : undefined;
     return runIdempotently('create_checkout', args, '', context, () =>
-      refusing('', context, async () => {
+      refusing('create_checkout', '', context, async () => {
         const input = checkoutInput(cartId === undefined ? args.checkout : { ...args.checkout, line_items: undefined });
         if (cartId === undefined && input.lines.length === 0) {
           throw new InputProblem('A checkout needs line items, or the cart_id of a cart to check out.', ['lines']);
@@ -212,7 +222,7 @@ export const updateCheckoutTool = defineTool<UpdateArgs>({
     const { checkouts, db } = context.store;
     const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
     return runIdempotently('update_checkout', args, args.id, context, () =>
-      refusing(args.id, context, async () => {
+      refusing('update_checkout', args.id, context, async () => {
         try {
           return await written(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook }, 'agent'), context, { created: false });
         } catch (error) {
@@ -248,7 +258,7 @@ export const completeCheckoutTool = defineTool<KeyedArgs>({
     const { checkouts, db } = context.store;
     // The whole arguments bind the key (payment data and signals too, though neither is used nor kept).
     return runIdempotently('complete_checkout', args, args.id, context, () =>
-      refusing(args.id, context, async () => checkoutOutcome(await checkouts.requestCompletion(db, args.id, 'agent'), context)),
+      refusing('complete_checkout', args.id, context, async () => checkoutOutcome(await checkouts.requestCompletion(db, args.id, 'agent'), context)),
     );
   },
 });
@@ -266,7 +276,7 @@ export const cancelCheckoutTool = defineTool<KeyedArgs>({
   async run(args: KeyedArgs, context) {
     const { checkouts, db } = context.store;
     return runIdempotently('cancel_checkout', args, args.id, context, () =>
-      refusing(args.id, context, async () => checkoutOutcome(await checkouts.cancel(db, args.id, 'agent', 'canceled by the agent'), context)),
+      refusing('cancel_checkout', args.id, context, async () => checkoutOutcome(await checkouts.cancel(db, args.id, 'agent', 'canceled by the agent'), context)),
     );
   },
 });
