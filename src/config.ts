@@ -3,6 +3,8 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { US_REGIONS } from './checkout/shipping.js';
+import { parseMailbox } from './fields/mailbox.js';
+import { textFault, textFaultSentence, type TextRule } from './fields/text.js';
 
 export interface Config {
   port: number;
@@ -204,18 +206,30 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
-/** A mailbox: `name@host` or `Name <name@host>`; no line breaks (a header must never be injected). */
-const MAILBOX = /^(?:[^\r\n<>@"]{1,100} <)?[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9.-]{1,253}>?$/;
+/** A display name before a configured address: one line of text a header can carry without quoting. */
+const DISPLAY_NAME: TextRule = { max: 100, lines: 'single' };
 
+/**
+ * A mailbox: `name@host` or `Name <name@host>`, the address by the one email rule (parseMailbox, the mailer's), the
+ * name one line without quotes, brackets or characters that reorder text (a header must never be injected).
+ */
 function mailbox(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return undefined;
-  const bracketed = raw.includes('<');
-  if (!MAILBOX.test(raw) || bracketed !== raw.endsWith('>')) {
+  const bracketed = /^([^<>]*)<([^<>]*)>$/.exec(raw);
+  const displayName = bracketed?.[1]?.trim() ?? '';
+  const address = parseMailbox(bracketed ? bracketed[2]! : raw);
+  if (address === undefined || /["@]/.test(displayName) || textFault(displayName, DISPLAY_NAME) !== undefined || (bracketed && displayName === '')) {
     // The value is not repeated: it is an address, and the line goes to logs.
     throw new ConfigError(name, 'expected one address such as orders@example.com or "Store <orders@example.com>", on one line');
   }
-  return raw;
+  return bracketed ? `${displayName} <${address}>` : address;
+}
+
+/** One line of the merchant's text (name, description, address line): no control, bidi or invisible characters. */
+function merchantText(name: string, value: string, max: number, what: string): void {
+  const fault = textFault(value, { max, lines: 'single' });
+  if (fault) throw new ConfigError(name, `${what}: it ${textFaultSentence(fault, { max, lines: 'single' })}`);
 }
 
 /** The address alone of a mailbox (`Store <orders@example.com>` → `orders@example.com`). */
@@ -390,18 +404,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const trustProxy = trustedProxies(env);
   const allowInsecureProfiles = flag(env, 'UCP_ALLOW_INSECURE_PROFILES', false);
   const storeName = (env.STORE_NAME ?? '').trim() || 'Storefront';
-  if (storeName.length > 100) throw new ConfigError('STORE_NAME', 'at most 100 characters');
-  if (/[\p{Cc}]/u.test(storeName)) throw new ConfigError('STORE_NAME', 'one line of text, no control characters');
+  merchantText('STORE_NAME', storeName, 100, 'one line of text, at most 100 characters');
   const storeDescription = (env.STORE_DESCRIPTION ?? '').trim() || `${storeName} is an online store.`;
-  if (storeDescription.length > 300) throw new ConfigError('STORE_DESCRIPTION', 'at most 300 characters');
-  if (/[\p{Cc}]/u.test(storeDescription)) throw new ConfigError('STORE_DESCRIPTION', 'one line of text, no control characters');
+  merchantText('STORE_DESCRIPTION', storeDescription, 300, 'one line of text, at most 300 characters');
   const storeAddress = (env.STORE_ADDRESS ?? '')
     .split(';')
     .map((line) => line.trim())
     .filter(Boolean);
-  if (storeAddress.length > 6 || storeAddress.some((line) => line.length > 100 || /[\p{Cc}]/u.test(line))) {
-    throw new ConfigError('STORE_ADDRESS', 'at most 6 lines separated by ";", each at most 100 characters of text');
-  }
+  if (storeAddress.length > 6) throw new ConfigError('STORE_ADDRESS', 'at most 6 lines separated by ";", each at most 100 characters of text');
+  for (const line of storeAddress) merchantText('STORE_ADDRESS', line, 100, 'at most 6 lines separated by ";", each at most 100 characters of text');
   const policies = Object.fromEntries(
     Object.entries(POLICY_VARIABLES).map(([kind, variable]) => {
       const raw = env[variable]?.trim();

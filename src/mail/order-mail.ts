@@ -6,6 +6,7 @@
  */
 import { formatMoney } from '../catalog/types.js';
 import { formatAddress } from '../checkout/shipping.js';
+import { parseMailbox } from '../fields/mailbox.js';
 import type { Config } from '../config.js';
 import type { OrderEvent } from '../orders/order-events.js';
 import type { LineQuantity, Order } from '../orders/orders.js';
@@ -65,21 +66,13 @@ export function oneLine(value: string): string {
   return value.replace(UNPRINTABLE, ' ').replace(/\s+/g, ' ').trim();
 }
 
-const LOCAL_PART = /^[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+(?:\.[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
-const DOMAIN_LABEL = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?$/u;
-
 /**
  * The address when `value` is exactly one plain address (`name@example.com`: no display name, no brackets, no
- * quotes, comments, lists or whitespace); undefined otherwise, and then no message is addressed to it.
+ * quotes, comments, lists or whitespace); undefined otherwise, and then no message is addressed to it. The one
+ * email rule (parseMailbox), which the checkout and config also apply where an address enters.
  */
 export function plainMailAddress(value: string): string | undefined {
-  const at = value.lastIndexOf('@');
-  if (at <= 0 || value.length > 254) return undefined;
-  const local = value.slice(0, at);
-  const labels = value.slice(at + 1).split('.');
-  if (local.length > 64 || !LOCAL_PART.test(local)) return undefined;
-  if (labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label))) return undefined;
-  return value;
+  return value.trim() === value ? parseMailbox(value) : undefined;
 }
 
 /** The address of a configured mailbox (`orders@example.com` or `Name <orders@example.com>`); the name never reaches a header. */
