@@ -1,13 +1,23 @@
 /**
  * HTML from templates: `html\`<p>${value}</p>\`` escapes every interpolated value unless it is already Html (a
- * fragment built the same way), so nothing a buyer, an agent or the catalog wrote can become markup.
+ * fragment built the same way), so nothing a buyer, an agent or the catalog wrote can become markup. Text a buyer or
+ * an agent typed goes in through `typed()`, so its direction characters stay inside it.
  */
 
+/** Markup. Built by `html` templates; `new Html()` outside this file, and `unsafeHtml()` outside a few files, fail lint. */
 export class Html {
   constructor(readonly text: string) {}
   toString(): string {
     return this.text;
   }
+}
+
+/**
+ * Text taken as markup as it is, unescaped: only markup this program wrote (a style sheet, JSON-LD) or a sanitizer
+ * produced. eslint.config.js lists the files that may call it, each with its reason.
+ */
+export function unsafeHtml(markup: string): Html {
+  return new Html(markup);
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -24,6 +34,15 @@ function fragment(value: Interpolation): string {
   if (Array.isArray(value)) return (value as readonly Interpolation[]).map(fragment).join('');
   if (value === undefined || value === null || value === false) return '';
   return escapeHtml(String(value));
+}
+
+/**
+ * What a buyer or an agent typed (a name, an address line, a note, a reason), escaped and isolated in `<bdi>`: a
+ * right-to-left override or isolate in it cannot reorder the text around it ("12 Oak Street" stays what is stored).
+ */
+export function typed(text: string | number | undefined | null): Html | '' {
+  if (text === undefined || text === null || text === '') return '';
+  return html`<bdi>${text}</bdi>`;
 }
 
 export function html(strings: TemplateStringsArray, ...values: Interpolation[]): Html {

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Config, PolicyKind } from '../../config.js';
-import { Html, html } from './html.js';
+import { html, unsafeHtml, type Html } from './html.js';
 import { PAGE_STYLE } from './styles.js';
 
 /** What every page needs from the store: the merchant's identity and where its pages are. */
@@ -48,7 +48,7 @@ export const POLICY_TITLES: Record<PolicyKind, string> = {
 };
 
 /** The sheet goes in verbatim (not escaped): its hash must match the bytes the browser reads. */
-const STYLE_ELEMENT_TEXT = new Html(PAGE_STYLE);
+const STYLE_ELEMENT_TEXT = unsafeHtml(PAGE_STYLE);
 
 /** The sheet's hash, the only style source the pages' Content-Security-Policy allows (no 'unsafe-inline'). */
 export const PAGE_STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE, 'utf8').digest('base64')}'`;
@@ -109,7 +109,7 @@ export interface PageParts {
 
 /** JSON-LD inside a <script> data block: `<` is escaped so no text of the catalog can close the element. */
 function jsonLdBlock(data: object): Html {
-  return new Html(`<script type="application/ld+json">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>`);
+  return unsafeHtml(`<script type="application/ld+json">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>`);
 }
 
 function shopNavigation(query: string | undefined): Html {

@@ -5,7 +5,9 @@
  */
 import { absoluteUrl, formatMoney, type Product, type ProductImage, type Variant } from '../../catalog/types.js';
 import { isProductAvailable, type StockLevels } from '../../inventory/stock.js';
-import { escapeHtml, html, Html } from './html.js';
+import { naughtyHref } from 'launder';
+import sanitizeHtml from 'sanitize-html';
+import { html, unsafeHtml, type Html } from './html.js';
 
 /** Products per page on a collection or search page. */
 export const PRODUCTS_PER_PAGE = 24;
@@ -158,176 +160,55 @@ export function searchForm(id: string, query: string): Html {
 // catalog's description_html) and the storefront JSON passes it on as it is; a page that shows it keeps only an
 // allow-list of tags and attributes, so nothing in a catalog runs script, loads anything or restyles the page.
 
-/** Tags kept (without attributes, except those in KEPT_ATTRIBUTES). */
-const KEPT_TAGS = new Set([
-  'p', 'br', 'hr', 'div', 'span', 'strong', 'b', 'em', 'i', 'u', 's', 'small', 'sub', 'sup', 'mark', 'code', 'pre',
-  'blockquote', 'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'table', 'caption', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td', 'a',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
-]);
-const VOID_TAGS = new Set(['br', 'hr', 'img', 'input', 'meta', 'link', 'source', 'track', 'wbr', 'area', 'base', 'col', 'embed', 'param', 'keygen']);
-/** Elements dropped with everything inside them. */
-const DROPPED_WITH_CONTENT = new Set([
-  'script', 'style', 'iframe', 'object', 'embed', 'applet', 'template', 'noscript', 'noembed', 'noframes', 'frameset',
-  'frame', 'svg', 'math', 'title', 'head', 'textarea', 'select', 'option', 'xmp', 'plaintext', 'canvas', 'audio', 'video',
-]);
-/** Their content is text to the browser's parser: it ends at the first matching end tag. */
-const RAW_TEXT = new Set(['script', 'style', 'iframe', 'noscript', 'noembed', 'noframes', 'title', 'textarea', 'xmp', 'plaintext']);
+const LINK_SCHEMES = ['http', 'https', 'mailto', 'tel'];
+const LINK_REL = 'nofollow noopener noreferrer';
 
-const TAG = /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*(\/?)>/;
-const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
-/** A character reference the browser would decode; anything else after `&` is a literal ampersand. */
-const REFERENCE = /^&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});/;
-
-const ATTRIBUTE_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", colon: ':', sol: '/', tab: '\t', newline: '\n', nbsp: ' ', period: '.', num: '#', quest: '?', equals: '=' };
-
-/** An attribute value as the browser reads it; undefined when it holds a named reference not known here. */
-function decodeAttribute(value: string): string | undefined {
-  let unknown = false;
-  const decoded = value.replace(/&(#[0-9]+|#[xX][0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]*);?/g, (whole, body: string) => {
-    if (body.startsWith('#')) {
-      const code = body[1] === 'x' || body[1] === 'X' ? Number.parseInt(body.slice(2), 16) : Number.parseInt(body.slice(1), 10);
-      return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd';
-    }
-    const known = ATTRIBUTE_ENTITIES[body.toLowerCase()];
-    if (known === undefined) unknown = true;
-    return known ?? whole;
+/** An attribute kept only while its value has the shape the tag expects (a table span, a list's first number). */
+function keepWhen(shape: RegExp, ...names: string[]): sanitizeHtml.Transformer {
+  return (tagName, attribs) => ({
+    tagName,
+    attribs: Object.fromEntries(Object.entries(attribs).filter(([name, value]) => !names.includes(name) || shape.test(value))),
   });
-  return unknown ? undefined : decoded;
-}
-
-/** A link target that cannot run script: http(s), mailto, tel, or a relative URL. */
-function safeHref(raw: string): string | undefined {
-  const decoded = decodeAttribute(raw);
-  if (decoded === undefined || decoded.trim() === '') return undefined;
-  // Browsers drop leading and trailing C0 controls and spaces, and tabs and newlines anywhere, before the scheme.
-  const href = decoded.replace(/[\t\n\r]/g, '').replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '');
-  if (/[\x00-\x1f]/.test(href)) return undefined;
-  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(href)?.[1]?.toLowerCase();
-  if (scheme === undefined) return href.startsWith('//') ? `https:${href}` : href;
-  return scheme === 'http' || scheme === 'https' || scheme === 'mailto' || scheme === 'tel' ? href : undefined;
-}
-
-function keptAttributes(tag: string, source: string): string {
-  let kept = '';
-  for (const match of source.matchAll(ATTRIBUTE)) {
-    const name = match[1]!.toLowerCase();
-    const value = match[2] ?? match[3] ?? match[4] ?? '';
-    if (tag === 'a' && name === 'href') {
-      const href = safeHref(value);
-      if (href !== undefined) kept += ` href="${escapeHtml(href)}" rel="nofollow noopener noreferrer"`;
-    } else if ((tag === 'td' || tag === 'th') && (name === 'colspan' || name === 'rowspan') && /^[1-9][0-9]?$/.test(value)) {
-      kept += ` ${name}="${value}"`;
-    } else if (tag === 'ol' && name === 'start' && /^[0-9]{1,6}$/.test(value)) {
-      kept += ` start="${value}"`;
-    }
-  }
-  return kept;
 }
 
 /** The page's own headings come first: the description's headings start below the section's h2. */
-function shownTag(tag: string): string {
-  const level = /^h([1-6])$/.exec(tag)?.[1];
-  return level === undefined ? tag : `h${Math.min(6, Number(level) + 2)}`;
-}
+const headingsBelowThePage = Object.fromEntries(
+  [1, 2, 3, 4, 5, 6].map((level) => [`h${level}`, sanitizeHtml.simpleTransform(`h${Math.min(6, level + 2)}`, {}, true)]),
+);
 
-/** Text as written, with `<`, `>` and bare ampersands escaped (character references are kept: the browser decodes them into text). */
-function safeText(text: string): string {
-  let out = '';
-  let at = 0;
-  while (at < text.length) {
-    const next = text.slice(at).search(/[&<>"]/);
-    if (next < 0) {
-      out += text.slice(at);
-      break;
-    }
-    out += text.slice(at, at + next);
-    at += next;
-    const char = text[at]!;
-    if (char === '&') {
-      const reference = REFERENCE.exec(text.slice(at, at + 40))?.[0];
-      out += reference ?? '&amp;';
-      at += reference?.length ?? 1;
-    } else {
-      out += char === '<' ? '&lt;' : char === '>' ? '&gt;' : '&quot;';
-      at += 1;
-    }
-  }
-  return out;
-}
-
-/** Where the dropped element that starts at `from` (after its start tag) ends: after its end tag, or the end of input. */
-function endOfDropped(source: string, from: number, tag: string): number {
-  const lower = source.toLowerCase();
-  if (RAW_TEXT.has(tag)) {
-    const close = lower.indexOf(`</${tag}`, from);
-    if (close < 0) return source.length;
-    const end = source.indexOf('>', close);
-    return end < 0 ? source.length : end + 1;
-  }
-  // Other dropped elements may nest (an svg in an svg): count their start and end tags.
-  const tags = new RegExp(`<(/?)${tag}(?=[\\s/>])[^>]*>`, 'gi');
-  tags.lastIndex = from;
-  let depth = 1;
-  for (let match = tags.exec(source); match; match = tags.exec(source)) {
-    depth += match[1] ? -1 : match[0].endsWith('/>') ? 0 : 1;
-    if (depth === 0) return match.index + match[0].length;
-  }
-  return source.length;
-}
+const MERCHANT_HTML: sanitizeHtml.IOptions = {
+  allowedTags: [
+    'p', 'br', 'hr', 'div', 'span', 'strong', 'b', 'em', 'i', 'u', 's', 'small', 'sub', 'sup', 'mark', 'code', 'pre',
+    'blockquote', 'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'table', 'caption', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td', 'a',
+    'h3', 'h4', 'h5', 'h6',
+  ],
+  allowedAttributes: { a: ['href', 'rel'], td: ['colspan', 'rowspan'], th: ['colspan', 'rowspan'], ol: ['start'] },
+  allowedSchemes: LINK_SCHEMES,
+  allowedSchemesAppliedToAttributes: ['href'],
+  // Dropped with everything inside them, not just their tags.
+  nonTextTags: [
+    'script', 'style', 'iframe', 'object', 'embed', 'applet', 'template', 'noscript', 'noembed', 'noframes', 'frameset',
+    'frame', 'svg', 'math', 'title', 'head', 'textarea', 'select', 'option', 'xmp', 'plaintext', 'canvas', 'audio', 'video',
+  ],
+  transformTags: {
+    ...headingsBelowThePage,
+    // The merchant's own rel goes; a link the allow-list keeps (the same href check sanitize-html runs) gets ours.
+    a: (tagName, { rel: _merchantRel, ...attribs }) => ({
+      tagName,
+      attribs: attribs.href !== undefined && !naughtyHref(attribs.href, { allowedSchemes: LINK_SCHEMES }) ? { ...attribs, rel: LINK_REL } : attribs,
+    }),
+    td: keepWhen(/^[1-9][0-9]?$/, 'colspan', 'rowspan'),
+    th: keepWhen(/^[1-9][0-9]?$/, 'colspan', 'rowspan'),
+    ol: keepWhen(/^[0-9]{1,6}$/, 'start'),
+  },
+};
 
 /**
- * The merchant's description HTML reduced to an allow-list: text, the tags of KEPT_TAGS (headings moved below the
- * page's own), links to http(s), mailto and tel only (nofollow); every other tag is dropped (its text kept),
- * scripts, styles, frames, forms' fields and embedded media with their content; comments go. Every element left
- * open is closed, so nothing it holds reaches the rest of the page.
+ * The merchant's description HTML reduced to an allow-list (sanitize-html): text, the tags above (headings moved
+ * below the page's own), links to http(s), mailto, tel and relative URLs only (nofollow); every other tag is dropped
+ * (its text kept), scripts, styles, frames, forms' fields and embedded media with their content; comments go. Every
+ * element left open is closed, so nothing it holds reaches the rest of the page.
  */
 export function merchantHtml(source: string): Html {
-  let out = '';
-  const open: string[] = [];
-  let at = 0;
-  while (at < source.length) {
-    const lt = source.indexOf('<', at);
-    if (lt < 0) {
-      out += safeText(source.slice(at));
-      break;
-    }
-    out += safeText(source.slice(at, lt));
-    at = lt;
-    const rest = source.slice(at, at + 4096);
-    if (rest.startsWith('<!--')) {
-      const end = source.indexOf('-->', at + 4);
-      at = end < 0 ? source.length : end + 3;
-      continue;
-    }
-    if (rest.startsWith('<!') || rest.startsWith('<?') || rest.startsWith('</ ')) {
-      const end = source.indexOf('>', at);
-      at = end < 0 ? source.length : end + 1;
-      continue;
-    }
-    const match = TAG.exec(rest);
-    if (!match) {
-      out += '&lt;';
-      at += 1;
-      continue;
-    }
-    at += match[0].length;
-    const closing = match[1] === '/';
-    const tag = match[2]!.toLowerCase();
-    if (!closing && DROPPED_WITH_CONTENT.has(tag)) {
-      if (!VOID_TAGS.has(tag) && match[4] !== '/') at = endOfDropped(source, at, tag);
-      continue;
-    }
-    if (!KEPT_TAGS.has(tag)) continue;
-    const shown = shownTag(tag);
-    if (closing) {
-      const index = open.lastIndexOf(shown);
-      if (index < 0) continue;
-      while (open.length > index) out += `</${open.pop()!}>`;
-      continue;
-    }
-    out += `<${shown}${keptAttributes(tag, match[3] ?? '')}>`;
-    if (!VOID_TAGS.has(tag)) open.push(shown);
-  }
-  while (open.length > 0) out += `</${open.pop()!}>`;
-  return new Html(out);
+  return unsafeHtml(sanitizeHtml(source, MERCHANT_HTML));
 }
