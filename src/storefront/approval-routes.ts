@@ -30,7 +30,7 @@ import { readOrder } from '../orders/orders.js';
 import { DeliveryError } from '../outbox/delivery.js';
 import type { Store } from '../store.js';
 import { urlencodedFields } from './form-body.js';
-import { catalogImageOrigins } from './page-answers.js';
+import { pagePolicy, type PageScripts } from './page-policy.js';
 import {
   approvalClosedPage,
   approvalCompletedPage,
@@ -43,7 +43,7 @@ import {
   type PendingApproval,
 } from './pages/approval-page.js';
 import { checkoutPage } from './pages/checkout-page.js';
-import { PAGE_STYLE_SOURCE, PASSKEY_SCRIPTS, pageContext, type PageContext } from './pages/layout.js';
+import { PASSKEY_SCRIPTS, pageContext, type PageContext } from './pages/layout.js';
 import { messagePage, notFoundPage } from './pages/message-page.js';
 import { orderPage } from './pages/order-page.js';
 import { policyKindOf, policyPage, type PolicyFacts } from './pages/policy-pages.js';
@@ -70,17 +70,6 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
 };
-
-/**
- * The pages' Content-Security-Policy (layout.ts's, composed here with the images' origins): their one style sheet,
- * pictures from this store and from `imageOrigins` (where the catalog's images are served from), forms back to this
- * store; with `scriptOrigin`, the passkey scripts of that origin (by their full URL) and requests back to it.
- */
-export function personalPagePolicy(imageOrigins: readonly string[], scriptOrigin?: string): string {
-  const images = imageOrigins.map((origin) => ` ${origin}`).join('');
-  const policy = `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src 'self' data:${images}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
-  return scriptOrigin === undefined ? policy : `${policy}; script-src ${PASSKEY_SCRIPTS.map((script) => `${scriptOrigin}${script}`).join(' ')}; connect-src 'self'`;
-}
 
 function sendPage(reply: FastifyReply, status: number, page: string): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').send(page);
@@ -140,21 +129,19 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   const context: PageContext = pageContext(config);
   const payment = { title: payments.title, buyerNotice: payments.buyerNotice };
   const facts: PolicyFacts = { checkout: config.checkout, payment, cartLifetimeDays: CART_LIFETIME_DAYS };
-  const ownOrigin = new URL(config.baseUrl).origin;
   const secure = config.baseUrl.startsWith('https:');
 
   await app.register(cookie);
   await app.register(formbody, { parser: urlencodedFields });
 
-  /** The policy of a page now: the current catalog's image origins (a new import may bring others); the scripts if asked. */
-  const pagePolicy = (passkeys = false) => personalPagePolicy(catalogImageOrigins(store.catalog.snapshot), passkeys ? ownOrigin : undefined);
+  /** The policy of a page now: the current catalog's image origins (a new import may bring others). */
+  const policyNow = (scripts: PageScripts) => pagePolicy(store.catalog.snapshot, scripts);
 
   // Every answer of these routes, pages and errors alike, is private, unframed and loads nothing but its own style and
-  // the catalog's pictures (a page offering passkeys also its two scripts: its route sets that policy).
+  // the catalog's pictures (a page offering passkeys also its two scripts: its route sets that policy, and it stands).
   app.addHook('onSend', (_request, reply, payload, done) => {
-    const policy = reply.getHeader('content-security-policy');
     reply.headers(PAGE_HEADERS);
-    reply.header('content-security-policy', policy ?? pagePolicy());
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', policyNow('none'));
     done(null, payload);
   });
 
@@ -212,7 +199,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       offer,
       ...said,
     };
-    if (offersPasskey(offer)) reply.header('content-security-policy', pagePolicy(true));
+    if (offersPasskey(offer)) reply.header('content-security-policy', policyNow('passkeys'));
     return sendPage(reply, status, approvalPendingPage(context, page));
   };
 
@@ -374,7 +361,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     const order = ORDER_ID.test(id) ? await readOrder(db, id) : undefined;
     if (!order) return sendPage(reply, 404, notFoundPage(context, 'No order has this link.'));
     const offerPasskey = (await store.buyerProof.enrollment(db, request.cookies[ENROLL_COOKIE], order.id)) !== undefined;
-    if (offerPasskey) reply.header('content-security-policy', pagePolicy(true));
+    if (offerPasskey) reply.header('content-security-policy', policyNow('passkeys'));
     // The option's estimate as the checkout offered it (an order keeps the option's id, title and price).
     const deliveryEstimate = shippingOptions(config.checkout, order.subtotal).find((option) => option.id === order.shippingOption.id)?.description;
     const snapshot = store.catalog.snapshot;

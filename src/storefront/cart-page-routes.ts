@@ -22,7 +22,8 @@ import { StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName } f
 import type { Store } from '../store.js';
 import { cartFromCookie } from './cart-cookie.js';
 import { urlencodedFields } from './form-body.js';
-import { catalogImageOrigins, sendPersonalPage } from './page-answers.js';
+import { sendPersonalPage } from './page-answers.js';
+import { pagePolicy } from './page-policy.js';
 import { approvalPath } from './pages/approval-page.js';
 import {
   CHECKOUT_FIELDS,
@@ -35,7 +36,7 @@ import {
   type CheckoutProblem,
 } from './pages/browser-checkout-page.js';
 import { CART_PATH, CHECKOUT_PATH, cartPage } from './pages/cart-page.js';
-import { pageContext, shopPagePolicy } from './pages/layout.js';
+import { pageContext } from './pages/layout.js';
 import { messagePage } from './pages/message-page.js';
 import { checkoutLines } from './pages/purchase-parts.js';
 import { sameOriginCheck } from './same-origin.js';
@@ -44,7 +45,7 @@ import { sameOriginCheck } from './same-origin.js';
 const FORM_BODY_LIMIT = 16 * 1024;
 
 /** The shop pages' policy: the store's script, and images from the store and the catalog's image origins. */
-export const cartPagesPolicy = (store: Store) => shopPagePolicy(new URL(store.config.baseUrl).origin, catalogImageOrigins(store.catalog.snapshot));
+export const cartPagesPolicy = (store: Store) => pagePolicy(store.catalog.snapshot, 'shop');
 
 /** The cart page for `cart` (none: the empty page), with `problem` saying why the last change was refused. */
 export function sendCartPage(reply: FastifyReply, store: Store, status: number, cart: PricedCart | undefined, problem?: string): FastifyReply {

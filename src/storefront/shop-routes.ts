@@ -21,12 +21,13 @@ import { availabilityStatus, isProductAvailable, isVariantAvailable, type StockL
 import { sendCatalogRead } from '../http/response-headers.js';
 import type { Store } from '../store.js';
 import { HANDLE } from './catalog-routes.js';
-import { catalogImageOrigins, HTML_TYPE, sendShopPage } from './page-answers.js';
+import { HTML_TYPE, sendShopPage } from './page-answers.js';
+import { pagePolicy, type PagePolicy } from './page-policy.js';
 import { BoundedPages, entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 import { collectionPage } from './pages/collection-page.js';
 import { homePage } from './pages/home-page.js';
 import { escapeHtml } from './pages/html.js';
-import { layout, pageContext, SHOP_SCRIPT, shopPagePolicy, type PageContext } from './pages/layout.js';
+import { layout, pageContext, SHOP_SCRIPT, type PageContext } from './pages/layout.js';
 import { productPage } from './pages/product-page.js';
 import { searchPage } from './pages/search-page.js';
 import { notFoundBody, pageCount, pageNumber, PRODUCTS_PER_PAGE } from './pages/shop-parts.js';
@@ -47,7 +48,7 @@ const SCRIPT_TYPE = 'text/javascript; charset=utf-8';
 type RenderedPage = TaggedBody;
 
 /** Answers a kept shop page: its bytes and tag. */
-const sendPage = (request: FastifyRequest, reply: FastifyReply, page: RenderedPage, policy: string): FastifyReply =>
+const sendPage = (request: FastifyRequest, reply: FastifyReply, page: RenderedPage, policy: PagePolicy): FastifyReply =>
   sendShopPage(request, reply, page.body, policy, page.etag);
 
 /** A product page as kept, with what it was built from. */
@@ -99,16 +100,11 @@ function productChoice(product: Product, query: Record<string, unknown>): Produc
 export const shopRoutes: FastifyPluginAsync<{ store: Store; bodies: ProductBodies }> = async (app, { store, bodies }) => {
   const { catalog, inventory: stock, config, recommendations, search } = store;
   const context: PageContext = pageContext(config);
-  const origin = new URL(config.baseUrl).origin;
   const listPages = new BoundedPages<RenderedPage>();
   const productPages = new BoundedPages<ProductPageEntry>();
 
-  // The pages' policy allows the catalog's image origins: computed once per snapshot.
-  let policyFor: { snapshot: CatalogSnapshot; policy: string } | undefined;
-  const policy = (snapshot: CatalogSnapshot): string => {
-    if (policyFor?.snapshot !== snapshot) policyFor = { snapshot, policy: shopPagePolicy(origin, catalogImageOrigins(snapshot)) };
-    return policyFor.policy;
-  };
+  // The pages' policy allows the catalog's image origins, so it follows the snapshot a page shows.
+  const policy = (snapshot: CatalogSnapshot): PagePolicy => pagePolicy(snapshot, 'shop');
 
   const rendered = (text: string): RenderedPage => ({ body: Buffer.from(text), etag: entityTag(text) });
 

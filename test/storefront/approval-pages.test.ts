@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { personalPagePolicy } from '../../src/storefront/approval-routes.js';
-import { PAGE_CONTENT_SECURITY_POLICY, passkeyPagePolicy } from '../../src/storefront/pages/layout.js';
+import { contentSecurityPolicy } from '../../src/storefront/page-policy.js';
 import { clockTime, timeLeft } from '../../src/storefront/pages/approval-page.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
 import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
@@ -122,7 +121,7 @@ function assertPageHeaders(page: Page): void {
   assert.equal(page.headers['referrer-policy'], 'no-referrer');
   assert.equal(page.headers['x-frame-options'], 'DENY');
   const csp = String(page.headers['content-security-policy']);
-  assert.equal(csp, PAGE_CONTENT_SECURITY_POLICY);
+  assert.equal(csp, contentSecurityPolicy('http://store.test', [], 'none'));
   assert.match(csp, /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]{43}='; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/);
   assert.doesNotMatch(csp, /unsafe-inline/);
 }
@@ -681,11 +680,6 @@ describe('a catalog whose pictures are on an image host (pglite)', () => {
     await t.store.catalog.refresh(db);
   });
   after(() => t.close());
-
-  it("without an image host, the pages' policies are the layout's exactly", () => {
-    assert.equal(personalPagePolicy([]), PAGE_CONTENT_SECURITY_POLICY);
-    assert.equal(personalPagePolicy([], 'http://store.test'), passkeyPagePolicy('http://store.test'));
-  });
 
   it("the approval and order pages show it, and their img-src names the host (never a plain-http one)", async () => {
     const { token } = await awaitingApproval(t, [{ sku: 'ESP-DEC-10', quantity: 1 }, { sku: 'SLP-120', quantity: 1 }]);

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { shopPagePolicy } from '../../src/storefront/pages/layout.js';
+import { contentSecurityPolicy } from '../../src/storefront/page-policy.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { assertCartError, countRows, Shopper, variantId, type Answer } from '../cart/shopper.js';
 
@@ -23,7 +23,7 @@ function assertCartPage(page: Answer, status = 200): void {
   assert.equal(page.status, status, page.raw);
   assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
   assert.equal(page.headers['cache-control'], 'no-store');
-  assert.equal(page.headers['content-security-policy'], shopPagePolicy('http://store.test'));
+  assert.equal(page.headers['content-security-policy'], contentSecurityPolicy('http://store.test', [], 'shop'));
   assert.match(page.raw, /^<!doctype html><html lang="en">/);
   assert.equal(page.raw.match(/<h1[\s>]/g)?.length, 1, 'exactly one h1');
   assert.match(page.raw, /<h1>Your cart<\/h1>/);

@@ -4,15 +4,17 @@
  * variant has no SKU), collections by handle.
  */
 import { Type, type Static } from 'typebox';
+import { MAX_CATALOG_URL_LENGTH } from '../catalog-urls.js';
+import { CATALOG_TEXT } from './catalog-fields.js';
 
 const Handle = Type.String({ pattern: '^[a-z0-9-]+$', minLength: 1, maxLength: 255 });
 const Cents = Type.Integer({ minimum: 0, maximum: 100_000_000 });
 
 export const VariantInputSchema = Type.Object(
   {
-    sku: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()])),
-    title: Type.Optional(Type.String({ maxLength: 255 })),
-    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 3 })),
+    sku: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: CATALOG_TEXT.sku.max }), Type.Null()])),
+    title: Type.Optional(Type.String({ maxLength: CATALOG_TEXT.variantTitle.max })),
+    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: CATALOG_TEXT.optionValue.max }), { maxItems: 3 })),
     price: Cents,
     compare_at_price: Type.Optional(Type.Union([Cents, Type.Null()])),
     inventory_quantity: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
@@ -20,7 +22,7 @@ export const VariantInputSchema = Type.Object(
     inventory_policy: Type.Optional(Type.Union([Type.Literal('deny'), Type.Literal('continue')])),
     requires_shipping: Type.Optional(Type.Boolean()),
     taxable: Type.Optional(Type.Boolean()),
-    barcode: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+    barcode: Type.Optional(Type.Union([Type.String({ maxLength: CATALOG_TEXT.barcode.max }), Type.Null()])),
     weight_grams: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
@@ -28,8 +30,8 @@ export const VariantInputSchema = Type.Object(
 
 export const SellingPlanInputSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 255 }),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    name: Type.String({ minLength: 1, maxLength: CATALOG_TEXT.sellingPlanName.max }),
+    description: Type.Optional(Type.String({ maxLength: CATALOG_TEXT.sellingPlanDescription.max })),
     discount_percent: Type.Integer({ minimum: 0, maximum: 100 }),
     interval_unit: Type.Optional(
       Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month'), Type.Literal('year')]),
@@ -42,19 +44,19 @@ export const SellingPlanInputSchema = Type.Object(
 export const ProductInputSchema = Type.Object(
   {
     handle: Handle,
-    title: Type.String({ minLength: 1, maxLength: 255 }),
-    description_html: Type.Optional(Type.String({ maxLength: 100_000 })),
-    vendor: Type.Optional(Type.String({ maxLength: 255 })),
-    product_type: Type.Optional(Type.String({ maxLength: 255 })),
-    tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 250 })),
+    title: Type.String({ minLength: 1, maxLength: CATALOG_TEXT.title.max }),
+    description_html: Type.Optional(Type.String({ maxLength: CATALOG_TEXT.descriptionHtml.max })),
+    vendor: Type.Optional(Type.String({ maxLength: CATALOG_TEXT.vendor.max })),
+    product_type: Type.Optional(Type.String({ maxLength: CATALOG_TEXT.productType.max })),
+    tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: CATALOG_TEXT.tag.max }), { maxItems: 250 })),
     published: Type.Optional(Type.Boolean()),
-    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 3 })),
+    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: CATALOG_TEXT.optionName.max }), { maxItems: 3 })),
     images: Type.Optional(
       Type.Array(
         Type.Object(
           {
-            src: Type.String({ minLength: 1, maxLength: 2048 }),
-            alt: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()])),
+            src: Type.String({ minLength: 1, maxLength: MAX_CATALOG_URL_LENGTH }),
+            alt: Type.Optional(Type.Union([Type.String({ maxLength: CATALOG_TEXT.imageAlt.max }), Type.Null()])),
             width: Type.Optional(Type.Integer({ minimum: 1 })),
             height: Type.Optional(Type.Integer({ minimum: 1 })),
           },
@@ -68,7 +70,7 @@ export const ProductInputSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            name: Type.String({ minLength: 1, maxLength: 255 }),
+            name: Type.String({ minLength: 1, maxLength: CATALOG_TEXT.sellingPlanGroupName.max }),
             plans: Type.Array(SellingPlanInputSchema, { minItems: 1, maxItems: 20 }),
           },
           { additionalProperties: false },
@@ -85,8 +87,8 @@ export const ProductInputSchema = Type.Object(
 export const CollectionInputSchema = Type.Object(
   {
     handle: Handle,
-    title: Type.String({ minLength: 1, maxLength: 255 }),
-    description_html: Type.Optional(Type.String({ maxLength: 100_000 })),
+    title: Type.String({ minLength: 1, maxLength: CATALOG_TEXT.title.max }),
+    description_html: Type.Optional(Type.String({ maxLength: CATALOG_TEXT.descriptionHtml.max })),
     published: Type.Optional(Type.Boolean()),
     /** Product handles, in the collection's order. */
     products: Type.Array(Handle),

@@ -16,6 +16,7 @@ import { Compile } from 'typebox/compile';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpCatalogVersion } from '../catalog-store.js';
 import { CollectionInputSchema, ImportError, ProductInputSchema, type CollectionInput, type ProductInput } from './catalog-document.js';
+import { collectionFault, productFault } from './catalog-fields.js';
 import { CatalogStream } from './catalog-stream.js';
 
 interface Tally {
@@ -79,6 +80,8 @@ class CatalogCheck {
   product(input: unknown, index: number): ProductInput {
     const at = `products.${index}`;
     const product = validated(productValidator, input, at);
+    const fault = productFault(product);
+    if (fault) throw new ImportError(`${at}.${fault.field} (product "${product.handle}")`, fault.problem);
     if (this.handles.has(product.handle)) throw new ImportError(`${at}.handle`, `duplicate handle "${product.handle}"`);
     this.handles.add(product.handle);
     const optionCount = product.options?.length ?? 0;
@@ -104,7 +107,11 @@ class CatalogCheck {
   }
 
   collection(input: unknown, index: number): CollectionInput {
-    return validated(collectionValidator, input, `collections.${index}`);
+    const at = `collections.${index}`;
+    const collection = validated(collectionValidator, input, at);
+    const fault = collectionFault(collection);
+    if (fault) throw new ImportError(`${at}.${fault.field} (collection "${collection.handle}")`, fault.problem);
+    return collection;
   }
 }
 

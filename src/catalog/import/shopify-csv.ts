@@ -8,7 +8,10 @@
 import { pipeline } from 'node:stream';
 import { parse as parseStream } from 'csv-parse';
 import { parse, CsvError } from 'csv-parse/sync';
+import { textFault, textFaultSentence, type TextRule } from '../../fields/text.js';
+import { catalogUrlFault, MAX_CATALOG_URL_LENGTH } from '../catalog-urls.js';
 import { ImportError, type CatalogDocument, type ProductInput, type VariantInput } from './catalog-document.js';
+import { CATALOG_TEXT } from './catalog-fields.js';
 
 const OPTIONS = [
   { name: 'Option1 Name', value: 'Option1 Value' },
@@ -39,20 +42,43 @@ class Row {
     private readonly columns: Map<string, number>,
   ) {}
 
-  /** The trimmed cell; an optional column the file lacks reads as empty. */
-  get(column: Column, maxLength = 255): string {
+  /**
+   * The trimmed cell, refused (naming the row, the column and the product) when its text breaks `rule`: the catalog's
+   * text rule (catalog-fields.ts), here so that the row is named. An optional column the file lacks reads as empty.
+   */
+  get(column: Column, rule: TextRule = CELL): string {
     const index = this.columns.get(column.toLowerCase());
     const value = (index === undefined ? '' : (this.cells[index] ?? '')).trim();
-    if (value.length > maxLength) {
-      throw this.error(column, `expected at most ${maxLength} characters, got ${value.length}`);
-    }
+    const fault = textFault(value, rule);
+    if (fault) throw this.refused(column, textFaultSentence(fault, rule));
+    return value;
+  }
+
+  /** A cell holding an address (an image's): empty, or one the catalog may carry. */
+  url(column: Column): string {
+    const value = this.get(column, URL_CELL);
+    const problem = value === '' ? undefined : catalogUrlFault(value);
+    if (problem) throw this.refused(column, problem);
     return value;
   }
 
   error(column: Column, problem: string): ImportError {
     return new ImportError(`row ${this.number}, column "${column}"`, problem);
   }
+
+  /** A cell's text or address refused: its row and column, and its product when the row's handle is one. */
+  private refused(column: Column, problem: string): ImportError {
+    const index = this.columns.get('handle');
+    const handle = (index === undefined ? '' : (this.cells[index] ?? '')).trim();
+    return new ImportError(`row ${this.number}, column "${column}"${HANDLE.test(handle) ? ` (product "${handle}")` : ''}`, problem);
+  }
 }
+
+/** Any other cell: a number, a word, a name. */
+const CELL: TextRule = { max: 255, lines: 'single' };
+const URL_CELL: TextRule = { max: MAX_CATALOG_URL_LENGTH, lines: 'single' };
+/** The Tags cell is a list; each tag is held to the tag's rule on its own. */
+const TAGS_CELL: TextRule = { max: Infinity, lines: 'single' };
 
 interface Image {
   src: string;
@@ -246,21 +272,21 @@ function importErrorOf(error: unknown): unknown {
 }
 
 function startProduct(row: Row, handle: string): Draft {
-  const title = row.get('Title');
+  const title = row.get('Title', CATALOG_TEXT.title);
   if (!title) throw row.error('Title', `the first row of "${handle}" needs the product's title`);
   // Shopify writes a product without options as the single option "Title" with the value "Default Title".
   const optionless = row.get('Option1 Name') === 'Title' && row.get('Option1 Value') === 'Default Title';
   const options = optionless
     ? []
-    : OPTIONS.map(({ name, value }) => ({ name: row.get(name), column: value })).filter((option) => option.name !== '');
+    : OPTIONS.map(({ name, value }) => ({ name: row.get(name, CATALOG_TEXT.optionName), column: value })).filter((option) => option.name !== '');
   const status = row.get('Status').toLowerCase();
   return {
     product: {
       handle,
       title,
-      description_html: row.get('Body (HTML)', 100_000),
-      vendor: row.get('Vendor'),
-      product_type: row.get('Type'),
+      description_html: row.get('Body (HTML)', CATALOG_TEXT.descriptionHtml),
+      vendor: row.get('Vendor', CATALOG_TEXT.vendor),
+      product_type: row.get('Type', CATALOG_TEXT.productType),
       tags: readTags(row),
       published: row.get('Published').toLowerCase() !== 'false' && status !== 'draft' && status !== 'archived',
       options: options.map((option) => option.name),
@@ -274,16 +300,16 @@ function startProduct(row: Row, handle: string): Draft {
 }
 
 function readTags(row: Row): string[] {
-  const tags = [...new Set(row.get('Tags', Infinity).split(',').map((tag) => tag.trim()).filter((tag) => tag !== ''))];
-  if (tags.length > MAX_ITEMS || tags.some((tag) => tag.length > 255)) {
-    throw row.error('Tags', `expected at most ${MAX_ITEMS} tags of at most 255 characters each`);
+  const tags = [...new Set(row.get('Tags', TAGS_CELL).split(',').map((tag) => tag.trim()).filter((tag) => tag !== ''))];
+  if (tags.length > MAX_ITEMS || tags.some((tag) => tag.length > CATALOG_TEXT.tag.max)) {
+    throw row.error('Tags', `expected at most ${MAX_ITEMS} tags of at most ${CATALOG_TEXT.tag.max} characters each`);
   }
   return tags;
 }
 
 function addVariant(draft: Draft, row: Row, skuRows: Map<string, number>): void {
   const options = draft.options.map(({ name, column }) => {
-    const value = row.get(column);
+    const value = row.get(column, CATALOG_TEXT.optionValue);
     if (!value) throw row.error(column, `expected a value for the option "${name}"`);
     return value;
   });
@@ -297,7 +323,7 @@ function addVariant(draft: Draft, row: Row, skuRows: Map<string, number>): void 
   if (draft.variantRows.size === MAX_ITEMS) throw row.error('Handle', `a product has at most ${MAX_ITEMS} variants`);
   draft.variantRows.set(key, row.number);
 
-  const sku = row.get('Variant SKU');
+  const sku = row.get('Variant SKU', CATALOG_TEXT.sku);
   if (sku) {
     const skuRow = skuRows.get(sku);
     if (skuRow !== undefined) throw row.error('Variant SKU', `the SKU "${sku}" is already used on row ${skuRow}`);
@@ -315,7 +341,7 @@ function addVariant(draft: Draft, row: Row, skuRows: Map<string, number>): void 
     compare_at_price: compareAt !== null && compareAt > price ? compareAt : null,
     // "shopify", or a fulfilment app's name: either way the stock is counted.
     inventory_tracked: row.get('Variant Inventory Tracker') !== '',
-    barcode: row.get('Variant Barcode') || null,
+    barcode: row.get('Variant Barcode', CATALOG_TEXT.barcode) || null,
   };
   // Empty cells stay out of the variant so the importer's defaults apply.
   const quantity = readWholeNumber(row, 'Variant Inventory Qty', /^-?\d+$/, 'a whole number such as 12');
@@ -361,13 +387,13 @@ function readBoolean(row: Row, column: Column): boolean | undefined {
 }
 
 function addImages(draft: Draft, row: Row): void {
-  const src = row.get('Image Src', 2048);
+  const src = row.url('Image Src');
   if (src) {
     const position = readWholeNumber(row, 'Image Position', /^[1-9]\d*$/, 'a position such as 1');
-    draft.images.push({ src, alt: row.get('Image Alt Text', 512) || null, position, row: row.number });
+    draft.images.push({ src, alt: row.get('Image Alt Text', CATALOG_TEXT.imageAlt) || null, position, row: row.number });
   }
   // In Shopify a variant's image is always one of the product's images; keep it even if no Image Src lists it.
-  const variantImage = row.get('Variant Image', 2048);
+  const variantImage = row.url('Variant Image');
   if (variantImage) draft.images.push({ src: variantImage, alt: null, position: undefined, row: row.number });
 }
 

@@ -53,30 +53,14 @@ const STYLE_ELEMENT_TEXT = unsafeHtml(PAGE_STYLE);
 /** The sheet's hash, the only style source the pages' Content-Security-Policy allows (no 'unsafe-inline'). */
 export const PAGE_STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE, 'utf8').digest('base64')}'`;
 
-export const PAGE_CONTENT_SECURITY_POLICY =
-  `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
-
-/** The scripts a page with passkeys loads, by path: the WebAuthn helper library and the store's glue. */
+/**
+ * The scripts a page with passkeys loads, by path: the WebAuthn helper library and the store's glue. The page's
+ * policy (../page-policy.ts) names them by their full URL, so no other script of the store, inline or not, runs.
+ */
 export const PASSKEY_SCRIPTS = ['/checkout/webauthn.js', '/checkout/passkey.js'] as const;
 
 /** The shop's one script (cart count, variant picker): every page works without it. */
 export const SHOP_SCRIPT = '/assets/storefront.js';
-
-/**
- * The policy of a page that loads the passkey scripts: those two files of this store (by their full URL, so no
- * other script of the store, inline or not, runs) and requests back to this store, nothing else.
- */
-export const passkeyPagePolicy = (origin: string) =>
-  `${PAGE_CONTENT_SECURITY_POLICY}; script-src ${PASSKEY_SCRIPTS.map((script) => `${origin}${script}`).join(' ')}; connect-src 'self'`;
-
-/**
- * The policy of the shop's pages (home, collections, products, search, cart, checkout): the shop's script by its
- * full URL, requests back to this store, and images from this store plus `imageOrigins` (the origins the
- * catalog's own images are served from, e.g. the merchant's CDN; each an `https://host[:port]`).
- */
-export const shopPagePolicy = (origin: string, imageOrigins: readonly string[] = []) =>
-  `default-src 'none'; style-src ${PAGE_STYLE_SOURCE}; img-src 'self' data:${imageOrigins.map((o) => ` ${o}`).join('')}; ` +
-  `script-src ${origin}${SHOP_SCRIPT}; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 export function policyLinks(policies: Record<PolicyKind, string>): Html {
   const kinds = Object.keys(POLICY_TITLES) as PolicyKind[];
