@@ -1,4 +1,7 @@
-/** The storefront CLI as a merchant runs it, in its own process (through tsx, from the checkout). */
+/**
+ * The storefront CLI as a merchant runs it: in this process through the function the binary runs (runCommand, for
+ * most commands), or in a process of its own (runCli, for what only a process shows: exit codes, signals, a start).
+ */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -6,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
 import pg from 'pg';
+import { runCommandLine } from '../../src/cli/command-line.js';
 import { POSTGRES_URL } from './store.js';
 
 /** Set by scripts/test.mjs to the build it made for the run (`npm run build`): the CLI starts from it. */
@@ -34,13 +38,38 @@ export function storefrontArgs(...args: string[]): string[] {
   return built ? [built, ...args] : ['--import', 'tsx', 'src/main.ts', ...args];
 }
 
-export function runCli(args: string[], env: Record<string, string>): { code: number | null; stdout: string; stderr: string } {
+/** What a command printed and its exit code. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `storefront ...args` in a process of its own, as a merchant's shell does. */
+export function runCli(args: string[], env: Record<string, string>): CliResult {
   const result = spawnSync(process.execPath, storefrontArgs(...args), {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
     timeout: 60_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Runs `storefront ...args` in this process, through the function src/main.ts runs (the same arguments, configuration
+ * from `env` over this process's environment, the same output), a second or more sooner than a process of its own.
+ * Not for `serve`, which takes over the process's signals: runCli and a spawned process run that.
+ */
+export async function runCommand(args: string[], env: Record<string, string>): Promise<CliResult> {
+  if (args[0] === undefined || args[0] === 'serve') throw new Error('serve runs in a process of its own (runCli, or spawn storefrontArgs)');
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCommandLine(args, {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdout: { write: (text: string) => stdout.push(text) },
+    stderr: { write: (text: string) => stderr.push(text) },
+  });
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
 }
 
 /**

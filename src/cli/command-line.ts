@@ -1,0 +1,342 @@
+/**
+ * The storefront's command line, `storefront COMMAND [arguments]`: reads the arguments, runs the command and prints
+ * its answer to the streams it is given, answering the exit code. src/main.ts runs it with the process's own streams
+ * and environment; a test runs it the same way with streams of its own. Everything printed goes through
+ * terminal-text.ts: what the database or the merchant gave is printed inert.
+ */
+import { access, constants, stat } from 'node:fs/promises';
+import { ImportError } from '../catalog/import/catalog-document.js';
+import { CatalogStream } from '../catalog/import/catalog-stream.js';
+import { configVariablesHelp } from '../config-variables.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { DatabaseInUseError, DatabaseUnreachableError, openDatabase, type Database } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import type { StockListing } from '../inventory/inventory-store.js';
+import { Inventory } from '../inventory/inventory.js';
+import { OrderActions } from '../orders/order-actions.js';
+import { orderEventSubscribers } from '../orders/order-event-subscribers.js';
+import { retryWhenDue, type OutboxListing } from '../outbox/outbox-dispatcher.js';
+import { SigningKeys } from '../ucp/webhooks/signing-keys.js';
+import { controlSocketPath, sendCatalogFile, sendControlCommand } from './control-socket.js';
+import {
+  CommandError,
+  describeBuyers,
+  describeImport,
+  describeOrder,
+  describeOrders,
+  describeOutbox,
+  describeRetry,
+  describeStock,
+  merchantCommands,
+  ORDER_LIST_LIMIT,
+  parseAmount,
+  parseFulfillLines,
+  parseQuantity,
+  RETRY_WAIT_MS,
+  type BuyerListing,
+  type FulfillRequest,
+  type MerchantCommands,
+  type OrderDetails,
+  type OrderListing,
+  type OutboxRetry,
+  type StockSet,
+} from './merchant-commands.js';
+import { DRAIN_SECONDS, serve } from './serve.js';
+import { inertLine, inertStrings, printLines, type TextStream } from './terminal-text.js';
+
+/** Where a command runs: its environment (the configuration) and the streams its answer and its failure go to. */
+export interface CommandLine {
+  env: NodeJS.ProcessEnv;
+  stdout: TextStream;
+  stderr: TextStream;
+}
+
+/** Prints one answer (the CLI's own lines) to the command's stdout. */
+type Say = (text: string) => void;
+
+const USAGE = `usage: storefront <command> [arguments]
+
+  serve                      serve the store (the default): migrates, seeds the demo catalog into an empty store
+  migrate                    apply the database migrations and exit
+  import FILE [--set-stock]  import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json); new variants
+                             get the file's stock, existing ones keep theirs (sales since the export) unless --set-stock
+  stock                      list every variant: SKU, variant id, product, units on hand, units backordered
+  stock set SKU QUANTITY     set a variant's units on hand (a whole number from 0)
+  orders                     list the ${ORDER_LIST_LIMIT} newest orders: number, id, time, buyer email, total, status, agent or browser
+  orders show ID             one order (ID is its id, ord_..., or its number, 1001 or #1001): lines, totals, address,
+                             payment, shipments, refunds, and every change of its checkout's status (when, from, to, by whom, why)
+  orders capture ID          the payment was received: the order is paid
+  orders fulfill ID [--tracking-number N] [--tracking-url URL] [--carrier NAME] [--lines LINE=QTY,...]
+                             units shipped (all that is left, or the lines given: LINE is a line id such as li_1, or a SKU)
+  orders cancel ID [--reason TEXT]
+                             cancel what has not shipped; its units go back in stock
+  orders refund ID AMOUNT [--reason TEXT]
+                             give back AMOUNT (dollars and cents, such as 12.50), never more than was captured
+  outbox                     messages not delivered yet (mail, webhooks) and those given up, with their last error
+  outbox retry ID            deliver one now (a given-up one gets another attempt)
+  signing-key rotate         sign webhooks with a new key; the old one stays in the profile 7 more days
+  buyers                     buyers holding passkeys (approve orders with them), with each passkey's id and last use
+  buyers revoke EMAIL [--passkey ID]
+                             remove a buyer's passkeys (or one): their next order is approved with a mailed code again
+  help                       this text
+
+The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
+The buyer is mailed when an order is placed, shipped, canceled or refunded (SMTP_URL, or .eml files in DATA_DIR/mail).
+import, stock, orders and outbox work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
+with the embedded database the command is run by the running store itself, through its control socket.
+Configuration (environment; a bad value stops the store with one line naming the variable):
+${configVariablesHelp()}
+SIGTERM or SIGINT stops serve gracefully: requests under way get ${DRAIN_SECONDS} seconds to finish; a second signal stops at once.`;
+
+/** The arguments cannot be read: one line saying why, then the usage when it helps; exit 1. */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
+    super(message);
+  }
+}
+/** What the merchant asked for does not exist (an unknown order): one line, exit 1. */
+class NotFoundError extends Error {}
+/** `outbox retry` did not deliver (or a running store has not yet): one line saying so, exit 1. */
+class NotDeliveredError extends Error {}
+
+/**
+ * Runs a merchant command: on the database itself (PostgreSQL, or an embedded database no store holds), or
+ * through the control socket of the store that holds the embedded database. Its answer comes back inert (inertStrings).
+ */
+async function withCommands<T>(config: Config, run: (commands: MerchantCommands) => Promise<T>): Promise<T> {
+  let db: Database;
+  try {
+    db = await openDatabase(config);
+  } catch (error) {
+    if (!(error instanceof DatabaseInUseError)) throw error;
+    return inertStrings(await run(remoteCommands(controlSocketPath(config.dataDir))));
+  }
+  try {
+    await migrate(db);
+    const inventory = await Inventory.load(db);
+    const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config) });
+    // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
+    const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);
+    return inertStrings(await run(merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey) })));
+  } finally {
+    await db.close();
+  }
+}
+
+function remoteCommands(socketPath: string): MerchantCommands {
+  return {
+    stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
+    setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
+    // The file itself is sent (main reads a catalog only from a file), streamed as it is read.
+    importCatalog: (catalog, options = {}) => sendCatalogFile(socketPath, (catalog as CatalogStream).file!, options),
+    orders: () => sendControlCommand<OrderListing[]>(socketPath, 'GET', '/orders'),
+    order: (idOrNumber) => sendControlCommand<OrderDetails | null>(socketPath, 'GET', `/orders/${encodeURIComponent(idOrNumber)}`),
+    capture: (id) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/capture', { id }),
+    fulfill: (id, request) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/fulfill', { id, request }),
+    cancel: (id, reason) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/cancel', { id, reason }),
+    refund: (id, amount, reason) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/refund', { id, amount, reason }),
+    outbox: () => sendControlCommand<OutboxListing[]>(socketPath, 'GET', '/outbox'),
+    retryOutbox: (id) => sendControlCommand<OutboxRetry>(socketPath, 'POST', '/outbox/retry', { id }),
+    rotateSigningKey: () => sendControlCommand<{ kid: string; retired: string[] }>(socketPath, 'POST', '/signing-key/rotate'),
+    buyers: () => sendControlCommand<BuyerListing[]>(socketPath, 'GET', '/buyers'),
+    revokeBuyer: (email, passkeyId) => sendControlCommand<{ email: string; removed: number }>(socketPath, 'POST', '/buyers/revoke', { email, passkeyId }),
+  };
+}
+
+/** The catalog in FILE, read as the import goes (never whole): a Shopify export (.csv) or a JSON catalog. */
+async function catalogFile(file: string | undefined): Promise<CatalogStream> {
+  if (!file) throw new UsageError('import needs a FILE (.csv or .json)');
+  // A directory is refused here, before a running store is sent it (which would answer as if it were unreachable).
+  if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new UsageError(`cannot read ${file}: it is a directory`);
+  await access(file, constants.R_OK).catch(() => {
+    throw new UsageError(`cannot read ${file}`);
+  });
+  return CatalogStream.ofFile(file);
+}
+
+async function stock(config: Config, args: string[], say: Say): Promise<void> {
+  const [action, sku, quantity, ...extra] = args;
+  if (action === undefined) {
+    say(describeStock(await withCommands(config, (commands) => commands.stock())));
+    return;
+  }
+  if (action !== 'set') throw new UsageError(`unknown stock command "${action.slice(0, 40)}"; use: storefront stock, or storefront stock set SKU QUANTITY`);
+  if (!sku || extra.length > 0) throw new UsageError('usage: storefront stock set SKU QUANTITY');
+  const onHand = parseQuantity(quantity);
+  const set = await withCommands(config, (commands) => commands.setStock(sku, onHand));
+  say(`${set.sku} (variant ${set.variantId}): ${set.onHand} on hand (was ${set.previous})`);
+}
+
+const ORDER_ACTIONS = 'show, capture, fulfill, cancel or refund';
+
+/** `--name value` options after the positional arguments; an unknown option or one without its value is a usage error. */
+function options(args: readonly string[], known: readonly string[], usage: string): { positional: string[]; values: Map<string, string> } {
+  const positional: string[] = [];
+  const values = new Map<string, string>();
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (!known.includes(name)) throw new UsageError(`unknown option --${name.slice(0, 40)}`, usage);
+    const value = inline ?? args[++index];
+    if (value === undefined) throw new UsageError(`--${name} needs a value`, usage);
+    values.set(name, value);
+  }
+  return { positional, values };
+}
+
+async function orders(config: Config, args: string[], say: Say): Promise<void> {
+  const [action, ...rest] = args;
+  if (action === undefined) {
+    say(describeOrders(await withCommands(config, (commands) => commands.orders())));
+    return;
+  }
+  const usage = ORDER_USAGE[action];
+  if (!usage) throw new UsageError(`unknown orders command "${action.slice(0, 40)}"; use: storefront orders, or storefront orders ${ORDER_ACTIONS} ID`);
+  const known = { show: [], capture: [], fulfill: ['tracking-number', 'tracking-url', 'carrier', 'lines'], cancel: ['reason'], refund: ['reason'] }[action] ?? [];
+  const { positional, values } = options(rest, known, usage);
+  const [id, amountText, ...extra] = positional;
+  if (!id || extra.length > 0 || (action === 'refund') !== (amountText !== undefined)) throw new UsageError(usage);
+  const show = (details: OrderDetails) => say(describeOrder(details.order, details.transitions));
+  switch (action) {
+    case 'show': {
+      const found = await withCommands(config, (commands) => commands.order(id));
+      if (!found) throw new NotFoundError(`no order has the id or number ${JSON.stringify(id.slice(0, 64))}`);
+      return show(found);
+    }
+    case 'capture':
+      return show(await withCommands(config, (commands) => commands.capture(id)));
+    case 'fulfill': {
+      const lines = values.get('lines');
+      const request: FulfillRequest = {
+        ...(values.has('tracking-number') ? { trackingNumber: values.get('tracking-number')! } : {}),
+        ...(values.has('tracking-url') ? { trackingUrl: values.get('tracking-url')! } : {}),
+        ...(values.has('carrier') ? { carrier: values.get('carrier')! } : {}),
+        ...(lines === undefined ? {} : { lines: parseFulfillLines(lines) }),
+      };
+      return show(await withCommands(config, (commands) => commands.fulfill(id, request)));
+    }
+    case 'cancel':
+      return show(await withCommands(config, (commands) => commands.cancel(id, values.get('reason'))));
+    case 'refund': {
+      const amount = parseAmount(amountText);
+      return show(await withCommands(config, (commands) => commands.refund(id, amount, values.get('reason'))));
+    }
+  }
+}
+
+const ORDER_USAGE: Record<string, string> = {
+  show: 'usage: storefront orders show ID (an order id, ord_..., or number, 1001 or #1001)',
+  capture: 'usage: storefront orders capture ID',
+  fulfill: 'usage: storefront orders fulfill ID [--tracking-number N] [--tracking-url URL] [--carrier NAME] [--lines LINE=QTY,...]',
+  cancel: 'usage: storefront orders cancel ID [--reason TEXT]',
+  refund: 'usage: storefront orders refund ID AMOUNT [--reason TEXT] (AMOUNT in dollars and cents, such as 12.50)',
+};
+
+async function outbox(config: Config, args: string[], say: Say): Promise<void> {
+  const [action, id, ...extra] = args;
+  if (action === undefined) {
+    say(describeOutbox(await withCommands(config, (commands) => commands.outbox())));
+    return;
+  }
+  if (action !== 'retry' || !id || !/^\d{1,15}$/.test(id) || extra.length > 0) throw new UsageError('usage: storefront outbox, or storefront outbox retry ID');
+  const outcome = await withCommands(config, (commands) => commands.retryOutbox(Number(id)));
+  const told = describeRetry(Number(id), outcome);
+  if ('delivered' in outcome && outcome.delivered) return say(told);
+  throw new NotDeliveredError(told);
+}
+
+async function buyers(config: Config, args: string[], say: Say): Promise<void> {
+  const usage = 'usage: storefront buyers, or storefront buyers revoke EMAIL [--passkey ID]';
+  const [action, ...rest] = args;
+  if (action === undefined) {
+    say(describeBuyers(await withCommands(config, (commands) => commands.buyers())));
+    return;
+  }
+  if (action !== 'revoke') throw new UsageError(`unknown buyers command "${action.slice(0, 40)}"; ${usage}`);
+  const { positional, values } = options(rest, ['passkey'], usage);
+  if (positional.length !== 1 || !positional[0]!.includes('@')) throw new UsageError(usage);
+  const revoked = await withCommands(config, (commands) => commands.revokeBuyer(positional[0]!, values.get('passkey')));
+  say(`${revoked.email}: ${revoked.removed} ${revoked.removed === 1 ? 'passkey' : 'passkeys'} removed`);
+}
+
+async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Promise<void> {
+  const [command, ...rest] = argv;
+  // Help when asked for in place of a command or its first argument: `--reason -h` is a reason, not a question.
+  if (command === 'help' || command === '--help' || command === '-h' || rest[0] === '--help' || rest[0] === '-h') {
+    say(USAGE);
+    return;
+  }
+  const config = loadConfig(io.env);
+  switch (command) {
+    case 'serve':
+    case undefined:
+      return serve(config, io.stdout);
+    case 'migrate': {
+      const db = await openDatabase(config);
+      try {
+        const applied = await migrate(db);
+        say(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+      } finally {
+        await db.close();
+      }
+      return;
+    }
+    case 'import': {
+      const usage = 'usage: storefront import FILE [--set-stock]';
+      const setStock = rest.includes('--set-stock');
+      const files = rest.filter((arg) => arg !== '--set-stock');
+      const unknown = files.find((arg) => arg.startsWith('--'));
+      if (unknown) throw new UsageError(`unknown option ${unknown.slice(0, 40)}`, usage);
+      if (files.length > 1) throw new UsageError(usage);
+      const catalog = await catalogFile(files[0]);
+      say(describeImport(await withCommands(config, (commands) => commands.importCatalog(catalog, { setStock }))));
+      return;
+    }
+    case 'stock':
+      return stock(config, rest, say);
+    case 'orders':
+      return orders(config, rest, say);
+    case 'outbox':
+      return outbox(config, rest, say);
+    case 'buyers':
+      return buyers(config, rest, say);
+    case 'signing-key': {
+      if (rest.length !== 1 || rest[0] !== 'rotate') throw new UsageError('usage: storefront signing-key rotate');
+      const rotated = await withCommands(config, (commands) => commands.rotateSigningKey());
+      say(`signing with key ${rotated.kid}; ${rotated.retired.length ? `${rotated.retired.join(', ')} retired, published 7 more days` : 'no key was retired'}`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command "${command.slice(0, 40)}"`, USAGE);
+  }
+}
+
+/** Runs `storefront ...argv`; answers the exit code: 0 done (serve: serving), 1 refused or failed, saying why on stderr. */
+export async function runCommandLine(argv: readonly string[], io: CommandLine): Promise<number> {
+  try {
+    await dispatch(argv, io, (text) => printLines(io.stdout, text));
+    return 0;
+  } catch (error) {
+    printLines(io.stderr, failure(error));
+    return 1;
+  }
+}
+
+/** Why a command failed, as the merchant reads it: one line (what it quotes made inert), and the usage when it helps. */
+function failure(error: unknown): string {
+  const line = (text: string) => `storefront: ${inertLine(text)}`;
+  if (error instanceof ConfigError) return line(`bad configuration: ${error.message}`);
+  if (error instanceof DatabaseUnreachableError) return line(`bad configuration: DATABASE_URL: ${error.message}`);
+  if (error instanceof ImportError) return line(`import rejected, nothing was imported: ${error.message}`);
+  if (error instanceof CommandError) return line(`${error.message}; nothing was changed`);
+  if (error instanceof UsageError) return error.usage === undefined ? line(error.message) : `${line(error.message)}\n${error.usage}`;
+  if (error instanceof NotFoundError || error instanceof NotDeliveredError || error instanceof DatabaseInUseError) return line(error.message);
+  return line(String((error as Error)?.message ?? error));
+}
