@@ -110,11 +110,11 @@ export async function latestCode(db: Queryable, approvalToken: string, options: 
 
 export async function insertCode(
   db: Queryable,
-  code: { approvalToken: string; checkoutId: string; email: string; codeHash: Uint8Array; createdAt: Date; expiresAt: Date },
+  code: { approvalToken: string; checkoutId: string; email: string; mailbox: string; codeHash: Uint8Array; createdAt: Date; expiresAt: Date },
 ): Promise<number> {
   const rows = await db.query<{ id: number | string }>(
-    `insert into approval_codes (approval_token, checkout_id, email, code_hash, created_at, expires_at) values ($1, $2, $3, $4, $5, $6) returning id`,
-    [code.approvalToken, code.checkoutId, code.email, Buffer.from(code.codeHash), code.createdAt.toISOString(), code.expiresAt.toISOString()],
+    `insert into approval_codes (approval_token, checkout_id, email, mailbox, code_hash, created_at, expires_at) values ($1, $2, $3, $4, $5, $6, $7) returning id`,
+    [code.approvalToken, code.checkoutId, code.email, code.mailbox, Buffer.from(code.codeHash), code.createdAt.toISOString(), code.expiresAt.toISOString()],
   );
   return Number(rows[0]!.id);
 }
@@ -138,8 +138,8 @@ export async function useCode(db: Queryable, id: number, now: Date, maxAttempts:
   return rows.length === 1;
 }
 
-/** Codes sent since `since` (for one checkout or one email), and the oldest of them (when the window frees up). */
-export async function codesSentSince(db: Queryable, column: 'checkout_id' | 'email', value: string, since: Date): Promise<{ count: number; oldest: Date | undefined }> {
+/** Codes sent since `since` (for one checkout or one mailbox), and the oldest of them (when the window frees up). */
+export async function codesSentSince(db: Queryable, column: 'checkout_id' | 'mailbox', value: string, since: Date): Promise<{ count: number; oldest: Date | undefined }> {
   const rows = await db.query<{ count: number | string; oldest: Date | string | null }>(
     `select count(*) as count, min(created_at) as oldest from approval_codes where ${column} = $1 and created_at > $2`,
     [value, since.toISOString()],
@@ -148,9 +148,9 @@ export async function codesSentSince(db: Queryable, column: 'checkout_id' | 'ema
   return { count: Number(row.count), oldest: row.oldest === null ? undefined : toDate(row.oldest) };
 }
 
-/** Serializes the sending of codes to one email (across instances) until the transaction ends. */
-export async function lockEmail(db: Queryable, email: string): Promise<void> {
-  await db.query("select pg_advisory_xact_lock(hashtextextended('approval-code:' || $1, 0))", [email]);
+/** Serializes the sending of codes to one mailbox (across instances) until the transaction ends. */
+export async function lockMailbox(db: Queryable, mailbox: string): Promise<void> {
+  await db.query("select pg_advisory_xact_lock(hashtextextended('approval-code:' || $1, 0))", [mailbox]);
 }
 
 // --- WebAuthn challenges ---

@@ -30,7 +30,7 @@ import {
   insertPasskey,
   latestCode,
   lockChallenge,
-  lockEmail,
+  lockMailbox,
   lockPasskey,
   passkeysOf,
   passkeyUsed,
@@ -39,6 +39,7 @@ import {
   type StoredPasskey,
 } from './buyer-proof-store.js';
 import { readApproval, type ApprovalRecord } from './checkout-store.js';
+import { mailboxKey } from '../fields/mailbox.js';
 
 /**
  * WebAuthn's library (and the X.509 and ASN.1 parsers it brings) is loaded when a passkey is first used, not by every
@@ -48,7 +49,7 @@ const webauthn = () => import('@simplewebauthn/server');
 
 export const CODE_TTL_SECONDS = 10 * 60;
 export const CODE_MAX_ATTEMPTS = 5;
-/** Codes mailed per hour: for one checkout, and to one email across checkouts. */
+/** Codes mailed per hour: for one checkout, and to one mailbox (mailboxKey: tags and case aside) across checkouts. */
 export const CODES_PER_CHECKOUT_PER_HOUR = 5;
 export const CODES_PER_EMAIL_PER_HOUR = 10;
 const HOUR_MS = 3600_000;
@@ -158,7 +159,8 @@ export class BuyerProof {
   private async minutesUntilNextCode(db: Queryable, checkoutId: string, email: string, now: Date): Promise<number> {
     const since = new Date(now.getTime() - HOUR_MS);
     const waits = [];
-    for (const [column, value, limit] of [['checkout_id', checkoutId, CODES_PER_CHECKOUT_PER_HOUR], ['email', email, CODES_PER_EMAIL_PER_HOUR]] as const) {
+    // An address's tags and case reach one inbox: the email's limit is its mailbox's.
+    for (const [column, value, limit] of [['checkout_id', checkoutId, CODES_PER_CHECKOUT_PER_HOUR], ['mailbox', mailboxKey(email), CODES_PER_EMAIL_PER_HOUR]] as const) {
       const sent = await codesSentSince(db, column, value, since);
       if (sent.count >= limit && sent.oldest) waits.push(sent.oldest.getTime() + HOUR_MS - now.getTime());
     }
@@ -176,12 +178,12 @@ export class BuyerProof {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const expiresAt = new Date(now.getTime() + CODE_TTL_SECONDS * 1000);
     const sent = await db.transaction(async (tx) => {
-      // One sender at a time per checkout (the approval row) and per email, so the limits hold across instances.
+      // One sender at a time per checkout (the approval row) and per mailbox, so the limits hold across instances.
       await readApproval(tx, approval.token, { lock: true });
-      await lockEmail(tx, email);
+      await lockMailbox(tx, mailboxKey(email));
       const minutes = await this.minutesUntilNextCode(tx, approval.checkoutId, email, now);
       if (minutes > 0) return { kind: 'limited' as const, minutes };
-      const id = await insertCode(tx, { approvalToken: approval.token, checkoutId: approval.checkoutId, email, codeHash: codeHash(approval, code), createdAt: now, expiresAt });
+      const id = await insertCode(tx, { approvalToken: approval.token, checkoutId: approval.checkoutId, email, mailbox: mailboxKey(email), codeHash: codeHash(approval, code), createdAt: now, expiresAt });
       return { kind: 'sent' as const, id };
     });
     if (sent.kind === 'limited') return sent;
