@@ -105,6 +105,7 @@ export const CatalogDocumentSchema = Type.Object(
 );
 
 export type VariantInput = Static<typeof VariantInputSchema>;
+export type SellingPlanInput = Static<typeof SellingPlanInputSchema>;
 export type ProductInput = Static<typeof ProductInputSchema>;
 export type CollectionInput = Static<typeof CollectionInputSchema>;
 export type CatalogDocument = Static<typeof CatalogDocumentSchema>;

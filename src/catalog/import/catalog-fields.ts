@@ -7,7 +7,7 @@
  */
 import { textFault, textFaultSentence, type TextRule } from '../../fields/text.js';
 import { catalogUrlFault } from '../catalog-urls.js';
-import type { CollectionInput, ProductInput } from './catalog-document.js';
+import type { CollectionInput, ProductInput, SellingPlanInput } from './catalog-document.js';
 
 const single = (max: number): TextRule => ({ max, lines: 'single' });
 
@@ -35,58 +35,64 @@ export interface CatalogFieldFault {
   problem: string;
 }
 
-type Check = [field: string, value: string | null | undefined, rule: TextRule | 'url'];
+/** Why `value` may not be stored under `rule` (a text rule, or an address), as the end of a sentence; undefined when it may. */
+function problemOf(value: string | null | undefined, rule: TextRule | 'url'): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (rule === 'url') return catalogUrlFault(value);
+  const fault = textFault(value, rule);
+  return fault && textFaultSentence(fault, rule);
+}
 
-function firstFault(checks: Iterable<Check>): CatalogFieldFault | undefined {
-  for (const [field, value, rule] of checks) {
-    if (value === undefined || value === null) continue;
-    if (rule === 'url') {
-      const problem = catalogUrlFault(value);
-      if (problem) return { field, problem };
-      continue;
-    }
-    const fault = textFault(value, rule);
-    if (fault) return { field, problem: textFaultSentence(fault, rule) };
+/** The first of a list's values that may not be stored, with its place (`tags.3`); a field's path is built only for a fault. */
+function listFault(path: string, values: readonly string[] = [], rule: TextRule): CatalogFieldFault | undefined {
+  for (let i = 0; i < values.length; i++) {
+    const problem = problemOf(values[i], rule);
+    if (problem) return { field: `${path}.${i}`, problem };
   }
   return undefined;
 }
 
-function* productChecks(product: ProductInput): Generator<Check> {
-  yield ['title', product.title, CATALOG_TEXT.title];
-  yield ['vendor', product.vendor, CATALOG_TEXT.vendor];
-  yield ['product_type', product.product_type, CATALOG_TEXT.productType];
-  for (const [i, tag] of (product.tags ?? []).entries()) yield [`tags.${i}`, tag, CATALOG_TEXT.tag];
-  for (const [i, name] of (product.options ?? []).entries()) yield [`options.${i}`, name, CATALOG_TEXT.optionName];
-  for (const [v, variant] of product.variants.entries()) {
-    yield [`variants.${v}.title`, variant.title, CATALOG_TEXT.variantTitle];
-    yield [`variants.${v}.sku`, variant.sku, CATALOG_TEXT.sku];
-    yield [`variants.${v}.barcode`, variant.barcode, CATALOG_TEXT.barcode];
-    for (const [i, value] of (variant.options ?? []).entries()) yield [`variants.${v}.options.${i}`, value, CATALOG_TEXT.optionValue];
-  }
-  for (const [i, image] of (product.images ?? []).entries()) {
-    yield [`images.${i}.src`, image.src, 'url'];
-    yield [`images.${i}.alt`, image.alt, CATALOG_TEXT.imageAlt];
-  }
-  for (const [g, group] of (product.selling_plan_groups ?? []).entries()) {
-    yield [`selling_plan_groups.${g}.name`, group.name, CATALOG_TEXT.sellingPlanGroupName];
-    for (const [p, plan] of group.plans.entries()) {
-      yield [`selling_plan_groups.${g}.plans.${p}.name`, plan.name, CATALOG_TEXT.sellingPlanName];
-      yield [`selling_plan_groups.${g}.plans.${p}.description`, plan.description, CATALOG_TEXT.sellingPlanDescription];
-    }
-  }
-  // Last: the longest, and the one a merchant least often gets wrong.
-  yield ['description_html', product.description_html, CATALOG_TEXT.descriptionHtml];
+function fieldFault(field: string, value: string | null | undefined, rule: TextRule | 'url'): CatalogFieldFault | undefined {
+  const problem = problemOf(value, rule);
+  return problem ? { field, problem } : undefined;
 }
+
+const within = (path: string, fault: CatalogFieldFault | undefined) => fault && { ...fault, field: `${path}.${fault.field}` };
+
+const planFault = (plan: SellingPlanInput) =>
+  fieldFault('name', plan.name, CATALOG_TEXT.sellingPlanName) ?? fieldFault('description', plan.description, CATALOG_TEXT.sellingPlanDescription);
 
 /** The first text or URL of a product (already of the document's shape) that may not be stored, or undefined. */
 export function productFault(product: ProductInput): CatalogFieldFault | undefined {
-  return firstFault(productChecks(product));
+  const fault =
+    fieldFault('title', product.title, CATALOG_TEXT.title) ??
+    fieldFault('vendor', product.vendor, CATALOG_TEXT.vendor) ??
+    fieldFault('product_type', product.product_type, CATALOG_TEXT.productType) ??
+    listFault('tags', product.tags, CATALOG_TEXT.tag) ??
+    listFault('options', product.options, CATALOG_TEXT.optionName);
+  if (fault) return fault;
+  for (const [v, variant] of product.variants.entries()) {
+    const variantFault =
+      fieldFault('title', variant.title, CATALOG_TEXT.variantTitle) ??
+      fieldFault('sku', variant.sku, CATALOG_TEXT.sku) ??
+      fieldFault('barcode', variant.barcode, CATALOG_TEXT.barcode) ??
+      listFault('options', variant.options, CATALOG_TEXT.optionValue);
+    if (variantFault) return within(`variants.${v}`, variantFault);
+  }
+  for (const [i, image] of (product.images ?? []).entries()) {
+    const imageFault = fieldFault('src', image.src, 'url') ?? fieldFault('alt', image.alt, CATALOG_TEXT.imageAlt);
+    if (imageFault) return within(`images.${i}`, imageFault);
+  }
+  for (const [g, group] of (product.selling_plan_groups ?? []).entries()) {
+    const groupFault =
+      fieldFault('name', group.name, CATALOG_TEXT.sellingPlanGroupName) ??
+      group.plans.reduce<CatalogFieldFault | undefined>((found, plan, p) => found ?? within(`plans.${p}`, planFault(plan)), undefined);
+    if (groupFault) return within(`selling_plan_groups.${g}`, groupFault);
+  }
+  return fieldFault('description_html', product.description_html, CATALOG_TEXT.descriptionHtml);
 }
 
 /** The first text of a collection (already of the document's shape) that may not be stored, or undefined. */
 export function collectionFault(collection: CollectionInput): CatalogFieldFault | undefined {
-  return firstFault([
-    ['title', collection.title, CATALOG_TEXT.title],
-    ['description_html', collection.description_html, CATALOG_TEXT.descriptionHtml],
-  ]);
+  return fieldFault('title', collection.title, CATALOG_TEXT.title) ?? fieldFault('description_html', collection.description_html, CATALOG_TEXT.descriptionHtml);
 }
