@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import { itemName as catalogItemName, sellingPlanPrice, type Product, type SellingPlan, type SellingPlanGroup, type Variant } from '../catalog/types.js';
 import { isVariantAvailable, sellableQuantity, type StockLevels } from '../inventory/stock.js';
+import { fieldFault, fieldFaultSentence, type PersonField } from '../fields/person-fields.js';
+import { textFault } from '../fields/text.js';
 
 /** A cart unchanged for this long is no longer live; the cookie lives as long. */
 export const CART_LIFETIME_DAYS = 14;
@@ -52,7 +54,8 @@ export type CartErrorReason =
   | 'quantity_limit'
   | 'no_such_line'
   | 'too_many_lines'
-  | 'too_much_text';
+  | 'too_much_text'
+  | 'invalid_text';
 
 /** A request the cart refuses; `description` is written for the shopper. Nothing was changed. */
 export class CartError extends Error {
@@ -63,6 +66,15 @@ export class CartError extends Error {
     super(description);
     this.name = 'CartError';
   }
+}
+
+/** A name as a refusal quotes it: short, and only when it is itself printable (else its length). */
+const shown = (name: string) => (textFault(name, { max: 40, lines: 'single' }) === undefined ? name : `${name.length} characters`);
+
+/** Refuses text that breaks its field's rule (src/fields), naming the field: nothing of the change is kept. */
+function checkCartText(field: PersonField, value: string, named: string): void {
+  const fault = fieldFault(field, value);
+  if (fault) throw new CartError('invalid_text', `${named} ${fieldFaultSentence(fault)}.`);
 }
 
 /** A published variant with its product, as the catalog snapshot gives it. */
@@ -156,6 +168,10 @@ function itemIdentity(item: ItemToAdd, lookup: VariantLookup): LineIdentity {
     );
   }
   const properties = lineProperties(item.properties);
+  for (const [name, value] of Object.entries(properties)) {
+    checkCartText('linePropertyName', name, `The name of the property '${shown(name)}'`);
+    checkCartText('linePropertyValue', value, `The property '${shown(name)}'`);
+  }
   return { key: lineKey(item.variantId, properties, sellingPlanId), variantId: item.variantId, sellingPlanId, properties };
 }
 
@@ -288,6 +304,11 @@ export function clearLines(cart: Cart): Cart {
  * that grows the cart's text past MAX_CART_TEXT_BYTES is refused.
  */
 export function setDetails(cart: Cart, details: { note?: string | undefined; attributes?: Record<string, string> | undefined }): Cart {
+  if (details.note) checkCartText('cartNote', details.note, 'The note');
+  for (const [name, value] of Object.entries(details.attributes ?? {})) {
+    checkCartText('cartAttributeName', name, `The name of the attribute '${shown(name)}'`);
+    if (value !== '') checkCartText('cartAttributeValue', value, `The attribute '${shown(name)}'`);
+  }
   const attributes = { ...cart.attributes };
   for (const [name, value] of Object.entries(details.attributes ?? {})) {
     if (value === '') delete attributes[name];

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { MAX_CART_TEXT_BYTES } from '../cart/cart.js';
+import { PERSON_FIELDS } from '../fields/person-fields.js';
 
 const Cents = Type.Integer({ minimum: 0, description: 'US cents' });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -17,9 +18,10 @@ const id = (description: string) => Type.Integer({ minimum: 1, maximum: Number.M
  */
 export const STORABLE_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
 const StorableText = (options: { maxLength: number }) => Type.String({ ...options, pattern: STORABLE_TEXT });
-const storableNames = { maxLength: 250, pattern: STORABLE_TEXT };
+// Lengths from the fields' table; the characters a field may hold are the cart's to refuse (src/fields), naming it.
+const storableNames = { maxLength: PERSON_FIELDS.linePropertyName.max, pattern: STORABLE_TEXT };
 
-export const LineProperties = Type.Record(Type.String(), StorableText({ maxLength: 1000 }), {
+export const LineProperties = Type.Record(Type.String(), StorableText({ maxLength: PERSON_FIELDS.linePropertyValue.max }), {
   maxProperties: 30,
   propertyNames: storableNames,
   description:
@@ -152,7 +154,12 @@ export const UpdateCartBody = Type.Object({
       { description: '{line key or variant id: quantity}, or one quantity per line in Cart.items order' },
     ),
   ),
-  note: Type.Optional(StorableText({ maxLength: 5000 })),
-  attributes: Type.Optional(Type.Record(Type.String(), StorableText({ maxLength: 1000 }), { maxProperties: 30, propertyNames: storableNames })),
+  note: Type.Optional(StorableText({ maxLength: PERSON_FIELDS.cartNote.max })),
+  attributes: Type.Optional(
+    Type.Record(Type.String(), StorableText({ maxLength: PERSON_FIELDS.cartAttributeValue.max }), {
+      maxProperties: 30,
+      propertyNames: { maxLength: PERSON_FIELDS.cartAttributeName.max, pattern: STORABLE_TEXT },
+    }),
+  ),
 });
 export type UpdateCartInput = Static<typeof UpdateCartBody>;

@@ -27,6 +27,7 @@ const REFUSAL_CODE: Record<CartError['reason'], string> = {
   no_such_line: 'not_found',
   too_many_lines: 'too_many_lines',
   too_much_text: 'too_much_text',
+  invalid_text: 'invalid',
 };
 
 function refusal(release: UcpRelease, error: CartError, continueUrl?: string): ToolOutcome {
