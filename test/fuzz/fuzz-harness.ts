@@ -143,6 +143,21 @@ export const NASTY_TEXT = [
   '\ufeff',
   '\uffff',
   '\u2028',
+  // What would rewrite a terminal or reorder a page (issue 35): escapes, C1 controls, bidi controls, invisible format characters.
+  '\u001b[2J\u001b[H',
+  '\u001b]52;c;cm0gLXJmIH4K\u0007',
+  '\u009b31m',
+  '\u0085',
+  '\u007f',
+  '\u202eteertS kaO 21',
+  '\u2066x\u2069',
+  '\u200b',
+  '\u200d',
+  '\u00ad',
+  '\u061c',
+  '\u200f',
+  '\u2060',
+  '\u{e0041}',
   '\r\n',
   "'",
   '"',
@@ -494,6 +509,37 @@ export async function toolCall(app: FastifyInstance, name: string, args: unknown
   const payload = `{"jsonrpc":"2.0","id":${nextRpcId++},"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${toJson(args)}}}`;
   const answer = await postMcp(app, payload);
   return { ...answer, payload, body: parseJson(answer.raw) as any };
+}
+
+/**
+ * Characters no person-facing text may be stored with: controls but the line break, carriage return and tab of
+ * multi-line text, bidi embeddings, overrides, isolates and marks, and invisible format characters (a ZWJ between
+ * emoji or letters aside). Written out here, not taken from src/fields, so the check is not the rule testing itself.
+ */
+const UNSTORABLE_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0001}-\u{e007f}]|(?<![\p{L}\p{M}\p{N}\p{Extended_Pictographic}\ufe0f])\u200d|\u200d(?![\p{L}\p{M}\p{N}\p{Extended_Pictographic}])/u;
+
+/** Every string (and key) in what a table holds, as row_to_json gives it. */
+function* storedStrings(value: unknown): Generator<string> {
+  if (typeof value === 'string') yield value;
+  else if (Array.isArray(value)) for (const item of value) yield* storedStrings(item);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      yield key;
+      yield* storedStrings(item);
+    }
+  }
+}
+
+/** Nothing a client sent with control, bidi or invisible characters reached the carts, checkouts or orders. */
+export async function assertNoUnstorableTextStored(store: TestStore['store']): Promise<void> {
+  for (const table of ['carts', 'cart_lines', 'checkouts', 'orders', 'order_lines']) {
+    const rows = await store.db.query<{ row: string }>(`select row_to_json(t)::text as row from ${table} t`);
+    for (const { row } of rows) {
+      for (const text of storedStrings(JSON.parse(row))) {
+        assert.doesNotMatch(text, UNSTORABLE_TEXT, `${table} stores ${JSON.stringify(text).slice(0, 200)}`);
+      }
+    }
+  }
 }
 
 export { backends };

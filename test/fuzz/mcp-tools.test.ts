@@ -22,6 +22,7 @@ import {
   placesIn,
   startFuzzStore,
   toolCall,
+  assertNoUnstorableTextStored,
   type FuzzStore,
   type Mutation,
 } from './fuzz-harness.js';
@@ -133,6 +134,10 @@ for (const backend of backends) {
         );
       });
     }
+
+    it('no control, bidi or invisible character sent above reached a cart, a checkout or an order', async () => {
+      await assertNoUnstorableTextStored(t.store);
+    });
   });
 }
 

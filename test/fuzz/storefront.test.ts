@@ -9,15 +9,16 @@
  * `/search?q=&page=`, `/cart`, `/cart/c/{token}` and `/checkout`, as a browser, a script or a crawler asks; POST
  * /checkout with random form fields, from this store, another site or nowhere said; the cart's form posts as a
  * browser's navigation. Every answer: never 5xx, nothing internal, no script element a request put there, a page
- * answered as text/html; reading a page changes nothing and sets no cookie (but the hand-off's, for a live cart); a
- * refused post changes nothing, and no post to /checkout makes or changes a cart or sets a cookie.
+ * answered as text/html; reading a page changes nothing and sets no cookie (but the hand-off, which moves a live cart to
+ * a new token in its cookie); a refused post changes nothing, and no post to /checkout makes or changes a cart or sets
+ * a cookie.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { CHECKOUT_FORM } from '../helpers/orders.js';
 import { dropTestDatabases } from '../helpers/store.js';
-import { assertNoLeak, assertStorefrontError, backends, excerpt, fuzz, parseJson, startFuzzStore, withRequest, type FuzzStore } from './fuzz-harness.js';
+import { assertNoLeak, assertNoUnstorableTextStored, assertStorefrontError, backends, excerpt, fuzz, parseJson, startFuzzStore, withRequest, type FuzzStore } from './fuzz-harness.js';
 import {
   assertOwnScripts,
   CART_WRITES,
@@ -189,7 +190,10 @@ for (const backend of backends) {
             if (isHandOff && answer.status === 303) assert.equal(answer.location, '/cart');
             // Only the hand-off sets the cart cookie, and only for the live cart it names.
             if (!isHandOff || answer.status >= 400) assert.deepEqual(answer.cookies, [], 'no cookie');
-            assert.deepEqual(await state(), before, 'reading a page changes nothing');
+            // A hand-off moves the cart it names to a new token (its version moves on once); no other read changes anything.
+            const after = await state();
+            const handedOver = isHandOff && answer.status < 400 && after.cart_versions === before.cart_versions! + 1;
+            assert.deepEqual(after, handedOver ? { ...before, cart_versions: after.cart_versions } : before, 'reading a page changes nothing');
           } catch (error) {
             throw withRequest(error, described);
           }
@@ -274,6 +278,10 @@ for (const backend of backends) {
           throw withRequest(error, described);
         }
       });
+    });
+
+    it('no control, bidi or invisible character sent above reached a cart, a checkout or an order', async () => {
+      await assertNoUnstorableTextStored(t.store);
     });
   });
 }
