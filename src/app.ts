@@ -4,7 +4,6 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import FindMyWay from 'find-my-way';
 import { approvalRoutes } from './storefront/approval-routes.js';
 import { appSchemaController, installStorableInputCheck } from './storefront/body-validation.js';
 import { cartPageRoutes } from './storefront/cart-page-routes.js';
@@ -15,11 +14,13 @@ import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, sendError } from './http/errors.js';
 import { metaRoutes, registerOpenApi } from './http/openapi.js';
+import { installOversizedBodyDiscard } from './http/oversized-body.js';
 import { readinessCheck } from './http/readiness.js';
 import { peerMatcher, requestIdGenerator } from './http/request-id.js';
 import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
 import { loggerOptions, type LogDestination } from './http/request-log.js';
+import { RoutePatterns } from './http/route-patterns.js';
 import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
 import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
@@ -95,8 +96,10 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   const lifecycle = { draining: false };
   const genReqId = requestIdGenerator(trustProxy);
   const trustedProxy = trustProxy.length > 0 ? peerMatcher(trustProxy) : undefined;
+  // Every route by pattern, under any method: the 405's Allow and the log's name for a request no route answered.
+  const routes = new RoutePatterns();
   const app = Fastify({
-    ...loggerOptions(options.logger, store.config),
+    ...loggerOptions(options.logger, store.config, routes),
     bodyLimit: BODY_LIMIT,
     // The onRequest hook below answers 503 in the store's JSON, with the request id, while the server drains.
     return503OnClosing: false,
@@ -139,6 +142,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   });
 
   installErrorHandlers(app);
+  installOversizedBodyDiscard(app);
   app.addHook('preClose', (done) => {
     lifecycle.draining = true;
     done();
@@ -158,7 +162,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
       })
       .end(body);
   });
-  const answerMethodNotAllowed = installMethodNotAllowed(app);
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+  const answerMethodNotAllowed = methodNotAllowed(routes);
   // Answers a request may get on arrival, before its body is read: while the server drains, 503; an HTTP/1.1
   // request without Host, 400; a CORS preflight, 204 or 403.
   const answerOnArrival = (request: FastifyRequest, reply: FastifyReply): boolean => {
@@ -272,28 +277,13 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, baseUrl
  * A path that exists under another method answers 405 with Allow, not 404. Returns the check, which the arrival hook
  * runs: true when it has answered.
  */
-function installMethodNotAllowed(app: FastifyInstance): (request: FastifyRequest, reply: FastifyReply) => boolean {
-  const routes = FindMyWay();
-  const methods = new Map<string, Set<string>>();
-  app.addHook('onRoute', (route) => {
-    const list = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of list) {
-      if (method === 'HEAD') continue;
-      const known = methods.get(route.url);
-      if (known) known.add(method);
-      else {
-        methods.set(route.url, new Set([method]));
-        routes.on('GET', route.url, () => {}, { url: route.url });
-      }
-    }
-  });
+function methodNotAllowed(routes: RoutePatterns): (request: FastifyRequest, reply: FastifyReply) => boolean {
   return (request, reply) => {
     if (request.is404 === false) return false;
-    const path = request.url.split('?')[0] ?? '/';
-    const found = routes.find('GET', path);
-    const allowed = found ? methods.get((found.store as { url: string }).url) : undefined;
+    const allowed = routes.find(request.url.split('?')[0] ?? '/')?.methods;
     if (!allowed || allowed.has(request.method)) return false;
-    const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
+    // HEAD goes with GET (Fastify adds it to each GET route), last.
+    const allow = [...[...allowed].filter((method) => method !== 'HEAD'), ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
     reply.header('allow', allow);
     sendError(reply, 405, ErrorMessage.methodNotAllowed, `${request.method} is not allowed here; use ${allow}.`);
     return true;

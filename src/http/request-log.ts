@@ -15,6 +15,7 @@ import { LogController } from 'fastify';
 import pino from 'pino';
 import type { Config } from '../config.js';
 import { REQUEST_ID_LOG_LABEL, clientAddress } from './request-id.js';
+import type { RoutePatterns } from './route-patterns.js';
 
 /** What may wait to be written to stdout: at ~300 bytes a line, about 50,000 lines. */
 export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
@@ -26,18 +27,16 @@ const LOG_WRITE_EVERY_MS = 200;
 const FLUSH_WAIT_MS = 2000;
 /** Dropped lines are reported on stderr at most this often. */
 const DROP_REPORT_INTERVAL_MS = 60_000;
-/** Paths are cut to this length in the log (a URL may be up to 16 KiB of anything). */
-const MAX_LOGGED_PATH = 200;
 /**
- * Routes whose path holds a secret: a cart token (/cart/c/:token), an approval link's token, a checkout's or an
- * order's id (their pages are capability links). Their lines show the route instead of the path.
+ * One line per request at completion; nothing on arrival; no URL query, no header and no path a client wrote in any
+ * line: a request is named by its route's pattern, or a path the route table cleared (RoutePatterns.loggedPath).
  */
-const SECRET_IN_PATH = /:(?:token|id)(?:\/|$)/;
-
-/** One line per request at completion; nothing on arrival; no URL query and no header in any line. */
 export class RequestLogController extends LogController {
   /** `enabled` false: no request lines at all (the logger is off, e.g. in tests and the bench). */
-  constructor(enabled = true) {
+  constructor(
+    private readonly routes: RoutePatterns,
+    enabled = true,
+  ) {
     super({ requestIdLogLabel: REQUEST_ID_LOG_LABEL, disableRequestLogging: !enabled });
   }
 
@@ -47,7 +46,7 @@ export class RequestLogController extends LogController {
     if (this.disableRequestLogging === true) return;
     const status = reply.statusCode;
     const route = request.routeOptions.url;
-    const line = completionLine(request.id, request.method, request.url, route, status, reply.elapsedTime, clientAddress(request));
+    const line = completionLine(request.id, request.method, this.routes.loggedPath(request.url, route), route, status, reply.elapsedTime, clientAddress(request));
     // The line carries its request id itself: through the root logger, no child logger is made for it.
     const log = reply.log instanceof RequestLogger ? reply.log.root : reply.log;
     if (error) log.error({ ...line, err: error }, 'request failed while answering');
@@ -68,9 +67,7 @@ export class RequestLogController extends LogController {
 }
 
 /** A request's completion line: `route` is the pattern that answered it (none when no route matched). */
-export function completionLine(requestId: string, method: string, url: string, route: string | undefined, status: number, elapsedMs: number, address: string) {
-  const query = url.indexOf('?');
-  const path = route !== undefined && SECRET_IN_PATH.test(route) ? route : (query < 0 ? url : url.slice(0, query)).slice(0, MAX_LOGGED_PATH);
+export function completionLine(requestId: string, method: string, path: string, route: string | undefined, status: number, elapsedMs: number, address: string) {
   return {
     [REQUEST_ID_LOG_LABEL]: requestId,
     method,
@@ -164,6 +161,9 @@ export class RequestLogger implements FastifyBaseLogger {
     readonly root: FastifyBaseLogger,
     private readonly bindings: pino.Bindings,
     private readonly options: pino.ChildLoggerOptions,
+    /** The URL as the client asked it: a line names it as `routes` does (loggedPath), never as asked. */
+    private readonly askedUrl?: string,
+    private readonly routes?: RoutePatterns,
   ) {}
 
   private get log(): FastifyBaseLogger {
@@ -179,28 +179,58 @@ export class RequestLogger implements FastifyBaseLogger {
   }
 
   fatal(...line: unknown[]): void {
-    (this.log.fatal as LogLine)(...line);
+    (this.log.fatal as LogLine)(...this.withoutUrl(line));
   }
   error(...line: unknown[]): void {
-    (this.log.error as LogLine)(...line);
+    (this.log.error as LogLine)(...this.withoutUrl(line));
   }
   warn(...line: unknown[]): void {
-    (this.log.warn as LogLine)(...line);
+    (this.log.warn as LogLine)(...this.withoutUrl(line));
   }
   info(...line: unknown[]): void {
-    (this.log.info as LogLine)(...line);
+    (this.log.info as LogLine)(...this.withoutUrl(line));
   }
   debug(...line: unknown[]): void {
-    (this.log.debug as LogLine)(...line);
+    (this.log.debug as LogLine)(...this.withoutUrl(line));
   }
   trace(...line: unknown[]): void {
-    (this.log.trace as LogLine)(...line);
+    (this.log.trace as LogLine)(...this.withoutUrl(line));
   }
   silent(): void {}
 
   child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions): FastifyBaseLogger {
     return this.log.child(bindings, options);
   }
+
+  // Fastify writes the URL into a few messages of its own (a reply sent twice): a capability path must not reach the log.
+  private withoutUrl(line: unknown[]): unknown[] {
+    const { askedUrl, routes } = this;
+    if (askedUrl === undefined || routes === undefined) return line;
+    const logged = routes.loggedPath(askedUrl, undefined);
+    if (logged === askedUrl) return line;
+    const query = askedUrl.indexOf('?');
+    const rename = (text: string) => {
+      const renamed = text.replaceAll(askedUrl, logged);
+      return query < 0 ? renamed : renamed.replaceAll(askedUrl.slice(0, query), logged);
+    };
+    return line.map((part) => renamed(part, rename));
+  }
+}
+
+/** `part` (a message, an error, or a line's object with its `err`) with its text renamed. */
+function renamed(part: unknown, rename: (text: string) => string): unknown {
+  if (typeof part === 'string') return rename(part);
+  if (part instanceof Error) {
+    const message = rename(part.message);
+    const stack = part.stack === undefined ? undefined : rename(part.stack);
+    if (message === part.message && stack === part.stack) return part;
+    return Object.assign(Object.create(Object.getPrototypeOf(part) as object) as Error, part, { message, stack });
+  }
+  if (typeof part === 'object' && part !== null && 'err' in part && part.err instanceof Error) {
+    const err = renamed(part.err, rename);
+    return err === part.err ? part : { ...part, err };
+  }
+  return part;
 }
 
 type LogLine = (...line: unknown[]) => void;
@@ -210,16 +240,26 @@ export interface LogDestination {
   write(line: string): unknown;
 }
 
-/** The logger options of the Fastify instance: pino at LOG_LEVEL on stdout, and this module's request lines. */
+/**
+ * The logger options of the Fastify instance: pino at LOG_LEVEL on stdout, and this module's request lines, which name
+ * a request by `routes` (the app adds its routes to it as they are declared).
+ */
 export function loggerOptions(
   destination: boolean | LogDestination | undefined,
   config: Config,
+  routes: RoutePatterns,
 ): Pick<FastifyServerOptions, 'logger' | 'logController' | 'childLoggerFactory'> {
-  if (!destination) return { logger: false, logController: new RequestLogController(false) };
+  if (!destination) return { logger: false, logController: new RequestLogController(routes, false) };
   return {
-    logger: { level: config.logLevel, stream: destination === true ? (stdoutLog ??= stdoutDestination()) : destination },
-    logController: new RequestLogController(),
-    childLoggerFactory: (logger, bindings, options) => new RequestLogger(logger, bindings, options),
+    logger: {
+      level: config.logLevel,
+      stream: destination === true ? (stdoutLog ??= stdoutDestination()) : destination,
+      // Fastify's own serializer would write the URL of any line given a `req`: its method and logged path only.
+      serializers: { req: (request: FastifyRequest) => ({ method: request.method, path: routes.loggedPath(request.url, request.routeOptions?.url) }) },
+    },
+    logController: new RequestLogController(routes),
+    childLoggerFactory: (logger, bindings, options, raw) =>
+      new RequestLogger(logger, bindings, options, (raw as { originalUrl?: string }).originalUrl ?? raw.url, routes),
   };
 }
 

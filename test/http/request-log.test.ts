@@ -1,6 +1,6 @@
 /**
  * Request logging (#11, items 3 and 5), read from a real process's stdout: each request is one JSON line when it
- * is answered (method, path without the query, route, status, response time, client address, request id), never a
+ * is answered (method, path as the route table names it, route, status, response time, client address, request id), never a
  * line on arrival; an error's lines carry the request's id; no line holds the cart cookie, an Authorization header,
  * a token or id from a capability path, or the query; LOG_LEVEL still chooses what is written; and a normal stop
  * (SIGTERM) loses no line of the requests answered before it.
@@ -113,12 +113,14 @@ for (const target of targets) {
           sent.push({ id: response.headers.get('x-request-id')!, status: response.status, method, ...expected });
           return response;
         };
-        await request('GET', '/products/decaf-capsules.js', { path: '/products/decaf-capsules.js', route: '/products/:handle.js' });
-        await request('HEAD', '/products/decaf-capsules.js', { path: '/products/decaf-capsules.js', route: '/products/:handle.js' });
-        await request('GET', '/products/no-such-thing.js', { path: '/products/no-such-thing.js', route: '/products/:handle.js' });
+        await request('GET', '/products/decaf-capsules.js', { path: '/products/:handle.js', route: '/products/:handle.js' });
+        await request('HEAD', '/products/decaf-capsules.js', { path: '/products/:handle.js', route: '/products/:handle.js' });
+        await request('GET', '/products/no-such-thing.js', { path: '/products/:handle.js', route: '/products/:handle.js' });
         await request('GET', '/search/suggest.json?q=private%20words', { path: '/search/suggest.json', route: '/search/suggest.json' });
-        await request('GET', '/nothing/here?x=1', { path: '/nothing/here', route: null });
-        await request('DELETE', '/products/decaf-capsules.js', { path: '/products/decaf-capsules.js', route: null });
+        // No route: only the words of the app's routes are kept; a wrong method is named by the route of its path.
+        await request('GET', '/nothing/here?x=1', { path: '/*/*', route: null });
+        await request('GET', '/cart/nothing-here', { path: '/cart/*', route: null });
+        await request('DELETE', '/products/decaf-capsules.js', { path: '/products/:handle.js', route: null });
         const variantId = ((await (await fetch(`${server.origin}/products/decaf-capsules.js`)).json()) as { variants: { id: number }[] }).variants[0]!.id;
         const added = await request('POST', '/cart/add.js', { path: '/cart/add.js', route: '/cart/add.js' }, {
           headers: { 'content-type': 'application/json' },
