@@ -38,9 +38,11 @@ import {
 } from './cart.js';
 import {
   cartTokenKey,
+  closedCartToken,
   createCart,
   deleteCartAtVersion,
   deleteCartByToken,
+  handOverCart,
   isRetiredCartToken,
   purgeExpiredCarts,
   readCart,
@@ -79,6 +81,12 @@ export interface CartDetails {
   note?: string | undefined;
   attributes?: Record<string, string> | undefined;
 }
+
+/**
+ * What opening a cart's link did: `taken`, the cart moved to a new token for whoever opened it; `held`, they hold
+ * it already (their token is the cart's); `handed_over`, someone else took it before; `none`, no such cart.
+ */
+export type HandOver = { kind: 'taken' | 'held'; view: CartView } | { kind: 'handed_over' } | { kind: 'none' };
 
 export interface ChangeOptions {
   /** Refuse with CartNotFound when the token names no live cart, instead of starting one (the UCP door's rule). */
@@ -242,6 +250,34 @@ export class CartService {
   async close(tx: Queryable, token: string): Promise<void> {
     this.recent.forget(token);
     await deleteCartByToken(tx, token);
+  }
+
+  /**
+   * Hands the cart a token names to whoever opened its link (the link an agent hands its buyer), `receiverToken` being the
+   * cart token they hold now: the cart moves to a new token for them, and the old one names no cart again (the
+   * tools answer not found, a browser holding it gets a new cart), so nothing typed into the cart afterwards is
+   * readable or changeable by whoever else held the link. The cart's checkouts stay with the old token, which no
+   * longer reaches them: the receiver's checkout of the cart is a new one.
+   */
+  async handOver(db: Queryable, token: string, receiverToken: string | undefined): Promise<HandOver> {
+    if (!isCartToken(token)) return { kind: 'none' };
+    const held = async (heldToken: string): Promise<HandOver> => {
+      const view = await this.findCart(db, heldToken);
+      return view ? { kind: 'held', view } : { kind: 'none' };
+    };
+    if (receiverToken === token) return held(token);
+    return this.inTurn(db, token, async () => {
+      this.recent.forget(token);
+      const newToken = this.tokens.issue();
+      if (await handOverCart(db, token, newToken)) {
+        const view = await this.findCart(db, newToken);
+        return view ? { kind: 'taken', view } : { kind: 'none' };
+      }
+      const closed = await closedCartToken(db, token);
+      if (closed?.handedTo == null) return { kind: 'none' };
+      // The browser that took the cart, opening the link again, is led back to it.
+      return closed.handedTo === receiverToken ? held(receiverToken) : { kind: 'handed_over' };
+    });
   }
 
   /** Deletes carts unchanged for the cart lifetime (14 days); returns how many. */

@@ -182,6 +182,30 @@ export async function isRetiredCartToken(db: Queryable, token: string): Promise<
   return rows.length > 0;
 }
 
+/**
+ * Moves a live cart to a new token and closes the old one, noting where the cart went; one statement, so one
+ * transaction on every instance: of two concurrent hand-offs of one token, exactly one moves the cart. The version
+ * moves on, so a change read under the old token (on any instance) writes nothing. True when the cart moved.
+ */
+export async function handOverCart(db: Queryable, token: string, newToken: string): Promise<boolean> {
+  const rows = await db.query(
+    `with moved as (
+       update carts set token = $2, version = version + 1, updated_at = now() where token = $1 and ${LIVE} returning id
+     )
+     insert into closed_cart_tokens (token, handed_to) select $1, $2 from moved
+     on conflict (token) do update set handed_to = excluded.handed_to, closed_at = now()
+     returning token`,
+    [token, newToken],
+  );
+  return rows.length > 0;
+}
+
+/** A closed token: the token its cart was handed over to, or null when the cart was ordered or canceled. */
+export async function closedCartToken(db: Queryable, token: string): Promise<{ handedTo: string | null } | undefined> {
+  const [row] = await db.query<{ handed_to: string | null }>('select handed_to from closed_cart_tokens where token = $1', [token]);
+  return row ? { handedTo: row.handed_to } : undefined;
+}
+
 /** Deletes the carts no longer live (and retired tokens past the cart lifetime); returns how many carts. */
 export async function purgeExpiredCarts(db: Queryable): Promise<number> {
   const [row] = await db.query<{ purged: number }>(

@@ -16,12 +16,12 @@ import type { Store } from '../store.js';
 import { CartError, lineTargetFromId, type CartView, type ItemToAdd } from '../cart/cart-service.js';
 import { cartJson } from './cart-json.js';
 import { parseId } from '../catalog/ids.js';
-import { isCartToken } from '../cart/cart-token.js';
 import { cartFromCookie, setCartCookie } from './cart-cookie.js';
 import { cartPagesPolicy, sendCartPage } from './cart-page-routes.js';
 import { sendPersonalPage } from './page-answers.js';
 import { CART_PATH, cartLinkNotFoundPage } from './pages/cart-page.js';
-import { pageContext } from './pages/layout.js';
+import { pageContext, type PageContext } from './pages/layout.js';
+import { messagePage } from './pages/message-page.js';
 import { formFields, indexedArray, urlencodedFields } from './form-body.js';
 import {
   AddCartItemsBody,
@@ -41,6 +41,17 @@ const cartResponses = {
   422: Type.Ref('Error'),
   429: Type.Ref('Error'),
 };
+
+/** The page of a cart link whose cart another browser took: it says so, and shows nothing of the cart. */
+const cartHandedOverPage = (context: PageContext) =>
+  messagePage(context, {
+    title: 'This cart was handed over',
+    tone: 'problem',
+    paragraphs: [
+      'This cart link was already opened in another browser, which now holds the cart. A cart link works once.',
+      'If you opened it yourself, continue in that browser. Otherwise ask whoever gave you the link for a new one.',
+    ],
+  });
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -313,10 +324,13 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       config: { rateLimit: 'cart-write' },
       schema: {
         operationId: 'openCartByToken',
-        summary: "Open a cart by its token (a commerce-protocol cart's continue_url): sets the `cart` cookie to it and answers the Cart",
+        summary: "Take a cart by its token (a commerce-protocol cart's continue_url): the cart moves to a new token, set as the `cart` cookie, and the Cart is answered",
         description:
-          'A browser opening the link (Sec-Fetch-Mode: navigate, or Accept: text/html first) gets the cookie and a 303 to the cart ' +
-          'page, /cart; for no live cart, a 404 page in HTML.',
+          'Whoever opens the link takes the cart over: it gets a new token (the Cart\'s `token`, and the `cart` cookie), and the ' +
+          'token in the link names no cart again (404 here and for every tool; a cookie holding it gets a new cart). A client whose ' +
+          'cookie already holds the cart keeps it. A browser opening the link (Sec-Fetch-Mode: navigate, or Accept: text/html ' +
+          'first) gets the cookie and a 303 to the cart page, /cart; for no live cart, a 404 page in HTML (saying so when the ' +
+          'cart was handed over to another browser).',
         tags: ['cart'],
         security: SESSION_CART,
         params: Type.Object({ token: Type.String({ description: 'Cart.token' }) }),
@@ -324,19 +338,21 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
       },
     },
     async (request, reply) => {
-      const { token } = request.params;
-      const view = isCartToken(token) ? await carts.findCart(db, token) : undefined;
+      const handOver = await carts.handOver(db, request.params.token, cartFromCookie(request));
       // A person opening the link (an agent's hand-off) lands on the cart page, or a page saying the link does not work.
       if (opensPage(request)) {
-        if (!view) return sendPersonalPage(reply, 404, cartLinkNotFoundPage(pageContext(store.config)), cartPagesPolicy(store));
-        setCartCookie(reply, view.token, baseUrl);
+        if (handOver.kind === 'handed_over') return sendPersonalPage(reply, 404, cartHandedOverPage(pageContext(store.config)), cartPagesPolicy(store));
+        if (handOver.kind === 'none') return sendPersonalPage(reply, 404, cartLinkNotFoundPage(pageContext(store.config)), cartPagesPolicy(store));
+        setCartCookie(reply, handOver.view.token, baseUrl);
         return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(CART_PATH, 303);
       }
-      if (!view) throw notFound('No live cart has this token; it may have expired. Start a new cart with POST /cart/add.js.');
+      if (handOver.kind === 'handed_over' || handOver.kind === 'none') {
+        throw notFound('No live cart has this token; it may have expired. Start a new cart with POST /cart/add.js.');
+      }
       // The token is a credential for the cart: keep it out of Referer headers sent from the page.
       reply.header('referrer-policy', 'no-referrer');
       // Opening the link sets the cookie even when this browser already holds the cart, renewing it.
-      return answer(request, reply, view, { setCookie: true });
+      return answer(request, reply, handOver.view, { setCookie: true });
     },
   );
 };

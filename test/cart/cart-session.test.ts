@@ -217,21 +217,27 @@ for (const backend of backends) {
       assert.equal(cartScope.scope, 'cart:write');
     });
 
-    it('GET /cart/c/{token} (continue_url) sets the cookie to that cart and answers it', async () => {
+    it('GET /cart/c/{token} (continue_url) hands the cart over: a new token, set as the cookie, and the old one names no cart', async () => {
       const owner = new Shopper(t.app);
       await addOne(owner);
+      const given = owner.token!;
       const browser = new Shopper(t.app);
-      const answer = await browser.send('GET', `/cart/c/${owner.token}`);
+      const answer = await browser.send('GET', `/cart/c/${given}`);
       assert.equal(answer.status, 200, answer.raw);
-      assert.equal(answer.body.token, owner.token);
+      assert.notEqual(answer.body.token, given);
       assert.equal(answer.body.item_count, 1);
-      assert.equal(browser.token, owner.token);
+      assert.equal(browser.token, answer.body.token);
       assert.equal(cookieAttributes(answer.setCookie).get('max-age'), String(FOURTEEN_DAYS));
       assert.equal(answer.headers['referrer-policy'], 'no-referrer');
       await addOne(browser, 'NRG-CITRUS-12');
-      assert.equal((await owner.cart()).body.item_count, 2);
-      // Opened again by a browser that already holds the cart: one renewed cookie, not two.
-      const again = await owner.send('GET', `/cart/c/${owner.token}`);
+      assert.equal((await browser.cart()).body.item_count, 2);
+      // The old token's holder sees a fresh empty cart, never the browser's.
+      const left = await owner.cart();
+      assert.equal(left.body.item_count, 0);
+      assert.notEqual(owner.token, browser.token);
+      // Opened by a browser that already holds the cart: the same token, one renewed cookie, not two.
+      const again = await browser.send('GET', `/cart/c/${browser.token}`);
+      assert.equal(again.body.token, answer.body.token);
       const cartCookies = ([] as string[]).concat((again.headers['set-cookie'] as string | string[] | undefined) ?? []).filter((c) => c.startsWith('cart='));
       assert.equal(cartCookies.length, 1);
     });

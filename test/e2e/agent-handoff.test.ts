@@ -1,11 +1,12 @@
 /**
  * The agent's hand-off, as the MCP instructions tell agents to do it: an agent with the MCP SDK's own client fills a
  * cart (create_cart, naming its profile) and gives the buyer the cart's continue_url; the buyer opens it in a real
- * headless Chromium (/cart/c/{token} sets the cart cookie and lands on the cart page, which shows the agent's
- * lines), checks out in the browser (email, US address, shipping method), proves they are the buyer with the code
+ * headless Chromium (/cart/c/{token} hands the cart over: a new token in the cart cookie, and the cart page shows the
+ * agent's lines), checks out in the browser (email, US address, shipping method), proves they are the buyer with the code
  * the store mails (its default proof, to a loopback SMTP server) and approves. The order holds the agent's cart
- * lines, was placed from a checkout of that cart prepared by the browser, and took the stock; the cart is then closed,
- * so its continue_url answers a page saying the link no longer works. With JavaScript on and off, on both backends.
+ * lines, was placed from a checkout of that cart prepared by the browser, and took the stock. Meanwhile the agent's cart
+ * id names no cart (get_cart: not_found), and its continue_url, opened in another browser, says the cart was handed
+ * over; once the order closed the cart, it no longer works in the buyer's browser either. With JavaScript on and off, on both backends.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -102,9 +103,20 @@ for (const backend of backends) {
         for (const line of wanted) {
           assert.equal(await cartQuantityOf(page, line).inputValue(), String(line.quantity), `the agent's line ${line.itemName} is on the cart page`);
         }
-        // The browser now holds the agent's cart: the storefront JSON answers it for this browser's cookie.
+        // The browser now holds the agent's cart, under a token of its own; the agent's id names no cart.
         const json = (await (await context.request.get(`${shop.base}/cart.js`)).json()) as { token: string; item_count: number };
-        assert.equal(json.token, cart.id, "the cart cookie names the agent's cart");
+        assert.notEqual(json.token, cart.id, "the cart cookie holds the cart under a new token");
+        assert.equal(json.item_count, wanted.reduce((sum, line) => sum + line.quantity, 0));
+        const gone = (await client.callTool({ name: 'get_cart', arguments: { id: cart.id } })) as { structuredContent: any };
+        assert.equal(gone.structuredContent.messages[0].code, 'not_found', "the agent's cart id after the hand-off");
+        const elsewhere = await browser.newContext();
+        try {
+          const other = await elsewhere.newPage();
+          assert.equal((await other.goto(cart.continue_url))?.status(), 404, 'the continue_url in another browser');
+          assert.equal((await other.getByRole('heading', { level: 1 }).innerText()).trim(), 'This cart was handed over');
+        } finally {
+          await elsewhere.close();
+        }
 
         await clickAndLoad(page, () => page.getByRole('button', { name: 'Check out' }).click());
         assert.equal(new URL(page.url()).pathname, '/checkout');
@@ -120,11 +132,11 @@ for (const backend of backends) {
           "the order holds the agent's cart lines",
         );
         assert.equal(order.subtotal, cart.totals.find((x: { type: string }) => x.type === 'total').amount, "the items cost what the agent's cart said");
-        assert.equal(order.cartToken, cart.id, "the order's checkout was made from the agent's cart");
+        assert.equal(order.cartToken, json.token, "the order's checkout was made from the cart the browser took");
         assert.equal(order.checkoutChannel, 'browser', 'the buyer checked out in the browser');
         assert.equal(order.buyerEmail, email);
         assert.deepEqual(errors, [], 'no console error on any page');
-        // The agent's link opened the cart once; its order closed the cart, so the link now says it does not work.
+        // The agent's link handed the cart over once; its order closed the cart, so the link now says it does not work.
         const reopened = await page.goto(cart.continue_url);
         assert.equal(reopened?.status(), 404, 'the hand-off link of an ordered cart');
         assert.equal((await page.getByRole('heading', { level: 1 }).innerText()).trim(), 'This cart link does not work');

@@ -161,26 +161,32 @@ for (const backend of backends) {
       assert.equal(added.body.item_count, 1);
     });
 
-    it('the hand-off /cart/c/{token} opened in a browser sets the cart cookie and lands on /cart', async () => {
-      const agent = new Shopper(t.app);
-      await agent.add([{ id: variantId(t, 'ESP-DEC-10'), quantity: 3 }]);
-      const browser = new Shopper(t.app);
+    it('the hand-off /cart/c/{token} opened in a browser takes the cart under a new cookie and lands on /cart; the link then says so', async () => {
       for (const headers of [NAVIGATE, { accept: 'text/html,application/xhtml+xml' }]) {
+        const agent = new Shopper(t.app);
+        await agent.add([{ id: variantId(t, 'ESP-DEC-10'), quantity: 3 }]);
+        const browser = new Shopper(t.app);
         const opened = await browser.send('GET', `/cart/c/${agent.token}`, { headers, cookie: null });
         assert.equal(opened.status, 303, opened.raw);
         assert.equal(opened.headers.location, '/cart');
         assert.equal(opened.headers['referrer-policy'], 'no-referrer');
         assert.equal(opened.headers['cache-control'], 'no-store');
         assert.ok(opened.setCookie?.includes('HttpOnly'));
-        assert.equal(browser.token, agent.token);
+        assert.ok(browser.token && browser.token !== agent.token, 'the browser took the cart under a new token');
+        const page = await open(browser, '/cart');
+        assertCartPage(page);
+        assert.equal(quantityShown(page.raw, itemOf('ESP-DEC-10').name), 3);
+        // The link was used: opened elsewhere, a page says the cart was handed over; a script gets the 404 JSON.
+        const again = await new Shopper(t.app).send('GET', `/cart/c/${agent.token}`, { headers });
+        assert.equal(again.status, 404, again.raw);
+        assert.match(again.raw, /<h1>This cart was handed over<\/h1>/);
+        assert.equal(again.headers['content-type'], 'text/html; charset=utf-8');
+        assert.equal(again.headers['cache-control'], 'no-store');
+        assert.equal(again.setCookie, undefined);
+        const json = await new Shopper(t.app).send('GET', `/cart/c/${agent.token}`);
+        assert.equal(json.status, 404);
+        assert.equal(json.body.status, 404);
       }
-      const page = await open(browser, '/cart');
-      assertCartPage(page);
-      assert.equal(quantityShown(page.raw, itemOf('ESP-DEC-10').name), 3);
-      // A script asking for the cart by its link still gets the Cart in JSON.
-      const json = await new Shopper(t.app).send('GET', `/cart/c/${agent.token}`);
-      assert.equal(json.status, 200);
-      assert.equal(json.body.token, agent.token);
     });
 
     it('a hand-off link naming no live cart answers a 404 page and sets nothing', async () => {

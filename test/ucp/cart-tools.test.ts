@@ -1,6 +1,6 @@
 /**
  * The cart tools: one cart model, two doors. A cart made with create_cart is the cart /cart.js shows to a
- * browser holding its token, its continue_url opens it there, and changes through either door show in the
+ * browser holding its token, its continue_url hands it over to the browser that opens it, and changes through either door show in the
  * other. Refusals are UCP error results; cancel_cart is idempotent by key.
  */
 import { after, before, describe, it } from 'node:test';
@@ -66,13 +66,16 @@ for (const backend of backends) {
       assert.equal(cart.continue_url, `http://store.test/cart/c/${cart.id}`);
     });
 
-    it("continue_url opens the same cart in a browser and sets its cart cookie", async () => {
+    it("continue_url hands the cart to the browser that opens it: its lines under a new cart cookie, and the cart's id names no cart", async () => {
       const [sleep] = await variantIds('SLP-120');
       const cart = await call('create_cart', { cart: { line_items: [{ item: { id: sleep }, quantity: 1 }] } });
       const opened = await test.app.inject({ url: new URL(cart.continue_url).pathname });
       assert.equal(opened.statusCode, 200);
-      assert.equal(JSON.parse(opened.body).token, cart.id);
-      assert.ok(opened.cookies.some((c) => c.name === 'cart' && c.value === cart.id));
+      const taken = JSON.parse(opened.body);
+      assert.notEqual(taken.token, cart.id);
+      assert.equal(taken.items[0].id, Number(sleep));
+      assert.ok(opened.cookies.some((c) => c.name === 'cart' && c.value === taken.token));
+      assert.equal((await call('get_cart', { id: cart.id })).messages[0].code, 'not_found');
     });
 
     it('a change made in the browser shows in get_cart, and one made by update_cart shows in the browser', async () => {

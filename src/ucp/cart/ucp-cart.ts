@@ -1,7 +1,7 @@
 /**
  * The domain's priced cart -> UCP Cart (shopping/cart.json, 2026-04-08). One cart model: the UCP cart id is
- * the cart token, its line ids are the line keys, and `continue_url` opens the same cart in a browser
- * (/cart/c/{token}). Amounts are the cart's integer cents; totals follow the UCP totals contract (subtotal
+ * the cart token, its line ids are the line keys, and `continue_url` hands the cart over to the browser that opens
+ * it (/cart/c/{token}: a new token there, and this id names no cart). Amounts are the cart's integer cents; totals follow the UCP totals contract (subtotal
  * before the selling-plan discount, the discount negative, then the total).
  */
 import type { PricedCart } from '../../cart/cart.js';
