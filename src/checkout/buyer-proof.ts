@@ -74,12 +74,13 @@ export class ProofRefused extends Error {
   }
 }
 
-/** What the approval page offers now. */
+/**
+ * What the approval page offers now. A passkey is offered in passkey-or-code mode to every email alike: whether an
+ * email holds a passkey is never said (the browser shows the passkeys it holds for this store).
+ */
 export interface ProofOffer {
   mode: ApprovalProofMode;
   email: string;
-  /** Passkeys registered to the email (offered in passkey-or-code mode). */
-  passkeys: number;
   /** The newest code's state for this approval. */
   code: { state: 'none' } | { state: 'active'; expiresAt: Date; triesLeft: number } | { state: 'expired' | 'used' | 'locked' };
   /** Minutes until another code may be mailed (0: now). */
@@ -151,9 +152,8 @@ export class BuyerProof {
   async offer(db: Queryable, approval: ApprovalRecord, buyerEmail: string): Promise<ProofOffer> {
     const email = normalEmail(buyerEmail);
     const now = this.now();
-    const passkeys = this.passkeysAllowed ? (await passkeysOf(db, email)).length : 0;
     const latest = this.mode === 'link' ? undefined : await latestCode(db, approval.token);
-    return { mode: this.mode, email, passkeys, code: codeState(latest, now), nextCodeInMinutes: this.mode === 'link' ? 0 : await this.minutesUntilNextCode(db, approval.checkoutId, email, now) };
+    return { mode: this.mode, email, code: codeState(latest, now), nextCodeInMinutes: this.mode === 'link' ? 0 : await this.minutesUntilNextCode(db, approval.checkoutId, email, now) };
   }
 
   private async minutesUntilNextCode(db: Queryable, checkoutId: string, email: string, now: Date): Promise<number> {
@@ -226,12 +226,15 @@ export class BuyerProof {
     throw this.fail('code', checked.reason, checked.message);
   }
 
-  /** Challenge options for approving with a passkey, when the email holds one (undefined otherwise). */
+  /**
+   * Challenge options for approving with a passkey (undefined where passkeys are not asked for). The same for every
+   * email: they list no credentials (discoverable credentials, the browser offers what it holds for this store) and
+   * read none, so they never say whether the email holds a passkey; the assertion must then come from a passkey
+   * registered to the checkout's email (verifyAssertion).
+   */
   async approvalOptions(db: Queryable, approval: ApprovalRecord, buyerEmail: string): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON } | undefined> {
     if (!this.passkeysAllowed) return undefined;
     const email = normalEmail(buyerEmail);
-    const passkeys = await passkeysOf(db, email);
-    if (passkeys.length === 0) return undefined;
     const nonce = randomBytes(16).toString('base64url');
     const challenge = approvalChallenge(approval.digest, nonce);
     const now = this.now();
@@ -240,7 +243,6 @@ export class BuyerProof {
     const options = await (await webauthn()).generateAuthenticationOptions({
       rpID: this.options.rpId,
       challenge: Buffer.from(challenge, 'base64url'),
-      allowCredentials: passkeys.map((p) => ({ id: p.id, transports: p.transports })),
       userVerification: 'required',
       timeout: CHALLENGE_TTL_MS,
     });
@@ -326,7 +328,8 @@ export class BuyerProof {
       userDisplayName: email,
       attestationType: 'none',
       excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports })),
-      authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
+      // Discoverable: the approval's options list no credentials, so only a passkey the device can find by itself is offered.
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
       timeout: CHALLENGE_TTL_MS,
     });
     const now = this.now();

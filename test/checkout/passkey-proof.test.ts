@@ -6,7 +6,8 @@
  * (replayed, altered, for another checkout, over an expired challenge, without user verification, from a credential
  * the email does not hold, or none) re-renders the page with 403, is counted on /metrics, and keeps nothing; each
  * refusal is followed by the untouched proof succeeding, so it was the alteration that was refused.
- * APPROVAL_PROOF=code never takes a passkey.
+ * The page and the passkey options are the same for an email with passkeys and one without (no credential listed,
+ * a discoverable credential registered). APPROVAL_PROOF=code never takes a passkey.
  *
  * The tests of one backend run in order: the passkeys registered by the first are used by the next.
  */
@@ -249,6 +250,7 @@ for (const backend of backends) {
       assert.equal(options.rp.id, 'localhost');
       assert.equal(options.user.name, BUYER_KEY);
       assert.equal(options.authenticatorSelection.userVerification, 'required');
+      assert.equal(options.authenticatorSelection.residentKey, 'required', 'a discoverable credential: approvals list none');
 
       const stranger = new SoftwareAuthenticator();
       const noCookie = await registerCredential(first.orderId, challengeId, stranger.register(options, ORIGIN), {});
@@ -305,7 +307,7 @@ for (const backend of backends) {
       const challenge = await passkeyChallenge(page);
       assert.equal(challenge.options.rpId, 'localhost');
       assert.equal(challenge.options.userVerification, 'required');
-      assert.deepEqual(challenge.options.allowCredentials.map((c: { id: string }) => c.id), buyerDevice.credentialIds, "only this email's passkeys");
+      assert.deepEqual(challenge.options.allowCredentials ?? [], [], 'no credential listed: the device offers the passkeys it holds');
       const [stored] = await t.store.db.query<{ challenge: string; approval_token: string; email: string }>('select challenge, approval_token, email from webauthn_challenges where id = $1', [challenge.challenge_id]);
       assert.deepEqual(stored, { challenge: challenge.options.challenge, approval_token: checkout.token, email: BUYER_KEY });
 
@@ -453,6 +455,44 @@ for (const backend of backends) {
       await assertRefused(() => postForm(page, { action: 'approve', assertion: JSON.stringify(buyerDevice.authenticate(challenge.options, ORIGIN)) }), undefined, checkout.id, stock);
 
       await assertPlacedWith(page, checkout.id, challenge);
+    });
+
+    it('the page and the passkey options are the same for an email with passkeys and one without: no credential id, nothing read', async () => {
+      const withPasskeys = await openPage((await pendingCheckout(BUYER)).token);
+      const without = await openPage((await pendingCheckout('no.passkeys@example.com')).token);
+      // The proof part of each page, with what differs by checkout (its link, form secret, digest, email) set aside.
+      const proofPart = (page: OpenedPage, email: string) =>
+        /<section class="proof"[\s\S]*?<\/section>/
+          .exec(page.html)![0]
+          .replaceAll(page.token, 'TOKEN')
+          .replaceAll(page.formToken, 'FORM')
+          .replaceAll(page.digest, 'DIGEST')
+          .replaceAll(email, 'EMAIL');
+      assert.equal(proofPart(without, 'no.passkeys@example.com'), proofPart(withPasskeys, BUYER_KEY));
+      assert.match(without.html, /id="passkey-approval"/);
+      assert.equal(without.headers['content-security-policy'], withPasskeys.headers['content-security-policy']);
+
+      const answers = [await passkeyChallenge(withPasskeys), await passkeyChallenge(without)];
+      /** A JSON value's shape: its keys and the types of its leaves, not their values. */
+      const shape = (value: unknown): unknown =>
+        Array.isArray(value) ? value.map(shape) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).sort().map(([k, v]) => [k, shape(v)])) : typeof value;
+      assert.deepEqual(shape(answers[1]), shape(answers[0]));
+      for (const answer of answers) {
+        assert.equal(answer.options.allowCredentials, undefined);
+        const text = JSON.stringify(answer);
+        for (const id of [...buyerDevice.credentialIds, ...otherDevice.credentialIds]) assert.ok(!text.includes(id), `a credential id in ${text}`);
+      }
+      // The options name the same relying party, verification and timeout: only the challenge differs.
+      const { challenge: _first, ...first } = answers[0]!.options;
+      const { challenge: _second, ...second } = answers[1]!.options;
+      assert.deepEqual(second, first);
+
+      // The buyer's own passkey still cannot approve another email's checkout.
+      const stock = await onHand();
+      const checkout = await pendingCheckout('no.passkeys@example.com');
+      const page = await openPage(checkout.token);
+      const challenge = await passkeyChallenge(page);
+      await assertRefused(() => approveWith(page, challenge.challenge_id, buyerDevice.authenticate(challenge.options, ORIGIN)), 'unknown_passkey', checkout.id, stock);
     });
 
     describe('APPROVAL_PROOF=code', () => {

@@ -134,8 +134,8 @@ export const passkeyOptionsPath = (token: string) => `${approvalPath(token)}/pas
 const formFields = (approval: Pick<PendingApproval, 'formToken' | 'digest'>) => html`<input type="hidden" name="form_token" value="${approval.formToken}">
 <input type="hidden" name="digest" value="${approval.digest}">`;
 
-/** Whether the page offers a passkey: the mode allows it and the email holds one. */
-export const offersPasskey = (offer: ProofOffer) => offer.mode === 'passkey-or-code' && offer.passkeys > 0;
+/** Whether the page offers a passkey: the mode allows it, for every email alike (the page never says whether one holds a passkey). */
+export const offersPasskey = (offer: ProofOffer) => offer.mode === 'passkey-or-code';
 
 const minutes = (n: number) => count(n, 'minute', 'minutes');
 
