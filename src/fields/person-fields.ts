@@ -25,8 +25,8 @@ export const PERSON_FIELDS = {
   cartAttributeValue: multi(1000),
   linePropertyName: single(250),
   linePropertyValue: multi(1000),
-  /** Why the merchant canceled or refunded an order (the buyer's mail quotes it). */
-  orderReason: multi(1000),
+  /** Why the merchant canceled or refunded an order, a tracking number, a carrier (the buyer's mail quotes them). */
+  orderText: single(500),
 } as const satisfies Record<string, TextRule>;
 
 export type PersonField = keyof typeof PERSON_FIELDS;

@@ -8,6 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import { formatMoney } from '../catalog/types.js';
+import { PERSON_FIELDS } from '../fields/person-fields.js';
+import { textFault, textFaultSentence } from '../fields/text.js';
 import { InsufficientStock } from '../inventory/inventory.js';
 import type { PaymentState } from '../payments/payment-handlers.js';
 import { announce, type OrderEvent, type OrderEventSubscriber } from './order-events.js';
@@ -65,14 +67,14 @@ function paymentStateAfterRefund(captured: number, refunded: number): PaymentSta
   return refunded >= captured ? 'refunded' : 'partially_refunded';
 }
 
-const TEXT_LIMIT = 500;
+const MERCHANT_TEXT = PERSON_FIELDS.orderText;
 const text = (value: string | undefined, what: string): string | null => {
   if (value === undefined) return null;
   const trimmed = value.trim();
   if (trimmed === '') return null;
-  if (trimmed.length > TEXT_LIMIT) throw new OrderActionRefused(`${what} is longer than ${TEXT_LIMIT} characters`);
-  // Control characters never reach a mail, a page or a header.
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new OrderActionRefused(`${what} must be one line of text`);
+  // Control, bidi and invisible characters never reach a mail, a page, a header or the terminal (src/fields).
+  const fault = textFault(trimmed, MERCHANT_TEXT);
+  if (fault) throw new OrderActionRefused(`${what} ${textFaultSentence(fault, MERCHANT_TEXT)}`);
   return trimmed;
 };
 

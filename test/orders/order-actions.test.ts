@@ -253,6 +253,13 @@ for (const backend of backends) {
         );
       });
 
+      it('a reason or a tracking number with a terminal escape, a bidi override or an invisible character is refused and changes nothing', async () => {
+        const order = await placed([['ESP-LUN-10', 1]]);
+        await refusedChangingNothing(order, () => store.orders.cancel(store.db, order.id, 'paid\u001b[2J'), /the reason contains a control character/);
+        await refusedChangingNothing(order, () => store.orders.cancel(store.db, order.id, '\u202edeksa reyub'), /the reason contains a character that reorders text/);
+        await refusedChangingNothing(order, () => store.orders.cancel(store.db, order.id, 'a\u200bb'), /the reason contains an invisible formatting character/);
+      });
+
       it('canceling twice: the second is refused and the stock is put back once', async () => {
         const stock = await onHand('ESP-LUN-10');
         const order = await placed([['ESP-LUN-10', 4]]);
