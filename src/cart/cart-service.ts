@@ -265,7 +265,10 @@ export class CartService {
       const view = await this.findCart(db, heldToken);
       return view ? { kind: 'held', view } : { kind: 'none' };
     };
-    if (receiverToken === token) return held(token);
+    if (receiverToken === token) {
+      const view = await this.findCart(db, token);
+      if (view) return { kind: 'held', view };
+    }
     return this.inTurn(db, token, async () => {
       this.recent.forget(token);
       const newToken = this.tokens.issue();

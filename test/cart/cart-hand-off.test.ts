@@ -93,6 +93,9 @@ for (const backend of backends) {
       assert.match(page.raw, HANDED_OVER);
       assert.equal(page.setCookie, undefined);
       saysNothingOfTheBuyer(page.raw, 'the link page', newToken);
+      const ownBrowser = await Shopper.holding(t.app, cart.id).send('GET', linkPath(cart), { headers: NAVIGATE });
+      assert.equal(ownBrowser.status, 404, 'the link opened where the cookie still holds the old token');
+      assert.match(ownBrowser.raw, HANDED_OVER);
       const script = await new Shopper(t.app).send('GET', linkPath(cart));
       assert.equal(script.status, 404);
       assert.deepEqual(Object.keys(script.body).sort(), ['description', 'message', 'status']);
