@@ -49,10 +49,21 @@ export interface CommandLine {
   env: NodeJS.ProcessEnv;
   stdout: TextStream;
   stderr: TextStream;
+  /**
+   * The configured database, opened by the caller and left open (tests running many commands in one process: an
+   * embedded database takes a second or more to open). Without it each command opens the database and closes it.
+   */
+  database?: Database;
 }
 
 /** Prints one answer (the CLI's own lines) to the command's stdout. */
 type Say = (text: string) => void;
+
+/** What a merchant's command works with: where its answer goes, and the commands on the configured database. */
+interface CommandParts {
+  say: Say;
+  withCommands: <T>(run: (commands: MerchantCommands) => Promise<T>) => Promise<T>;
+}
 
 const USAGE = `usage: storefront <command> [arguments]
 
@@ -106,7 +117,8 @@ class NotDeliveredError extends Error {}
  * Runs a merchant command: on the database itself (PostgreSQL, or an embedded database no store holds), or
  * through the control socket of the store that holds the embedded database. Its answer comes back inert (inertStrings).
  */
-async function withCommands<T>(config: Config, run: (commands: MerchantCommands) => Promise<T>): Promise<T> {
+async function runMerchantCommand<T>(config: Config, held: Database | undefined, run: (commands: MerchantCommands) => Promise<T>): Promise<T> {
+  if (held) return inertStrings(await run(await commandsOn(held, config)));
   let db: Database;
   try {
     db = await openDatabase(config);
@@ -115,15 +127,19 @@ async function withCommands<T>(config: Config, run: (commands: MerchantCommands)
     return inertStrings(await run(remoteCommands(controlSocketPath(config.dataDir))));
   }
   try {
-    await migrate(db);
-    const inventory = await Inventory.load(db);
-    const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config) });
-    // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
-    const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);
-    return inertStrings(await run(merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey) })));
+    return inertStrings(await run(await commandsOn(db, config)));
   } finally {
     await db.close();
   }
+}
+
+async function commandsOn(db: Database, config: Config): Promise<MerchantCommands> {
+  await migrate(db);
+  const inventory = await Inventory.load(db);
+  const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config) });
+  // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
+  const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);
+  return merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey) });
 }
 
 function remoteCommands(socketPath: string): MerchantCommands {
@@ -157,16 +173,16 @@ async function catalogFile(file: string | undefined): Promise<CatalogStream> {
   return CatalogStream.ofFile(file);
 }
 
-async function stock(config: Config, args: string[], say: Say): Promise<void> {
+async function stock(args: string[], { say, withCommands }: CommandParts): Promise<void> {
   const [action, sku, quantity, ...extra] = args;
   if (action === undefined) {
-    say(describeStock(await withCommands(config, (commands) => commands.stock())));
+    say(describeStock(await withCommands((commands) => commands.stock())));
     return;
   }
   if (action !== 'set') throw new UsageError(`unknown stock command "${action.slice(0, 40)}"; use: storefront stock, or storefront stock set SKU QUANTITY`);
   if (!sku || extra.length > 0) throw new UsageError('usage: storefront stock set SKU QUANTITY');
   const onHand = parseQuantity(quantity);
-  const set = await withCommands(config, (commands) => commands.setStock(sku, onHand));
+  const set = await withCommands((commands) => commands.setStock(sku, onHand));
   say(`${set.sku} (variant ${set.variantId}): ${set.onHand} on hand (was ${set.previous})`);
 }
 
@@ -191,10 +207,10 @@ function options(args: readonly string[], known: readonly string[], usage: strin
   return { positional, values };
 }
 
-async function orders(config: Config, args: string[], say: Say): Promise<void> {
+async function orders(args: string[], { say, withCommands }: CommandParts): Promise<void> {
   const [action, ...rest] = args;
   if (action === undefined) {
-    say(describeOrders(await withCommands(config, (commands) => commands.orders())));
+    say(describeOrders(await withCommands((commands) => commands.orders())));
     return;
   }
   const usage = ORDER_USAGE[action];
@@ -206,12 +222,12 @@ async function orders(config: Config, args: string[], say: Say): Promise<void> {
   const show = (details: OrderDetails) => say(describeOrder(details.order, details.transitions));
   switch (action) {
     case 'show': {
-      const found = await withCommands(config, (commands) => commands.order(id));
+      const found = await withCommands((commands) => commands.order(id));
       if (!found) throw new NotFoundError(`no order has the id or number ${JSON.stringify(id.slice(0, 64))}`);
       return show(found);
     }
     case 'capture':
-      return show(await withCommands(config, (commands) => commands.capture(id)));
+      return show(await withCommands((commands) => commands.capture(id)));
     case 'fulfill': {
       const lines = values.get('lines');
       const request: FulfillRequest = {
@@ -220,13 +236,13 @@ async function orders(config: Config, args: string[], say: Say): Promise<void> {
         ...(values.has('carrier') ? { carrier: values.get('carrier')! } : {}),
         ...(lines === undefined ? {} : { lines: parseFulfillLines(lines) }),
       };
-      return show(await withCommands(config, (commands) => commands.fulfill(id, request)));
+      return show(await withCommands((commands) => commands.fulfill(id, request)));
     }
     case 'cancel':
-      return show(await withCommands(config, (commands) => commands.cancel(id, values.get('reason'))));
+      return show(await withCommands((commands) => commands.cancel(id, values.get('reason'))));
     case 'refund': {
       const amount = parseAmount(amountText);
-      return show(await withCommands(config, (commands) => commands.refund(id, amount, values.get('reason'))));
+      return show(await withCommands((commands) => commands.refund(id, amount, values.get('reason'))));
     }
   }
 }
@@ -239,30 +255,30 @@ const ORDER_USAGE: Record<string, string> = {
   refund: 'usage: storefront orders refund ID AMOUNT [--reason TEXT] (AMOUNT in dollars and cents, such as 12.50)',
 };
 
-async function outbox(config: Config, args: string[], say: Say): Promise<void> {
+async function outbox(args: string[], { say, withCommands }: CommandParts): Promise<void> {
   const [action, id, ...extra] = args;
   if (action === undefined) {
-    say(describeOutbox(await withCommands(config, (commands) => commands.outbox())));
+    say(describeOutbox(await withCommands((commands) => commands.outbox())));
     return;
   }
   if (action !== 'retry' || !id || !/^\d{1,15}$/.test(id) || extra.length > 0) throw new UsageError('usage: storefront outbox, or storefront outbox retry ID');
-  const outcome = await withCommands(config, (commands) => commands.retryOutbox(Number(id)));
+  const outcome = await withCommands((commands) => commands.retryOutbox(Number(id)));
   const told = describeRetry(Number(id), outcome);
   if ('delivered' in outcome && outcome.delivered) return say(told);
   throw new NotDeliveredError(told);
 }
 
-async function buyers(config: Config, args: string[], say: Say): Promise<void> {
+async function buyers(args: string[], { say, withCommands }: CommandParts): Promise<void> {
   const usage = 'usage: storefront buyers, or storefront buyers revoke EMAIL [--passkey ID]';
   const [action, ...rest] = args;
   if (action === undefined) {
-    say(describeBuyers(await withCommands(config, (commands) => commands.buyers())));
+    say(describeBuyers(await withCommands((commands) => commands.buyers())));
     return;
   }
   if (action !== 'revoke') throw new UsageError(`unknown buyers command "${action.slice(0, 40)}"; ${usage}`);
   const { positional, values } = options(rest, ['passkey'], usage);
   if (positional.length !== 1 || !positional[0]!.includes('@')) throw new UsageError(usage);
-  const revoked = await withCommands(config, (commands) => commands.revokeBuyer(positional[0]!, values.get('passkey')));
+  const revoked = await withCommands((commands) => commands.revokeBuyer(positional[0]!, values.get('passkey')));
   say(`${revoked.email}: ${revoked.removed} ${revoked.removed === 1 ? 'passkey' : 'passkeys'} removed`);
 }
 
@@ -274,6 +290,7 @@ async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Pro
     return;
   }
   const config = loadConfig(io.env);
+  const parts: CommandParts = { say, withCommands: (run) => runMerchantCommand(config, io.database, run) };
   switch (command) {
     case 'serve':
     case undefined:
@@ -296,20 +313,20 @@ async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Pro
       if (unknown) throw new UsageError(`unknown option ${unknown.slice(0, 40)}`, usage);
       if (files.length > 1) throw new UsageError(usage);
       const catalog = await catalogFile(files[0]);
-      say(describeImport(await withCommands(config, (commands) => commands.importCatalog(catalog, { setStock }))));
+      say(describeImport(await parts.withCommands((commands) => commands.importCatalog(catalog, { setStock }))));
       return;
     }
     case 'stock':
-      return stock(config, rest, say);
+      return stock(rest, parts);
     case 'orders':
-      return orders(config, rest, say);
+      return orders(rest, parts);
     case 'outbox':
-      return outbox(config, rest, say);
+      return outbox(rest, parts);
     case 'buyers':
-      return buyers(config, rest, say);
+      return buyers(rest, parts);
     case 'signing-key': {
       if (rest.length !== 1 || rest[0] !== 'rotate') throw new UsageError('usage: storefront signing-key rotate');
-      const rotated = await withCommands(config, (commands) => commands.rotateSigningKey());
+      const rotated = await parts.withCommands((commands) => commands.rotateSigningKey());
       say(`signing with key ${rotated.kid}; ${rotated.retired.length ? `${rotated.retired.join(', ')} retired, published 7 more days` : 'no key was retired'}`);
       return;
     }

@@ -1,9 +1,9 @@
 /**
  * The merchant's order commands as a merchant runs them: `storefront orders` and `storefront orders show ID`
- * in their own process, on both backends. Orders are placed through the domain in-process (an agent asks to
- * complete, the buyer approves), on the database the command then reads. With the embedded database held by
- * a running store, the same commands answer through its control socket, and print exactly what they print
- * when they read the database themselves.
+ * through the function the binary runs (argument errors and help in a process of their own), on both backends.
+ * Orders are placed through the domain in-process (an agent asks to complete, the buyer approves), on the database
+ * the command then reads. With the embedded database held by a running store, the same commands answer through its
+ * control socket, and print exactly what they print when they read the database themselves.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,12 +14,11 @@ import { describeOrder, describeOrders, type OrderDetails } from '../../src/cli/
 import { loadConfig } from '../../src/config.js';
 import type { Order } from '../../src/orders/orders.js';
 import { openStore } from '../../src/store.js';
-import { cliScratch, cliTargets, runCli, storefrontArgs } from '../helpers/cli.js';
+import { cliScratch, cliTargets, commandSession, runCli, storefrontArgs } from '../helpers/cli.js';
 import { freePort } from '../helpers/browser.js';
 
 const { scratch, databases } = cliScratch('sf-orders');
 
-const storefront = runCli;
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -69,18 +68,22 @@ for (const target of targets) {
   describe(`storefront orders (${target.name})`, () => {
     let env: Record<string, string>;
     let placed: Order[];
+    const session = commandSession(() => env);
+    after(() => session.close());
+    const storefront = (args: string[]) => session.run(...args);
 
     before(async () => {
       env = await target.env();
     });
 
-    it('with no orders, `orders` says "no orders yet"', () => {
-      const result = storefront(['orders'], env);
+    it('with no orders, `orders` says "no orders yet"', async () => {
+      const result = await storefront(['orders']);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, 'no orders yet\n');
     });
 
     it('`orders` lists the orders newest first: number, id, time, buyer email, total, status, channel', async () => {
+      await session.close();
       placed = await placeOrders(env, [
         { email: 'ann@example.com', handle: 'decaf-capsules', quantity: 2 },
         { email: 'bob@example.com', handle: 'hydration-drink-stick', quantity: 3 },
@@ -88,7 +91,7 @@ for (const target of targets) {
       const [ann, bob] = placed as [Order, Order];
       assert.equal(bob.number, ann.number + 1);
 
-      const result = storefront(['orders'], env);
+      const result = await storefront(['orders']);
       assert.equal(result.code, 0, result.stderr);
       const lines = result.stdout.trimEnd().split('\n');
       assert.equal(lines.length, 3, result.stdout);
@@ -111,9 +114,9 @@ for (const target of targets) {
       }
     });
 
-    it('`orders show` prints the order: lines, totals, address, option, payment and the checkout\'s history', () => {
+    it('`orders show` prints the order: lines, totals, address, option, payment and the checkout\'s history', async () => {
       const ann = placed[0]!;
-      const result = storefront(['orders', 'show', ann.id], env);
+      const result = await storefront(['orders', 'show', ann.id]);
       assert.equal(result.code, 0, result.stderr);
       const out = result.stdout;
       assert.match(out, new RegExp(`^Order\\s+#${ann.number}  ${escape(ann.id)}$`, 'm'));
@@ -151,14 +154,14 @@ for (const target of targets) {
       assert.match(history[3]!, new RegExp(`^  ${time}\\s+complete_in_progress\\s+→\\s+completed\\s+system\\s+order #${ann.number} placed$`));
 
       // The order's number finds the same order.
-      const byNumber = storefront(['orders', 'show', `#${ann.number}`], env);
+      const byNumber = await storefront(['orders', 'show', `#${ann.number}`]);
       assert.equal(byNumber.code, 0, byNumber.stderr);
       assert.equal(byNumber.stdout, out);
     });
 
-    it('an unknown order: one line on stderr, exit 1', () => {
+    it('an unknown order: one line on stderr, exit 1', async () => {
       for (const id of ['ord_nosuchorder', '42']) {
-        const result = storefront(['orders', 'show', id], env);
+        const result = await storefront(['orders', 'show', id]);
         assert.equal(result.code, 1, result.stdout);
         assert.equal(result.stdout, '');
         assert.equal(result.stderr, `storefront: no order has the id or number ${JSON.stringify(id)}\n`);
@@ -171,7 +174,8 @@ for (const target of targets) {
         let direct: { list: string; show: string };
 
         before(async () => {
-          direct = { list: storefront(['orders'], env).stdout, show: storefront(['orders', 'show', `#${placed[1]!.number}`], env).stdout };
+          direct = { list: (await storefront(['orders'])).stdout, show: (await storefront(['orders', 'show', `#${placed[1]!.number}`])).stdout };
+          await session.close();
           const port = await freePort();
           const origin = `http://127.0.0.1:${port}`;
           server = spawn(process.execPath, storefrontArgs('serve'), {
@@ -185,14 +189,14 @@ for (const target of targets) {
           await new Promise((resolve) => server.once('exit', resolve));
         });
 
-        it('`orders` and `orders show` answer through the control socket, exactly as they read the database', () => {
-          const list = storefront(['orders'], env);
+        it('`orders` and `orders show` answer through the control socket, exactly as they read the database', async () => {
+          const list = await storefront(['orders']);
           assert.equal(list.code, 0, list.stderr);
           assert.equal(list.stdout, direct.list);
-          const show = storefront(['orders', 'show', `#${placed[1]!.number}`], env);
+          const show = await storefront(['orders', 'show', `#${placed[1]!.number}`]);
           assert.equal(show.code, 0, show.stderr);
           assert.equal(show.stdout, direct.show);
-          const unknown = storefront(['orders', 'show', '#999999'], env);
+          const unknown = await storefront(['orders', 'show', '#999999']);
           assert.equal(unknown.code, 1);
           assert.equal(unknown.stderr, 'storefront: no order has the id or number "#999999"\n');
         });
@@ -201,22 +205,23 @@ for (const target of targets) {
   });
 }
 
+// What only a process shows: the exit code and stderr of a command whose arguments cannot be read, and help.
 describe('storefront orders: arguments and help', () => {
   it('`orders show` without an id, or an unknown orders command: a usage line, exit 1', () => {
     const env = { DATA_DIR: path.join(scratch, 'never-opened') };
-    const missing = storefront(['orders', 'show'], env);
+    const missing = runCli(['orders', 'show'], env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /^storefront: usage: storefront orders show ID.*\n$/);
-    const unknown = storefront(['orders', 'xyz'], env);
+    const unknown = runCli(['orders', 'xyz'], env);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /^storefront: unknown orders command "xyz"; use: storefront orders, or storefront orders show, capture, fulfill, cancel or refund ID\n$/);
-    const extra = storefront(['orders', 'show', '1001', '1002'], env);
+    const extra = runCli(['orders', 'show', '1001', '1002'], env);
     assert.equal(extra.code, 1);
     assert.match(extra.stderr, /^storefront: usage: storefront orders show ID/);
   });
 
   it('--help lists both commands', () => {
-    const result = storefront(['--help'], {});
+    const result = runCli(['--help'], {});
     assert.equal(result.code, 0);
     assert.match(result.stdout, /^ {2}orders {2,}list the 50 newest orders/m);
     assert.match(result.stdout, /^ {2}orders show ID {2,}one order/m);

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { after } from 'node:test';
 import pg from 'pg';
 import { runCommandLine } from '../../src/cli/command-line.js';
+import { loadConfig } from '../../src/config.js';
+import { DatabaseInUseError, openDatabase, type Database } from '../../src/db/database.js';
 import { POSTGRES_URL } from './store.js';
 
 /** Set by scripts/test.mjs to the build it made for the run (`npm run build`): the CLI starts from it. */
@@ -57,10 +59,11 @@ export function runCli(args: string[], env: Record<string, string>): CliResult {
 
 /**
  * Runs `storefront ...args` in this process, through the function src/main.ts runs (the same arguments, configuration
- * from `env` over this process's environment, the same output), a second or more sooner than a process of its own.
+ * from `env` over this process's environment, the same output), a second or more sooner than a process of its own;
+ * on `database` when given (see commandSession), else on the database it opens and closes as the binary does.
  * Not for `serve`, which takes over the process's signals: runCli and a spawned process run that.
  */
-export async function runCommand(args: string[], env: Record<string, string>): Promise<CliResult> {
+export async function runCommand(args: string[], env: Record<string, string>, database?: Database): Promise<CliResult> {
   if (args[0] === undefined || args[0] === 'serve') throw new Error('serve runs in a process of its own (runCli, or spawn storefrontArgs)');
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -68,8 +71,36 @@ export async function runCommand(args: string[], env: Record<string, string>): P
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdout: { write: (text: string) => stdout.push(text) },
     stderr: { write: (text: string) => stderr.push(text) },
+    ...(database ? { database } : {}),
   });
   return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+}
+
+/**
+ * Commands run in this process (runCommand) on the database of `env`, held open from one command to the next: an
+ * embedded database takes a second or more to open, which the binary spends on every command. While a running store
+ * holds it, each command goes where the binary's would (through the store's control socket). close() it before
+ * anything else opens the same embedded database (a store placing orders here, a serve process): the next command
+ * opens it again.
+ */
+export function commandSession(env: () => Record<string, string>): { run(...args: string[]): Promise<CliResult>; close(): Promise<void> } {
+  let held: Promise<Database | undefined> | undefined;
+  return {
+    async run(...args) {
+      held ??= openDatabase(loadConfig({ ...process.env, LOG_LEVEL: 'silent', ...env() })).catch((error: unknown) => {
+        if (error instanceof DatabaseInUseError) return undefined;
+        throw error;
+      });
+      const database = await held;
+      if (!database) held = undefined; // a running store holds it: looked for again at the next command
+      return runCommand(args, env(), database);
+    },
+    async close() {
+      const closing = held;
+      held = undefined;
+      await (await closing)?.close();
+    },
+  };
 }
 
 /**
