@@ -60,7 +60,7 @@ export interface CommandLine {
 type Say = (text: string) => void;
 
 /** What a merchant's command works with: where its answer goes, and the commands on the configured database. */
-interface CommandParts {
+interface CommandTools {
   say: Say;
   withCommands: <T>(run: (commands: MerchantCommands) => Promise<T>) => Promise<T>;
 }
@@ -146,7 +146,7 @@ function remoteCommands(socketPath: string): MerchantCommands {
   return {
     stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
     setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
-    // The file itself is sent (main reads a catalog only from a file), streamed as it is read.
+    // The file itself is sent (the CLI reads a catalog only from a file), streamed as it is read.
     importCatalog: (catalog, options = {}) => sendCatalogFile(socketPath, (catalog as CatalogStream).file!, options),
     orders: () => sendControlCommand<OrderListing[]>(socketPath, 'GET', '/orders'),
     order: (idOrNumber) => sendControlCommand<OrderDetails | null>(socketPath, 'GET', `/orders/${encodeURIComponent(idOrNumber)}`),
@@ -173,7 +173,7 @@ async function catalogFile(file: string | undefined): Promise<CatalogStream> {
   return CatalogStream.ofFile(file);
 }
 
-async function stock(args: string[], { say, withCommands }: CommandParts): Promise<void> {
+async function stock(args: string[], { say, withCommands }: CommandTools): Promise<void> {
   const [action, sku, quantity, ...extra] = args;
   if (action === undefined) {
     say(describeStock(await withCommands((commands) => commands.stock())));
@@ -207,7 +207,7 @@ function options(args: readonly string[], known: readonly string[], usage: strin
   return { positional, values };
 }
 
-async function orders(args: string[], { say, withCommands }: CommandParts): Promise<void> {
+async function orders(args: string[], { say, withCommands }: CommandTools): Promise<void> {
   const [action, ...rest] = args;
   if (action === undefined) {
     say(describeOrders(await withCommands((commands) => commands.orders())));
@@ -255,7 +255,7 @@ const ORDER_USAGE: Record<string, string> = {
   refund: 'usage: storefront orders refund ID AMOUNT [--reason TEXT] (AMOUNT in dollars and cents, such as 12.50)',
 };
 
-async function outbox(args: string[], { say, withCommands }: CommandParts): Promise<void> {
+async function outbox(args: string[], { say, withCommands }: CommandTools): Promise<void> {
   const [action, id, ...extra] = args;
   if (action === undefined) {
     say(describeOutbox(await withCommands((commands) => commands.outbox())));
@@ -268,7 +268,7 @@ async function outbox(args: string[], { say, withCommands }: CommandParts): Prom
   throw new NotDeliveredError(told);
 }
 
-async function buyers(args: string[], { say, withCommands }: CommandParts): Promise<void> {
+async function buyers(args: string[], { say, withCommands }: CommandTools): Promise<void> {
   const usage = 'usage: storefront buyers, or storefront buyers revoke EMAIL [--passkey ID]';
   const [action, ...rest] = args;
   if (action === undefined) {
@@ -290,7 +290,7 @@ async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Pro
     return;
   }
   const config = loadConfig(io.env);
-  const parts: CommandParts = { say, withCommands: (run) => runMerchantCommand(config, io.database, run) };
+  const tools: CommandTools = { say, withCommands: (run) => runMerchantCommand(config, io.database, run) };
   switch (command) {
     case 'serve':
     case undefined:
@@ -313,20 +313,20 @@ async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Pro
       if (unknown) throw new UsageError(`unknown option ${unknown.slice(0, 40)}`, usage);
       if (files.length > 1) throw new UsageError(usage);
       const catalog = await catalogFile(files[0]);
-      say(describeImport(await parts.withCommands((commands) => commands.importCatalog(catalog, { setStock }))));
+      say(describeImport(await tools.withCommands((commands) => commands.importCatalog(catalog, { setStock }))));
       return;
     }
     case 'stock':
-      return stock(rest, parts);
+      return stock(rest, tools);
     case 'orders':
-      return orders(rest, parts);
+      return orders(rest, tools);
     case 'outbox':
-      return outbox(rest, parts);
+      return outbox(rest, tools);
     case 'buyers':
-      return buyers(rest, parts);
+      return buyers(rest, tools);
     case 'signing-key': {
       if (rest.length !== 1 || rest[0] !== 'rotate') throw new UsageError('usage: storefront signing-key rotate');
-      const rotated = await parts.withCommands((commands) => commands.rotateSigningKey());
+      const rotated = await tools.withCommands((commands) => commands.rotateSigningKey());
       say(`signing with key ${rotated.kid}; ${rotated.retired.length ? `${rotated.retired.join(', ')} retired, published 7 more days` : 'no key was retired'}`);
       return;
     }
