@@ -83,10 +83,16 @@ export interface CartDetails {
 }
 
 /**
- * What opening a cart's link did: `taken`, the cart moved to a new token for whoever opened it; `held`, they hold
- * it already (their token is the cart's); `handed_over`, someone else took it before; `none`, no such cart.
+ * What taking a cart through its link did: `taken`, the cart moved to a new token for whoever took it; `held`, they
+ * hold it already (their token is the cart's); `handed_over`, someone else took it before; `none`, no such cart.
  */
 export type HandOver = { kind: 'taken' | 'held'; view: CartView } | { kind: 'handed_over' } | { kind: 'none' };
+
+/**
+ * What a cart's link names for whoever opens it, read only: `offered`, a live cart they may take over; `held`, a cart
+ * they hold already (the link's, or the one it was handed over to); `handed_over`, someone else took it; `none`, no cart.
+ */
+export type CartLink = { kind: 'offered' | 'held'; view: CartView } | { kind: 'handed_over' } | { kind: 'none' };
 
 export interface ChangeOptions {
   /** Refuse with CartNotFound when the token names no live cart, instead of starting one (the UCP door's rule). */
@@ -253,18 +259,25 @@ export class CartService {
   }
 
   /**
-   * Hands the cart a token names to whoever opened its link (the link an agent hands its buyer), `receiverToken` being the
-   * cart token they hold now: the cart moves to a new token for them, and the old one names no cart again (the
-   * tools answer not found, a browser holding it gets a new cart), so nothing typed into the cart afterwards is
-   * readable or changeable by whoever else held the link. The cart's checkouts stay with the old token, which no
-   * longer reaches them: the receiver's checkout of the cart is a new one.
+   * What a cart's link (`token`) names for whoever opens it, holding `receiverToken`; reads only, so a link preview
+   * (a chat app fetching the link an agent posted) takes nothing.
+   */
+  async cartLink(db: Queryable, token: string, receiverToken: string | undefined): Promise<CartLink> {
+    if (!isCartToken(token)) return { kind: 'none' };
+    const view = await this.findCart(db, token);
+    if (view) return { kind: receiverToken === token ? 'held' : 'offered', view };
+    return this.afterHandOver(db, token, receiverToken);
+  }
+
+  /**
+   * Hands the cart a token names to whoever takes it through its link (the link an agent hands its buyer),
+   * `receiverToken` being the cart token they hold now: the cart moves to a new token for them, and the old one names
+   * no cart again (the tools answer not found, a browser holding it gets a new cart), so nothing typed into the cart
+   * afterwards is readable or changeable by whoever else held the link. The cart's checkouts stay with the old token,
+   * which no longer reaches them: the receiver's checkout of the cart is a new one.
    */
   async handOver(db: Queryable, token: string, receiverToken: string | undefined): Promise<HandOver> {
     if (!isCartToken(token)) return { kind: 'none' };
-    const held = async (heldToken: string): Promise<HandOver> => {
-      const view = await this.findCart(db, heldToken);
-      return view ? { kind: 'held', view } : { kind: 'none' };
-    };
     if (receiverToken === token) {
       const view = await this.findCart(db, token);
       if (view) return { kind: 'held', view };
@@ -276,11 +289,18 @@ export class CartService {
         const view = await this.findCart(db, newToken);
         return view ? { kind: 'taken', view } : { kind: 'none' };
       }
-      const closed = await closedCartToken(db, token);
-      if (closed?.handedTo == null) return { kind: 'none' };
-      // The browser that took the cart, opening the link again, is led back to it.
-      return closed.handedTo === receiverToken ? held(receiverToken) : { kind: 'handed_over' };
+      return this.afterHandOver(db, token, receiverToken);
     });
+  }
+
+  /** A link whose token names no live cart: handed over (to `receiverToken`, who holds it, or to someone else), or none. */
+  private async afterHandOver(db: Queryable, token: string, receiverToken: string | undefined): Promise<CartLink & HandOver> {
+    const closed = await closedCartToken(db, token);
+    if (closed?.handedTo == null) return { kind: 'none' };
+    if (closed.handedTo !== receiverToken) return { kind: 'handed_over' };
+    // The browser that took the cart, opening the link again, is led back to it (while it lives).
+    const view = await this.findCart(db, receiverToken);
+    return view ? { kind: 'held', view } : { kind: 'none' };
   }
 
   /** Deletes carts unchanged for the cart lifetime (14 days); returns how many. */

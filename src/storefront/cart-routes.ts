@@ -1,9 +1,10 @@
 /**
  * Session cart routes, Shopify's AJAX cart: /cart.js (/cart.json), /cart/add.js, /cart/change.js,
  * /cart/update.js, /cart/clear.js, the same without `.js` as themes and the cart page post them (a plain HTML form
- * post lands on the cart page, /cart), and /cart/c/{token}, the continue_url that opens a cart by its token (in a
- * browser: sets the cookie and lands on the cart page). Thin adapters: parse the body, call the cart service, answer
- * the Cart and keep the `cart` cookie; the rules live in cart.ts and cart-service.ts.
+ * post lands on the cart page, /cart), and /cart/c/{token}, the continue_url of a cart: GET reads it (a browser sees
+ * the cart and a button), POST takes it over (a new token in the cookie; a browser lands on the cart page). Thin
+ * adapters: parse the body, call the cart service, answer the Cart and keep the `cart` cookie; the rules live in
+ * cart.ts and cart-service.ts.
  */
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -20,8 +21,9 @@ import { cartFromCookie, setCartCookie } from './cart-cookie.js';
 import { cartPagesPolicy, sendCartPage } from './cart-page-routes.js';
 import { sendPersonalPage } from './page-answers.js';
 import { CART_PATH, cartLinkNotFoundPage } from './pages/cart-page.js';
-import { pageContext, type PageContext } from './pages/layout.js';
-import { messagePage } from './pages/message-page.js';
+import { cartHandedOverPage, cartLinkPage, cartLinkRefusedPage } from './pages/cart-link-page.js';
+import { pageContext } from './pages/layout.js';
+import { sameOriginCheck } from './same-origin.js';
 import { formFields, indexedArray, urlencodedFields } from './form-body.js';
 import {
   AddCartItemsBody,
@@ -41,17 +43,6 @@ const cartResponses = {
   422: Type.Ref('Error'),
   429: Type.Ref('Error'),
 };
-
-/** The page of a cart link whose cart another browser took: it says so, and shows nothing of the cart. */
-const cartHandedOverPage = (context: PageContext) =>
-  messagePage(context, {
-    title: 'This cart was handed over',
-    tone: 'problem',
-    paragraphs: [
-      'This cart link was already opened in another browser, which now holds the cart. A cart link works once.',
-      'If you opened it yourself, continue in that browser. Otherwise ask whoever gave you the link for a new one.',
-    ],
-  });
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -318,40 +309,82 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     (request) => carts.clear(db, cartFromCookie(request)),
   );
 
+  const linkParams = Type.Object({ token: Type.String({ description: 'Cart.token' }) });
+  const fromThisStore = sameOriginCheck(baseUrl);
+  const notFoundDescription = 'No live cart has this token; it may have expired. Start a new cart with POST /cart/add.js.';
+  /** The 404 of a link whose cart is gone: a page saying why to a browser, the JSON Error to a script. */
+  const noCartHere = (request: FastifyRequest, reply: FastifyReply, kind: 'handed_over' | 'none') => {
+    if (!opensPage(request)) throw notFound(notFoundDescription);
+    const context = pageContext(store.config);
+    return sendPersonalPage(reply, 404, kind === 'handed_over' ? cartHandedOverPage(context) : cartLinkNotFoundPage(context), cartPagesPolicy(store));
+  };
+  const toCartPage = (reply: FastifyReply) => reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(CART_PATH, 303);
+
+  // Opening the link only reads (RFC 9110: GET is safe): chat apps fetch a link to preview it before the buyer
+  // clicks, and must not take the cart. Counted as a cart write, as taking it is: a token tried costs its cart's budget.
   app.get<{ Params: { token: string } }>(
     '/cart/c/:token',
     {
       config: { rateLimit: 'cart-write' },
       schema: {
-        operationId: 'openCartByToken',
-        summary: "Take a cart by its token (a commerce-protocol cart's continue_url): the cart moves to a new token, set as the `cart` cookie, and the Cart is answered",
+        operationId: 'getCartByToken',
+        summary: "A cart by its token (a commerce-protocol cart's continue_url), read only: the Cart, and nothing taken or set",
         description:
-          'Whoever opens the link takes the cart over: it gets a new token (the Cart\'s `token`, and the `cart` cookie), and the ' +
-          'token in the link names no cart again (404 here and for every tool; a cookie holding it gets a new cart). A client whose ' +
-          'cookie already holds the cart keeps it. A browser opening the link (Sec-Fetch-Mode: navigate, or Accept: text/html ' +
-          'first) gets the cookie and a 303 to the cart page, /cart; for no live cart, a 404 page in HTML (saying so when the ' +
-          'cart was handed over to another browser).',
+          'Opening the link changes nothing, so a link preview cannot take the cart. A script gets the Cart (404 when the token ' +
+          'names no live cart, as after the cart was handed over, ordered or canceled). A browser (Sec-Fetch-Mode: navigate, or ' +
+          'Accept: text/html first) gets a page showing what the cart holds and a button that takes it over (POST to this path); ' +
+          'a browser whose `cart` cookie holds the cart already gets a 303 to the cart page, /cart; for no live cart, a 404 page ' +
+          '(saying so when the cart was handed over to another browser).',
         tags: ['cart'],
         security: SESSION_CART,
-        params: Type.Object({ token: Type.String({ description: 'Cart.token' }) }),
+        params: linkParams,
         response: { 200: Type.Ref('Cart'), 404: Type.Ref('Error'), 429: Type.Ref('Error') },
       },
     },
     async (request, reply) => {
-      const handOver = await carts.handOver(db, request.params.token, cartFromCookie(request));
-      // A person opening the link (an agent's hand-off) lands on the cart page, or a page saying the link does not work.
+      const link = await carts.cartLink(db, request.params.token, cartFromCookie(request));
+      if (link.kind === 'handed_over' || link.kind === 'none') return noCartHere(request, reply, link.kind);
       if (opensPage(request)) {
-        if (handOver.kind === 'handed_over') return sendPersonalPage(reply, 404, cartHandedOverPage(pageContext(store.config)), cartPagesPolicy(store));
-        if (handOver.kind === 'none') return sendPersonalPage(reply, 404, cartLinkNotFoundPage(pageContext(store.config)), cartPagesPolicy(store));
-        setCartCookie(reply, handOver.view.token, baseUrl);
-        return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(CART_PATH, 303);
-      }
-      if (handOver.kind === 'handed_over' || handOver.kind === 'none') {
-        throw notFound('No live cart has this token; it may have expired. Start a new cart with POST /cart/add.js.');
+        if (link.kind === 'held') return toCartPage(reply);
+        return sendPersonalPage(reply, 200, cartLinkPage(pageContext(store.config), link.view.cart), cartPagesPolicy(store));
       }
       // The token is a credential for the cart: keep it out of Referer headers sent from the page.
+      return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').type(JSON_TYPE).send(JSON.stringify(cartJson(link.view.cart, baseUrl)));
+    },
+  );
+
+  app.post<{ Params: { token: string } }>(
+    '/cart/c/:token',
+    {
+      config: { rateLimit: 'cart-write' },
+      schema: {
+        operationId: 'takeCartByToken',
+        summary: "Take a cart over by its token (a commerce-protocol cart's continue_url): it moves to a new token, set as the `cart` cookie",
+        description:
+          'Whoever takes the cart gets it under a new token (the Cart\'s `token`, and the `cart` cookie), and the token in the ' +
+          'link names no cart again (404 here and for every tool; a cookie holding it gets a new cart). A client whose cookie ' +
+          'already holds the cart keeps it. The body, if any, is ignored. A browser posting the link page\'s form gets a 303 to the ' +
+          'cart page, /cart; a form from another site is refused (403) and takes nothing; for no live cart, a 404 page in HTML ' +
+          '(saying so when the cart was handed over to another browser) or the JSON Error.',
+        tags: ['cart'],
+        security: SESSION_CART,
+        params: linkParams,
+        response: { 200: Type.Ref('Cart'), 403: Type.Ref('Error'), 404: Type.Ref('Error'), 429: Type.Ref('Error') },
+      },
+    },
+    async (request, reply) => {
+      if (!fromThisStore(request)) {
+        if (opensPage(request)) return sendPersonalPage(reply, 403, cartLinkRefusedPage(pageContext(store.config)), cartPagesPolicy(store));
+        throw new StorefrontError(403, ErrorMessage.forbidden, 'This request was sent from another website, so it was not accepted.');
+      }
+      const handOver = await carts.handOver(db, request.params.token, cartFromCookie(request));
+      if (handOver.kind === 'handed_over' || handOver.kind === 'none') return noCartHere(request, reply, handOver.kind);
+      if (opensPage(request)) {
+        setCartCookie(reply, handOver.view.token, baseUrl);
+        return toCartPage(reply);
+      }
       reply.header('referrer-policy', 'no-referrer');
-      // Opening the link sets the cookie even when this browser already holds the cart, renewing it.
+      // Sets the cookie even when this client already holds the cart, renewing it.
       return answer(request, reply, handOver.view, { setCookie: true });
     },
   );

@@ -1,7 +1,8 @@
 /**
- * A hand-off hands the cart over (issue 35, finding 7): when a browser opens an agent's continue_url
- * (/cart/c/{token}), the cart moves to a new token bound to that browser's cookie, and the token the agent holds
- * names no cart on any door: /cart.js with it as cookie is a fresh empty cart, the link answers a page saying the
+ * A hand-off hands the cart over (issue 35, finding 7): opening an agent's continue_url (/cart/c/{token}) only shows
+ * the cart and a button (a link preview in a chat app fetches it before the buyer clicks, and must take nothing);
+ * pressing the button (a form post from the store's page) moves the cart to a new token bound to that browser's
+ * cookie, and the token the agent holds names no cart on any door: /cart.js with it as cookie is a fresh empty cart, the link answers a page saying the
  * cart was handed over (404 JSON to a script), the cart tools and create_checkout answer not_found, and the
  * storefront checkout with the old cookie goes back to the (empty) cart. The checkout the agent made of the cart
  * before stays what the agent wrote: the buyer's checkout is a new one, so nothing the buyer types is readable or
@@ -23,6 +24,9 @@ const FORM_POST = { ...NAVIGATE, 'sec-fetch-site': 'same-origin', origin: 'http:
 /** What the buyer types at the checkout: none of it may reach whoever held the link. */
 const BUYER_TEXT = [CHECKOUT_FORM.email!, CHECKOUT_FORM.last_name!, CHECKOUT_FORM.street_address!, CHECKOUT_FORM.extended_address!, CHECKOUT_FORM.city!];
 const HANDED_OVER = /This cart link was already opened in another browser/;
+/** A chat app's link preview: it asks for HTML and says nothing of how it fetches (no Sec-Fetch-*). */
+const LINK_PREVIEW = { accept: 'text/html,application/xhtml+xml', 'user-agent': 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' };
+const CROSS_SITE_FORM = { ...NAVIGATE, 'sec-fetch-site': 'cross-site', origin: 'https://elsewhere.example' };
 
 for (const backend of backends) {
   describe(`a hand-off hands the cart over (${backend.name})`, () => {
@@ -50,16 +54,36 @@ for (const backend of backends) {
       return { cart, checkout };
     }
 
-    /** A buyer's browser opens the link: it is sent to /cart holding the cart under a new token. */
+    /** The button on the link's page: a form post back to the link, from this store's page. */
+    const pressOpenHere = (browser: Shopper, cart: { continue_url: string }) => browser.send('POST', linkPath(cart), { form: '', headers: FORM_POST });
+
+    /** A buyer's browser opens the link and presses the button: it is sent to /cart holding the cart under a new token. */
     async function openInBrowser(cart: { id: string; continue_url: string }): Promise<Shopper> {
       const browser = new Shopper(t.app);
-      const opened = await browser.send('GET', linkPath(cart), { headers: NAVIGATE });
-      assert.equal(opened.status, 303, opened.raw);
-      assert.equal(opened.headers.location, '/cart');
+      const page = await browser.send('GET', linkPath(cart), { headers: NAVIGATE });
+      assert.equal(page.status, 200, page.raw);
+      assert.match(page.raw, /<form method="post"[^>]*>\s*<button type="submit" class="primary">Open this cart here<\/button>/);
+      assert.equal(browser.token, undefined, 'opening the link sets no cookie');
+      const taken = await pressOpenHere(browser, cart);
+      assert.equal(taken.status, 303, taken.raw);
+      assert.equal(taken.headers.location, '/cart');
       assert.ok(browser.token, 'the browser got a cart cookie');
       assert.notEqual(browser.token, cart.id, 'the cart moved to a new token');
       return browser;
     }
+
+    /** The agent's cart is as it was: its id answers get_cart with its lines, no token was closed, its version did not move. */
+    async function stillTheAgents(cart: { id: string }, version: number, what: string) {
+      const read = await call('get_cart', { id: cart.id });
+      assert.equal(read.ucp.status, 'success', `${what}: ${JSON.stringify(read)}`);
+      assert.equal(read.id, cart.id, what);
+      assert.deepEqual(read.line_items.map((line: any) => [line.item.id, line.quantity]), [[item('ESP-DEC-10'), 2]], what);
+      assert.equal(await cartVersion(cart.id), version, `${what}: the cart's version`);
+      assert.deepEqual(await t.store.db.query('select token from closed_cart_tokens where token = $1', [cart.id]), [], `${what}: no token closed`);
+    }
+
+    const cartVersion = async (token: string) =>
+      (await t.store.db.query<{ version: number }>('select version from carts where token = $1', [token]))[0]?.version;
 
     const notFound = (answer: any, tool: string) => {
       assert.equal(answer.ucp.status, 'error', `${tool}: ${JSON.stringify(answer)}`);
@@ -71,7 +95,7 @@ for (const backend of backends) {
       for (const typed of [...BUYER_TEXT, newToken]) assert.ok(!text.includes(typed), `${where} shows ${typed}: ${text.slice(0, 300)}`);
     };
 
-    it("after a browser takes the agent's cart and checks out, the agent's token answers not found on every door and sees none of the buyer's details", async () => {
+    it("after a browser takes the agent's cart (the link's page, then its button) and checks out, the agent's token answers not found on every door and sees none of the buyer's details", async () => {
       const { cart, checkout: agentCheckout } = await agentCart();
       const browser = await openInBrowser(cart);
       const newToken = browser.token!;
@@ -141,6 +165,59 @@ for (const backend of backends) {
       assert.equal(await t.store.carts.findCart(t.store.db, cart.id), undefined);
     });
 
+    it('opening the link takes nothing: a browser, a link preview and a script see the cart, no cookie is set, and the agent still holds it', async () => {
+      const { cart } = await agentCart();
+      const version = (await cartVersion(cart.id))!;
+      const productTitle = t.store.catalog.snapshot.products.find((p) => p.variants.some((v) => v.sku === 'ESP-DEC-10'))!.title;
+      for (const headers of [NAVIGATE, LINK_PREVIEW]) {
+        const page = await new Shopper(t.app).send('GET', linkPath(cart), { headers });
+        assert.equal(page.status, 200, page.raw);
+        assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
+        assert.equal(page.headers['cache-control'], 'no-store');
+        assert.equal(page.headers['referrer-policy'], 'no-referrer');
+        assert.match(String(page.headers['content-security-policy']), /form-action 'self'/);
+        assert.match(page.raw, /<meta name="robots" content="noindex, nofollow">/);
+        assert.equal(page.setCookie, undefined, 'no cookie');
+        // What the cart holds: the item, its quantity, the total; and one button, a form posting back to the link.
+        assert.ok(page.raw.includes(`>${productTitle}<`), `the item is shown: ${productTitle}`);
+        assert.match(page.raw, /<td class="n">2<\/td>/, 'its quantity');
+        assert.match(page.raw, /<dt class="grand">Total<\/dt><dd class="grand">\$[\d.]+<\/dd>/);
+        assert.equal(page.raw.match(/<form method="post"/g)?.length, 1, 'one form that posts');
+        assert.doesNotMatch(page.raw, /<form method="post" action=/, 'it posts back to the link');
+        await stillTheAgents(cart, version, `after a ${headers === NAVIGATE ? 'browser' : 'link preview'} opened the link`);
+      }
+      const script = new Shopper(t.app);
+      const read = await script.send('GET', linkPath(cart));
+      assert.equal(read.status, 200, read.raw);
+      assert.equal(read.body.token, cart.id, 'the Cart under the token of the link');
+      assert.equal(read.body.item_count, 2);
+      assert.equal(read.setCookie, undefined, 'no cookie');
+      const head = await t.app.inject({ method: 'HEAD', url: linkPath(cart), headers: NAVIGATE });
+      assert.equal(head.statusCode, 200);
+      await stillTheAgents(cart, version, 'after a script and a HEAD read the link');
+      // The agent goes on changing its cart meanwhile.
+      const updated = await call('update_cart', { id: cart.id, cart: { line_items: [{ item: { id: item('ESP-DEC-10') }, quantity: 3 }] } });
+      assert.equal(updated.ucp.status, 'success', JSON.stringify(updated));
+    });
+
+    it('a form posted from another site, or a script on another site, takes nothing: 403, and the agent still holds the cart', async () => {
+      const { cart } = await agentCart();
+      const version = (await cartVersion(cart.id))!;
+      const browser = new Shopper(t.app);
+      const refused = await browser.send('POST', linkPath(cart), { form: '', headers: CROSS_SITE_FORM });
+      assert.equal(refused.status, 403, refused.raw);
+      assert.equal(refused.headers['content-type'], 'text/html; charset=utf-8');
+      assert.match(refused.raw, /<h1>Nothing was done<\/h1>/);
+      assert.equal(refused.setCookie, undefined);
+      const fetched = await browser.send('POST', linkPath(cart), { headers: { origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors', accept: 'application/json' } });
+      assert.equal(fetched.status, 403, fetched.raw);
+      assert.deepEqual(Object.keys(fetched.body).sort(), ['description', 'message', 'status']);
+      assert.equal(fetched.body.status, 403);
+      assert.equal(fetched.setCookie, undefined);
+      assert.equal(browser.token, undefined);
+      await stillTheAgents(cart, version, 'after cross-site posts');
+    });
+
     it('the browser that took the cart, opening the link again, lands on its cart; a cookie that already holds the cart keeps it', async () => {
       const { cart } = await agentCart();
       const browser = await openInBrowser(cart);
@@ -148,25 +225,38 @@ for (const backend of backends) {
       const again = await browser.send('GET', linkPath(cart), { headers: NAVIGATE });
       assert.equal(again.status, 303, again.raw);
       assert.equal(again.headers.location, '/cart');
+      assert.equal(again.setCookie, undefined);
+      const pressedAgain = await pressOpenHere(browser, cart);
+      assert.equal(pressedAgain.status, 303, pressedAgain.raw);
       assert.equal(browser.token, taken, 'the same cart, no new token');
       const own = await browser.send('GET', `/cart/c/${taken}`);
       assert.equal(own.status, 200, own.raw);
       assert.equal(own.body.token, taken);
+      const ownPost = await browser.send('POST', `/cart/c/${taken}`);
+      assert.equal(ownPost.status, 200, ownPost.raw);
+      assert.equal(ownPost.body.token, taken);
       assert.equal(browser.token, taken);
     });
 
-    it('a script opening the link takes the cart too: the Cart it answers carries the new token, set as its cookie', async () => {
-      const { cart } = await agentCart();
-      const script = new Shopper(t.app);
-      const taken = await script.send('GET', linkPath(cart));
-      assert.equal(taken.status, 200, taken.raw);
-      assert.notEqual(taken.body.token, cart.id);
-      assert.equal(script.token, taken.body.token);
-      assert.equal(taken.body.item_count, 2);
-      notFound(await call('get_cart', { id: cart.id }), 'get_cart');
+    it('a script posting to the link takes the cart: the Cart it answers carries the new token, set as its cookie', async () => {
+      for (const body of [{}, { json: {} }]) {
+        const { cart } = await agentCart();
+        const script = new Shopper(t.app);
+        const taken = await script.send('POST', linkPath(cart), body);
+        assert.equal(taken.status, 200, taken.raw);
+        assert.notEqual(taken.body.token, cart.id);
+        assert.equal(script.token, taken.body.token);
+        assert.equal(taken.body.item_count, 2);
+        assert.equal(taken.headers['referrer-policy'], 'no-referrer');
+        notFound(await call('get_cart', { id: cart.id }), 'get_cart');
+        const again = await new Shopper(t.app).send('POST', linkPath(cart));
+        assert.equal(again.status, 404, again.raw);
+        assert.equal(again.body.status, 404);
+        assert.equal(again.setCookie, undefined);
+      }
     });
 
-    it('across two instances: of two browsers opening one link at once, exactly one takes the cart, and the agent’s change through the other instance finds no cart', async () => {
+    it('across two instances: of two browsers pressing the link page\'s button at once, exactly one takes the cart, and the agent’s change through the other instance finds no cart', async () => {
       const second = await startSecondInstance(backend, t, { allowInsecureProfiles: true });
       try {
         const { cart } = await agentCart();
@@ -174,7 +264,7 @@ for (const backend of backends) {
         const updated = await call('update_cart', { id: cart.id, cart: { line_items: [{ item: { id: item('ESP-DEC-10') }, quantity: 3 }] } }, second.app);
         assert.equal(updated.ucp.status, 'success', JSON.stringify(updated));
         const browsers = [new Shopper(t.app), new Shopper(second.app)];
-        const answers = await Promise.all(browsers.map((b) => b.send('GET', linkPath(cart), { headers: NAVIGATE })));
+        const answers = await Promise.all(browsers.map((b) => pressOpenHere(b, cart)));
         assert.deepEqual(answers.map((a) => a.status).sort(), [303, 404], answers.map((a) => a.raw).join('\n'));
         const loser = answers.find((a) => a.status === 404)!;
         assert.match(loser.raw, HANDED_OVER);

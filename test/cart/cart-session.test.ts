@@ -1,4 +1,4 @@
-/** The `cart` session cookie, cart lifetime and purge, the continue_url route, scope, and the OpenAPI description. */
+/** The `cart` session cookie, cart lifetime and purge, the continue_url routes (read, take over), scope, and the OpenAPI description. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
@@ -217,12 +217,21 @@ for (const backend of backends) {
       assert.equal(cartScope.scope, 'cart:write');
     });
 
-    it('GET /cart/c/{token} (continue_url) hands the cart over: a new token, set as the cookie, and the old one names no cart', async () => {
+    it('GET /cart/c/{token} (continue_url) answers the Cart and changes nothing; POST takes it over: a new token, set as the cookie, and the old one names no cart', async () => {
       const owner = new Shopper(t.app);
       await addOne(owner);
       const given = owner.token!;
       const browser = new Shopper(t.app);
-      const answer = await browser.send('GET', `/cart/c/${given}`);
+      const read = await browser.send('GET', `/cart/c/${given}`);
+      assert.equal(read.status, 200, read.raw);
+      assert.equal(read.body.token, given);
+      assert.equal(read.body.item_count, 1);
+      assert.equal(read.setCookie, undefined, 'reading sets no cookie');
+      assert.equal(read.headers['referrer-policy'], 'no-referrer');
+      assert.equal(read.headers['cache-control'], 'no-store');
+      assert.equal((await owner.cart()).body.token, given, 'the owner still holds the cart');
+
+      const answer = await browser.send('POST', `/cart/c/${given}`);
       assert.equal(answer.status, 200, answer.raw);
       assert.notEqual(answer.body.token, given);
       assert.equal(answer.body.item_count, 1);
@@ -235,21 +244,23 @@ for (const backend of backends) {
       const left = await owner.cart();
       assert.equal(left.body.item_count, 0);
       assert.notEqual(owner.token, browser.token);
-      // Opened by a browser that already holds the cart: the same token, one renewed cookie, not two.
-      const again = await browser.send('GET', `/cart/c/${browser.token}`);
+      // Taken by a client that already holds the cart: the same token, one renewed cookie, not two.
+      const again = await browser.send('POST', `/cart/c/${browser.token}`);
       assert.equal(again.body.token, answer.body.token);
       const cartCookies = ([] as string[]).concat((again.headers['set-cookie'] as string | string[] | undefined) ?? []).filter((c) => c.startsWith('cart='));
       assert.equal(cartCookies.length, 1);
     });
 
-    it('GET /cart/c/{token} for no live cart answers 404 JSON and sets no cookie', async () => {
+    it('GET and POST /cart/c/{token} for no live cart answer 404 JSON and set no cookie', async () => {
       for (const token of ['C'.repeat(32), 'short', 'x'.repeat(300), '%00']) {
-        const browser = new Shopper(t.app);
-        const answer = await browser.send('GET', `/cart/c/${token}`);
-        assert.equal(answer.status, 404, `${token}: ${answer.raw}`);
-        assert.equal(answer.body.status, 404);
-        assert.equal(answer.body.message, 'Not found');
-        assert.equal(answer.setCookie, undefined);
+        for (const method of ['GET', 'POST'] as const) {
+          const browser = new Shopper(t.app);
+          const answer = await browser.send(method, `/cart/c/${token}`);
+          assert.equal(answer.status, 404, `${method} ${token}: ${answer.raw}`);
+          assert.equal(answer.body.status, 404);
+          assert.equal(answer.body.message, 'Not found');
+          assert.equal(answer.setCookie, undefined);
+        }
       }
     });
 
@@ -261,6 +272,8 @@ for (const backend of backends) {
         ['/cart/change.js', 'post', 'changeCartItem'],
         ['/cart/update.js', 'post', 'updateCart'],
         ['/cart/clear.js', 'post', 'clearCart'],
+        ['/cart/c/{token}', 'get', 'getCartByToken'],
+        ['/cart/c/{token}', 'post', 'takeCartByToken'],
       ];
       for (const [path, method, operationId] of operations) {
         const operation = doc.paths[path]?.[method];
@@ -271,7 +284,7 @@ for (const backend of backends) {
         assert.ok(operation.summary);
         assert.equal(operation.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Cart');
         assert.equal(operation.responses['429'].content['application/json'].schema.$ref, '#/components/schemas/Error');
-        if (method === 'post') assert.equal(operation.responses['422'].content['application/json'].schema.$ref, '#/components/schemas/Error');
+        if (method === 'post' && !path.startsWith('/cart/c/')) assert.equal(operation.responses['422'].content['application/json'].schema.$ref, '#/components/schemas/Error');
       }
       assert.ok(doc.components.schemas.Cart.properties.items);
       assert.deepEqual(doc.paths['/cart/add.js'].post.requestBody.content['application/json'].schema.required, ['items']);

@@ -1,12 +1,13 @@
 /**
  * The agent's hand-off, as the MCP instructions tell agents to do it: an agent with the MCP SDK's own client fills a
  * cart (create_cart, naming its profile) and gives the buyer the cart's continue_url; the buyer opens it in a real
- * headless Chromium (/cart/c/{token} hands the cart over: a new token in the cart cookie, and the cart page shows the
- * agent's lines), checks out in the browser (email, US address, shipping method), proves they are the buyer with the code
- * the store mails (its default proof, to a loopback SMTP server) and approves. The order holds the agent's cart
- * lines, was placed from a checkout of that cart prepared by the browser, and took the stock. Meanwhile the agent's cart
- * id names no cart (get_cart: not_found), and its continue_url, opened in another browser, says the cart was handed
- * over; once the order closed the cart, it no longer works in the buyer's browser either. With JavaScript on and off, on both backends.
+ * headless Chromium (/cart/c/{token} shows the cart and takes nothing; its button, a form post, hands the cart over: a
+ * new token in the cart cookie, and the cart page shows the agent's lines), checks out in the browser (email, US
+ * address, shipping method), proves they are the buyer with the code the store mails (its default proof, to a
+ * loopback SMTP server) and approves. The order holds the agent's cart lines, was placed from a checkout of that cart
+ * prepared by the browser, and took the stock. Meanwhile the agent's cart id names no cart (get_cart: not_found), and
+ * its continue_url, opened in another browser, says the cart was handed over; once the order closed the cart, it no
+ * longer works in the buyer's browser either. With JavaScript on and off, on both backends.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -95,8 +96,14 @@ for (const backend of backends) {
 
       const { context, page, errors } = await openWindow(browser, { javaScriptEnabled });
       try {
+        // Opening the link shows the cart and takes nothing (a chat app's link preview opens it too).
         const opened = await page.goto(cart.continue_url);
         assert.equal(opened?.status(), 200);
+        assert.equal((await page.getByRole('heading', { level: 1 }).innerText()).trim(), 'A cart for you');
+        const held = (await client.callTool({ name: 'get_cart', arguments: { id: cart.id } })) as { structuredContent: any };
+        assert.equal(held.structuredContent.id, cart.id, 'the agent still holds its cart once the link is opened');
+        // The buyer presses the button: the browser takes the cart over and lands on the cart page.
+        await clickAndLoad(page, () => page.getByRole('button', { name: 'Open this cart here' }).click());
         assert.equal(page.url(), `${shop.base}/cart`, 'the hand-off lands on the cart page');
         assert.equal((await page.getByRole('heading', { level: 1 }).innerText()).trim(), 'Your cart');
         assert.equal(await cartLineCount(page), wanted.length, "the agent's lines, and only those");

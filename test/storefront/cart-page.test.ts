@@ -1,7 +1,8 @@
 /**
  * The cart page (issue [pages]): GET /cart shows the browser's cart without making one, the cart's plain HTML form
  * posts land back on it (a refused one shows why, on the page, with the cart unchanged), the JSON callers are answered
- * as before, and the agent's hand-off /cart/c/{token} opens a cart in the browser. Both backends, through app.inject.
+ * as before, and the agent's hand-off /cart/c/{token} shows a cart that its button takes into the browser. Both
+ * backends, through app.inject.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -161,12 +162,27 @@ for (const backend of backends) {
       assert.equal(added.body.item_count, 1);
     });
 
-    it('the hand-off /cart/c/{token} opened in a browser takes the cart under a new cookie and lands on /cart; the link then says so', async () => {
+    it('the hand-off /cart/c/{token} opened in a browser shows the cart and a button, taking nothing; the button takes the cart under a new cookie and lands on /cart; the link then says so', async () => {
       for (const headers of [NAVIGATE, { accept: 'text/html,application/xhtml+xml' }]) {
         const agent = new Shopper(t.app);
-        await agent.add([{ id: variantId(t, 'ESP-DEC-10'), quantity: 3 }]);
+        await agent.add([{ id: variantId(t, 'ESP-DEC-10'), quantity: 3, properties: { Engraving: 'For Sam' } }]);
         const browser = new Shopper(t.app);
-        const opened = await browser.send('GET', `/cart/c/${agent.token}`, { headers, cookie: null });
+        const shown = await browser.send('GET', `/cart/c/${agent.token}`, { headers, cookie: null });
+        assert.equal(shown.status, 200, shown.raw);
+        assert.equal(shown.headers['content-type'], 'text/html; charset=utf-8');
+        assert.equal(shown.headers['referrer-policy'], 'no-referrer');
+        assert.equal(shown.headers['cache-control'], 'no-store');
+        assert.equal(shown.headers['content-security-policy'], contentSecurityPolicy('http://store.test', [], 'shop'));
+        assert.match(shown.raw, /<meta name="robots" content="noindex, nofollow">/);
+        assert.equal(shown.raw.match(/<h1[\s>]/g)?.length, 1, 'exactly one h1');
+        assert.ok(shown.raw.includes(itemOf('ESP-DEC-10').product.title), 'the item is shown');
+        assert.match(shown.raw, /<td class="n">3<\/td>/, 'its quantity');
+        assert.match(shown.raw, /<bdi>For Sam<\/bdi>/, "the agent's text is isolated");
+        assert.match(shown.raw, /<form method="post" class="actions">\s*<button type="submit" class="primary">Open this cart here<\/button>\s*<\/form>/);
+        assert.equal(shown.setCookie, undefined);
+        assert.equal((await agent.cart()).body.item_count, 3, 'the agent still holds the cart');
+
+        const opened = await browser.send('POST', `/cart/c/${agent.token}`, { form: '', headers: { ...headers, origin: 'http://store.test', ...('sec-fetch-mode' in headers ? { 'sec-fetch-site': 'same-origin' } : {}) }, cookie: null });
         assert.equal(opened.status, 303, opened.raw);
         assert.equal(opened.headers.location, '/cart');
         assert.equal(opened.headers['referrer-policy'], 'no-referrer');
@@ -191,9 +207,9 @@ for (const backend of backends) {
 
     it('a hand-off link naming no live cart answers a 404 page and sets nothing', async () => {
       const carts = await countRows(t, 'carts');
-      for (const token of ['C'.repeat(32), 'short', '%00']) {
-        const page = await new Shopper(t.app).send('GET', `/cart/c/${token}`, { headers: NAVIGATE });
-        assert.equal(page.status, 404, `${token}: ${page.raw}`);
+      for (const [method, token] of [['GET', 'C'.repeat(32)], ['GET', 'short'], ['GET', '%00'], ['POST', 'C'.repeat(32)]] as const) {
+        const page = await new Shopper(t.app).send(method, `/cart/c/${token}`, { headers: method === 'GET' ? NAVIGATE : FORM_POST, ...(method === 'POST' ? { form: '' } : {}) });
+        assert.equal(page.status, 404, `${method} ${token}: ${page.raw}`);
         assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
         assert.equal(page.headers['cache-control'], 'no-store');
         assert.match(page.raw, /The cart link is not valid or has expired\./);

@@ -1,7 +1,7 @@
 /**
  * The cart tools: one cart model, two doors. A cart made with create_cart is the cart /cart.js shows to a
- * browser holding its token, its continue_url hands it over to the browser that opens it, and changes through either door show in the
- * other. Refusals are UCP error results; cancel_cart is idempotent by key.
+ * browser holding its token, its continue_url shows it and hands it over to the browser that takes it, and changes
+ * through either door show in the other. Refusals are UCP error results; cancel_cart is idempotent by key.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,10 +66,16 @@ for (const backend of backends) {
       assert.equal(cart.continue_url, `http://store.test/cart/c/${cart.id}`);
     });
 
-    it("continue_url hands the cart to the browser that opens it: its lines under a new cart cookie, and the cart's id names no cart", async () => {
+    it("continue_url, opened, shows the cart and takes nothing; taken over (POST), its lines go under a new cart cookie and the cart's id names no cart", async () => {
       const [sleep] = await variantIds('SLP-120');
       const cart = await call('create_cart', { cart: { line_items: [{ item: { id: sleep }, quantity: 1 }] } });
-      const opened = await test.app.inject({ url: new URL(cart.continue_url).pathname });
+      const link = new URL(cart.continue_url).pathname;
+      const read = await test.app.inject({ url: link });
+      assert.equal(read.statusCode, 200);
+      assert.equal(JSON.parse(read.body).token, cart.id);
+      assert.deepEqual(read.cookies, [], 'opening the link sets no cookie');
+      assert.equal((await call('get_cart', { id: cart.id })).id, cart.id, 'the agent still holds the cart');
+      const opened = await test.app.inject({ method: 'POST', url: link });
       assert.equal(opened.statusCode, 200);
       const taken = JSON.parse(opened.body);
       assert.notEqual(taken.token, cart.id);
