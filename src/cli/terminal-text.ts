@@ -5,6 +5,7 @@
  * `\u001b` or `\u202e`. Text stored before the fields refused such characters (and any given on the command line)
  * is printed this way too. The escapes are JSON's, so JSON text printed through here stays valid and reads the same.
  */
+import { VISIBLE_FORMAT_RUN } from '../fields/text.js';
 
 /** A stream a command writes its text to: the process's stdout or stderr, or a test's capture. */
 export interface TextStream {
@@ -12,12 +13,10 @@ export interface TextStream {
 }
 
 /**
- * What is escaped, after what is kept: an emoji tag sequence (the flags of England, Scotland, Wales) and a joiner
- * between two visible characters (emoji sequences such as 👩‍💻, Indic and Persian spelling) are visible text, as the
- * fields that accept them (src/fields/text.ts) say; every other control, format, separator or lone surrogate is not.
+ * What is escaped, after what is kept: the runs of format characters that are visible text, as the fields that accept
+ * them say (src/fields/text.ts); every other control, format, separator or lone surrogate is not.
  */
-const STEERING =
-  /(\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{1,30}\u{e007f}|(?<=[\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\ufe0f])[\u200c\u200d](?=[\p{L}\p{M}\p{N}\p{Extended_Pictographic}]))|[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+const STEERING = new RegExp(`(${VISIBLE_FORMAT_RUN.source})|[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}]`, 'gu');
 
 const escaped = (text: string) => Array.from({ length: text.length }, (_, index) => `\\u${text.charCodeAt(index).toString(16).padStart(4, '0')}`).join('');
 

@@ -23,16 +23,20 @@ const NEWLINE = /[\n\r]/u;
 const BIDI = /[\u202a-\u202e\u2066-\u2069]/u;
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
 /**
- * Joiners that shape what is visible: ZWJ and ZWNJ between two letters, marks or pictographs (emoji sequences
- * such as 👩‍💻, Indic and Persian spelling), and an emoji tag sequence (the flags of England, Scotland, Wales).
- * Anywhere else they are hidden characters, as is every other format character (Cf).
+ * Format characters that are part of what is visible: an emoji tag sequence (the flags of England, Scotland, Wales),
+ * and ZWJ or ZWNJ between two letters, marks or pictographs (emoji sequences such as 👩‍💻, Indic and Persian
+ * spelling). Anywhere else they are hidden characters, as is every other format character (Cf). The CLI keeps
+ * the same runs when it escapes what it prints (src/cli/terminal-text.ts).
  */
-const VISIBLE_JOINER = /(?<=[\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\ufe0f])[\u200c\u200d](?=[\p{L}\p{M}\p{N}\p{Extended_Pictographic}])/gu;
-const EMOJI_TAG_SEQUENCE = /\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{1,30}\u{e007f}/gu;
+export const VISIBLE_FORMAT_RUN =
+  /\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{1,30}\u{e007f}|(?<=[\p{L}\p{M}\p{N}\p{Extended_Pictographic}\p{Emoji_Modifier}\ufe0f])[\u200c\u200d](?=[\p{L}\p{M}\p{N}\p{Extended_Pictographic}])/gu;
+// Printable ASCII, the text of most fields: nothing in it can be refused but its length.
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const FORMAT = /\p{Cf}/u;
 
 /** The first thing wrong with `value` for a field of `rule`, or undefined when it may be stored as it is. */
 export function textFault(value: string, rule: TextRule): TextFault | undefined {
+  if (PRINTABLE_ASCII.test(value)) return value.length > rule.max ? 'too_long' : undefined;
   if (UNPAIRED_SURROGATE.test(value)) return 'unpaired_surrogate';
   if (rule.lines === 'single') {
     if (NEWLINE.test(value)) return 'line_break';
@@ -40,7 +44,7 @@ export function textFault(value: string, rule: TextRule): TextFault | undefined 
   } else if (MULTI_LINE_CONTROL.test(value)) return 'control';
   if (SEPARATOR.test(value)) return 'line_break';
   if (BIDI.test(value)) return 'bidi';
-  if (FORMAT.test(value.replace(EMOJI_TAG_SEQUENCE, '').replace(VISIBLE_JOINER, ''))) return 'invisible';
+  if (FORMAT.test(value.replace(VISIBLE_FORMAT_RUN, ''))) return 'invisible';
   if (value.length > rule.max) return 'too_long';
   return undefined;
 }
