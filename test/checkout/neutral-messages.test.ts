@@ -12,7 +12,7 @@ import { viewCheckout, type CheckoutMessage, type CheckoutRecord } from '../../s
 import type { FieldPath } from '../../src/checkout/fields.js';
 import { refusal } from '../../src/checkout/machine.js';
 import { shippingOptions } from '../../src/checkout/shipping.js';
-import { buyerSentence } from '../../src/storefront/pages/checkout-sentences.js';
+import { buyerSentence as buyerSentenceHtml } from '../../src/storefront/pages/checkout-sentences.js';
 import { ucpBuyerApprovalMessage, ucpMessage, ucpPath, ucpRefusal } from '../../src/ucp/checkout/ucp-messages.js';
 import { UCP_RELEASES } from '../../src/ucp/protocol.js';
 import { cartTools } from '../../src/ucp/tools/cart-tools.js';
@@ -203,6 +203,8 @@ describe('the UCP door renders each fact as a message of the release', () => {
 });
 
 describe('the pages render each fact as a sentence for the buyer', () => {
+  // The page's markup of the sentence: typed text in it is isolated in <bdi>.
+  const buyerSentence = (...args: Parameters<typeof buyerSentenceHtml>) => String(buyerSentenceHtml(...args));
   const PROTOCOL = /\$\.|\$\[|line_items|selected_option|fulfillment|address_|postal_code|street_address|continue_url|_checkout|_cart|search_catalog/;
 
   it("every message of a troubled checkout reads as a sentence with no path, member name or option id", () => {
@@ -216,7 +218,7 @@ describe('the pages render each fact as a sentence for the buyer', () => {
       'Your email address is needed for the order confirmation.',
       'This store ships only to addresses in the United States.',
       'The shipping address needs a city.',
-      '"ZZ" is not a US state.',
+      '"<bdi>ZZ</bdi>" is not a US state.',
     ]);
     assert.match(sentences[6]!, /^The shipping chosen is not one this store offers; it offers Standard shipping \(\$\d+\.\d\d\) or Express shipping \(\$\d+\.\d\d\)\.$/);
   });

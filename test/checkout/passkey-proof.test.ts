@@ -529,7 +529,7 @@ for (const backend of backends) {
         assert.equal(opened.statusCode, 200, opened.body);
         assert.doesNotMatch(opened.body, /passkey-approval|<script/);
         assert.equal(opened.headers['content-security-policy'], contentSecurityPolicy(ORIGIN, [], 'none'));
-        assert.match(opened.body, /We can email a 6-digit code to pat\.buyer@example\.com/);
+        assert.match(opened.body, /We can email a 6-digit code to <bdi>pat\.buyer@example\.com<\/bdi>/);
         const cookie = cookieNamed(opened, 'approval_form')!;
         const field = (name: string) => new RegExp(`<input type="hidden" name="${name}" value="([^"]*)">`).exec(opened.body)![1]!;
         const formToken = field('form_token');

@@ -167,7 +167,7 @@ for (const backend of backends) {
       );
       assert.ok(html.includes(`<th scope="row">${rowThumbnail('decaf-capsules')}Decaf Espresso Capsules</th><td class="n">1</td><td class="n">$6.90</td><td class="n">$6.90</td>`));
       for (const header of ['Item', 'Quantity', 'Price', 'Total']) assert.match(html, new RegExp(`<th scope="col"[^>]*>${header}</th>`));
-      assert.match(html, /<address>Ana Lima<br>1 Market St<br>San Francisco, CA 94103<br>United States<\/address>/);
+      assert.match(html, /<address><bdi>Ana<\/bdi> <bdi>Lima<\/bdi><br><bdi>1 Market St<\/bdi><br><bdi>San Francisco<\/bdi>, CA 94103<br>United States<\/address>/);
       assert.match(html, /ana@example\.com/);
       // 86.88 in items is over the free-shipping threshold; CA tax 7.25% of 86.88 = 6.30.
       assert.match(html, /Free standard shipping \(5 to 8 business days\): \$0\.00/);
@@ -199,7 +199,7 @@ for (const backend of backends) {
             '<img class="thumb" src="/assets/demo/decaf-capsules.svg" alt="Decaf Espresso Capsules" width="48" height="48"></p>',
         ),
       );
-      assert.match(html, /<p class="summary-ship">Ship to Ana Lima, 1 Market St, San Francisco, CA 94103 · Free standard shipping<\/p>/);
+      assert.match(html, /<p class="summary-ship">Ship to <bdi>Ana<\/bdi> <bdi>Lima<\/bdi>, <bdi>1 Market St<\/bdi>, <bdi>San Francisco<\/bdi>, CA 94103 · Free standard shipping<\/p>/);
       // The clock time alone, or with the date when the link outlasts today (UTC).
       assert.match(html, /This link works for 1[45] more minutes \(until (?:[A-Z][a-z]+ \d{1,2}, \d{4} at )?\d{1,2}:\d\d [AP]M UTC\)\./);
       const order = ['class="seller"', 'class="summary-total"', 'class="summary-ship"', 'value="approve"', 'class="expiry"', 'value="decline"', 'id="details-title"', '<table>'];
@@ -240,13 +240,13 @@ for (const backend of backends) {
       assertAccessibleShell(orderPage.html);
       const order = await t.store.db.query<{ number: string }>('select number::text from orders where id = $1', [checkout.orderId]);
       assert.match(orderPage.html, new RegExp(`<h1>Thank you, your order #${order[0]!.number} is placed</h1>`));
-      assert.match(orderPage.html, /<p class="notice">The order confirmation is on its way to ana@example\.com\. We mail you again when it ships\.<\/p>/);
+      assert.match(orderPage.html, /<p class="notice">The order confirmation is on its way to <bdi>ana@example\.com<\/bdi>\. We mail you again when it ships\.<\/p>/);
       assert.match(orderPage.html, /<p class="delivery">Expect the delivery within 5 to 8 business days \(Free standard shipping\)\.<\/p>/);
       assert.match(orderPage.html, /Questions\? Write to <a href="mailto:orders@store\.test">orders@store\.test<\/a> and quote #\d+\./);
       assert.match(orderPage.html, /<time datetime="\d{4}-\d\d-\d\dT[^"]+">[A-Z][a-z]+ \d{1,2}, \d{4} at \d{1,2}:\d\d [AP]M UTC<\/time>/);
       assert.ok(orderPage.html.includes(`${rowThumbnail('hydration-drink-stick')}Hydration Drink Stick<span class="variant">Lemon-Lime / 30 sticks</span></th><td class="n">2</td>`));
       assert.match(orderPage.html, /Decaf Espresso Capsules<\/th><td class="n">1<\/td>/);
-      assert.match(orderPage.html, /<address>Ana Lima<br>1 Market St<br>San Francisco, CA 94103<br>United States<\/address>/);
+      assert.match(orderPage.html, /<address><bdi>Ana<\/bdi> <bdi>Lima<\/bdi><br><bdi>1 Market St<\/bdi><br><bdi>San Francisco<\/bdi>, CA 94103<br>United States<\/address>/);
       assert.match(orderPage.html, /Free standard shipping: \$0\.00/);
       assert.match(orderPage.html, /<dd class="grand">\$93\.18<\/dd>/);
       assert.match(orderPage.html, /<p>Payment pending: the store collects payment after the order is placed\.<\/p>/);
@@ -267,12 +267,12 @@ for (const backend of backends) {
       ]);
       const opened = await openApproval(t.app, token);
       assert.ok(opened.html.includes(`<span class="detail">${plan.name}</span>`));
-      assert.ok(opened.html.includes('<span class="detail">Gift note: &lt;b&gt;Happy&lt;/b&gt; &amp; &quot;you&quot;</span>'));
+      assert.ok(opened.html.includes('<span class="detail"><bdi>Gift note</bdi>: <bdi>&lt;b&gt;Happy&lt;/b&gt; &amp; &quot;you&quot;</bdi></span>'));
       assert.ok(!opened.html.includes('<b>Happy</b>'));
       const approved = await approveAs(t.app, token, opened);
       assert.equal(approved.status, 303);
       const orderPage = await get(t.app, approved.location!);
-      assert.ok(orderPage.html.includes('<span class="detail">Gift note: &lt;b&gt;Happy&lt;/b&gt; &amp; &quot;you&quot;</span>'));
+      assert.ok(orderPage.html.includes('<span class="detail"><bdi>Gift note</bdi>: <bdi>&lt;b&gt;Happy&lt;/b&gt; &amp; &quot;you&quot;</bdi></span>'));
     });
 
     it('posting the same form twice places no second order: the second answer is the same order', async () => {

@@ -209,7 +209,7 @@ for (const backend of backends) {
       assert.equal(await checkoutsOfCart(shopper.token), 0);
       const next = await post(shopper, '/checkout', { ...FILLED, state: 'ZZ', shipping_option: 'teleport' });
       assertFormPage(next, 200);
-      assert.match(next.raw, /<a href="#checkout-state">&quot;ZZ&quot; is not a US state\.<\/a>/);
+      assert.match(next.raw, /<a href="#checkout-state">"<bdi>ZZ<\/bdi>" is not a US state\.<\/a>/);
       assert.match(next.raw, /<a href="#checkout-shipping-option">The shipping chosen is not one this store offers/);
       assert.match(next.raw, /<fieldset class="shipping-method field-invalid" aria-describedby="checkout-shipping-option-error">/);
       assert.equal(await approvalsOfCart(shopper.token), 0);

@@ -6,12 +6,11 @@
  */
 import type { ProofOffer } from '../../checkout/buyer-proof.js';
 import type { Channel, CheckoutView } from '../../checkout/checkout.js';
-import { formatAddress } from '../../checkout/shipping.js';
 import type { Order } from '../../orders/orders.js';
-import { html, type Html } from './html.js';
+import { html, typed, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
-import { addressBlock, checkoutLines, formatMoney, linesTable, thumbnailImage, totalsList, type Thumbnail } from './purchase-parts.js';
+import { addressBlock, addressLines, checkoutLines, formatMoney, linesTable, thumbnailImage, totalsList, type Thumbnail } from './purchase-parts.js';
 
 /** Dates as the buyer reads them, in UTC so every instance writes the same page. */
 export function formatDate(date: Date): string {
@@ -74,10 +73,10 @@ export function checkoutSummary(view: CheckoutView, caption = 'Items', level: He
 ${
   view.address
     ? html`${heading(level, 'Ship to')}
-${addressBlock(formatAddress(view.address))}`
+${addressBlock(addressLines(view.address))}`
     : ''
 }
-${view.record.buyer.email ? html`<p>Email for this order: ${view.record.buyer.email}</p>` : ''}
+${view.record.buyer.email ? html`<p>Email for this order: ${typed(view.record.buyer.email)}</p>` : ''}
 ${
   option
     ? html`${heading(level, 'Shipping')}
@@ -98,12 +97,12 @@ function summaryPictures(view: CheckoutView): Thumbnail[] {
 /** The top of the page: the total, the items (with pictures), where it ships, and how it is paid. */
 function summary(view: CheckoutView, payment: PendingApproval['payment'] | undefined): Html {
   const items = view.lines.reduce((n, priced) => n + priced.line.quantity, 0);
-  const shipTo = view.address ? formatAddress(view.address).filter((line) => line !== 'United States').join(', ') : undefined;
+  const shipTo = view.address ? addressLines(view.address).filter((line) => line !== 'United States') : undefined;
   return html`<section class="summary" aria-labelledby="summary-title">
 <h2 id="summary-title" class="visually-hidden">Summary</h2>
 <p class="summary-total">Total <strong>${formatMoney(view.totals.total)}</strong></p>
 <p class="summary-items"><span>${count(items, 'item', 'items')}</span>${summaryPictures(view).map((image) => thumbnailImage(image))}</p>
-${shipTo ? html`<p class="summary-ship">Ship to ${shipTo}${view.selectedOption ? ` · ${view.selectedOption.title}` : ''}</p>` : ''}
+${shipTo ? html`<p class="summary-ship">Ship to ${shipTo.map((line, index) => html`${index > 0 ? ', ' : ''}${line}`)}${view.selectedOption ? ` · ${view.selectedOption.title}` : ''}</p>` : ''}
 ${payment ? html`<p class="summary-pay">${payment.buyerNotice}</p>` : ''}
 </section>`;
 }
@@ -157,14 +156,14 @@ ${formFields(approval)}
   const canSend = offer.nextCodeInMinutes === 0;
   const codeStatus =
     code.state === 'active'
-      ? `We emailed a 6-digit code to ${offer.email}. It works until ${clockTime(code.expiresAt, approval.now)} (${count(code.triesLeft, 'try', 'tries')} left).`
+      ? html`We emailed a 6-digit code to ${typed(offer.email)}. It works until ${clockTime(code.expiresAt, approval.now)} (${count(code.triesLeft, 'try', 'tries')} left).`
       : code.state === 'locked'
         ? 'Too many wrong codes were tried, so that code is locked.'
         : code.state === 'expired'
           ? 'The code we emailed has expired.'
           : code.state === 'used'
             ? 'The code we emailed was already used.'
-            : `We can email a 6-digit code to ${offer.email}: only someone who reads that mailbox can approve this order.${
+            : html`We can email a 6-digit code to ${typed(offer.email)}: only someone who reads that mailbox can approve this order.${
                 approval.view.record.channel === 'agent' ? ' Your agent cannot do this step for you.' : ''
               }`;
   const sendButton = canSend

@@ -49,7 +49,7 @@ export const EMPTY_CHECKOUT_FORM: CheckoutFormValues = {
 /** Something to fix, in the buyer's words; `field`: the form field it belongs beside (none: the cart or the checkout). */
 export interface CheckoutProblem {
   field: CheckoutField | undefined;
-  text: string;
+  text: Html | string;
 }
 
 export interface BrowserCheckoutFacts {
@@ -110,17 +110,17 @@ const fieldId = (field: CheckoutField) => `checkout-${CHECKOUT_FIELDS[field].nam
 const errorId = (field: CheckoutField) => `${fieldId(field)}-error`;
 
 /** The first problem of each field. */
-function problemsByField(problems: readonly CheckoutProblem[]): Map<CheckoutField, string> {
-  const byField = new Map<CheckoutField, string>();
+function problemsByField(problems: readonly CheckoutProblem[]): Map<CheckoutField, Html | string> {
+  const byField = new Map<CheckoutField, Html | string>();
   for (const { field, text } of problems) if (field && !byField.has(field)) byField.set(field, text);
   return byField;
 }
 
-function fieldError(field: CheckoutField, error: string | undefined): Html | string {
+function fieldError(field: CheckoutField, error: Html | string | undefined): Html | string {
   return error ? html`<p class="field-error" id="${errorId(field)}"><span class="visually-hidden">Error: </span>${error}</p>` : '';
 }
 
-const invalidAttributes = (field: CheckoutField, error: string | undefined): Html | string =>
+const invalidAttributes = (field: CheckoutField, error: Html | string | undefined): Html | string =>
   error ? html` aria-invalid="true" aria-describedby="${errorId(field)}"` : '';
 
 interface TextFieldSpec {
@@ -132,7 +132,7 @@ interface TextFieldSpec {
   inputmode?: string;
 }
 
-function textField(spec: TextFieldSpec, values: CheckoutFormValues, errors: Map<CheckoutField, string>): Html {
+function textField(spec: TextFieldSpec, values: CheckoutFormValues, errors: Map<CheckoutField, Html | string>): Html {
   const { field } = spec;
   const error = errors.get(field);
   return html`<div class="field${error ? ' field-invalid' : ''}">
@@ -142,7 +142,7 @@ ${fieldError(field, error)}
 </div>`;
 }
 
-function regionField(values: CheckoutFormValues, errors: Map<CheckoutField, string>): Html {
+function regionField(values: CheckoutFormValues, errors: Map<CheckoutField, Html | string>): Html {
   const error = errors.get('region');
   const chosen = values.region.trim().toUpperCase();
   return html`<div class="field${error ? ' field-invalid' : ''}">
@@ -156,7 +156,7 @@ ${REGIONS.map(({ code, name }) => html`<option value="${code}"${code === chosen 
 }
 
 /** The options' radios: labelled with the option's title and price, the delivery time beside. */
-function shippingMethod(options: readonly ShippingOption[], values: CheckoutFormValues, errors: Map<CheckoutField, string>): Html {
+function shippingMethod(options: readonly ShippingOption[], values: CheckoutFormValues, errors: Map<CheckoutField, Html | string>): Html {
   const error = errors.get('shippingOption');
   return html`<fieldset class="shipping-method${error ? ' field-invalid' : ''}"${error ? html` aria-describedby="${errorId('shippingOption')}"` : ''}>
 <legend>Shipping method</legend>

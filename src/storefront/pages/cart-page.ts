@@ -6,7 +6,7 @@
 import type { PricedCart, PricedLine } from '../../cart/cart.js';
 import { html, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
-import { formatMoney, productThumbnail } from './purchase-parts.js';
+import { formatMoney, productThumbnail, propertyDetail } from './purchase-parts.js';
 
 export const CART_PATH = '/cart';
 export const CHECKOUT_PATH = '/checkout';
@@ -30,12 +30,12 @@ export const variantTitleOf = (priced: PricedLine): string | undefined =>
   priced.item.product.optionNames.length > 0 ? priced.item.variant.title : undefined;
 
 /** What else makes the line (its selling plan, the properties a shopper sees: Shopify hides names starting with `_`). */
-export function lineDetails(priced: PricedLine): string[] {
+export function lineDetails(priced: PricedLine): (Html | string)[] {
   return [
     ...(priced.sellingPlan ? [priced.sellingPlan.plan.name] : []),
     ...Object.entries(priced.line.properties)
       .filter(([name]) => !name.startsWith('_'))
-      .map(([name, value]) => `${name}: ${value}`),
+      .map(([name, value]) => propertyDetail(name, value)),
   ];
 }
 

@@ -6,10 +6,11 @@
 import type { FactParams, FieldPath } from '../../checkout/fields.js';
 import type { Refusal } from '../../checkout/machine.js';
 import type { ShippingOption } from '../../checkout/shipping.js';
+import { html, typed, type Html } from './html.js';
 import { sentence } from './message-page.js';
 import { formatMoney } from './purchase-parts.js';
 
-type BuyerWords = (params: FactParams, options: readonly ShippingOption[]) => string;
+type BuyerWords = (params: FactParams, options: readonly ShippingOption[]) => Html | string;
 
 const choices = (options: readonly ShippingOption[]) => options.map((o) => `${o.title} (${formatMoney(o.amount)})`).join(' or ');
 
@@ -22,13 +23,13 @@ const BUYER_WORDS: Record<string, BuyerWords> = {
   'backordered@lines': (p) => `${p.backordered} of the ${p.quantity} ${p.title} ship later, when they are back in stock.`,
   'price_changed@lines': (p) => `The price of ${p.title} changed from ${formatMoney(Number(p.from))} to ${formatMoney(Number(p.to))}.`,
   'missing@buyer.email': () => 'Your email address is needed for the order confirmation.',
-  'invalid@buyer.email': (p) => `"${p.email}" is not an email address.`,
+  'invalid@buyer.email': (p) => html`"${typed(p.email)}" is not an email address.`,
   'missing@destination': () => 'A shipping address in the United States is needed.',
   'address_undeliverable@destination.country': () => 'This store ships only to addresses in the United States.',
   'missing@destination.streetAddress': () => 'The shipping address needs a street.',
   'missing@destination.locality': () => 'The shipping address needs a city.',
   'missing@destination.region': () => 'The shipping address needs a state.',
-  'invalid@destination.region': (p) => `"${p.region}" is not a US state.`,
+  'invalid@destination.region': (p) => html`"${typed(p.region)}" is not a US state.`,
   'missing@destination.postalCode': () => 'The shipping address needs a ZIP code.',
   'invalid@destination.postalCode': () => 'The ZIP code is not valid: it has 5 digits, or 5 digits, a hyphen and 4 more.',
   'missing@shippingOption': (_p, options) => `A shipping choice is needed: ${choices(options)}.`,
@@ -37,8 +38,11 @@ const BUYER_WORDS: Record<string, BuyerWords> = {
 
 const fieldKind = (field: FieldPath | undefined) => (field ?? []).filter((part) => typeof part === 'string').join('.');
 
-/** A message or refusal as the buyer reads it. `options`: the checkout's shipping options, named by their titles. */
-export function buyerSentence(fact: Refusal, options: readonly ShippingOption[] = []): string {
+/**
+ * A message or refusal as the buyer reads it (what the buyer typed in it isolated in <bdi>). `options`: the
+ * checkout's shipping options, named by their titles.
+ */
+export function buyerSentence(fact: Refusal, options: readonly ShippingOption[] = []): Html | string {
   const words = BUYER_WORDS[`${fact.code}@${fieldKind(fact.field)}`];
   return words ? words(fact.params ?? {}, options) : sentence(fact.content);
 }

@@ -3,13 +3,12 @@
  * delivery, then the number, date, lines, address, shipping, totals and the payment's state.
  */
 import type { Product } from '../../catalog/types.js';
-import { formatAddress } from '../../checkout/shipping.js';
 import { plainMailAddress } from '../../mail/order-mail.js';
 import type { Order } from '../../orders/orders.js';
 import { formatDate, orderPath } from './approval-page.js';
-import { html, type Html } from './html.js';
+import { html, typed, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
-import { addressBlock, formatMoney, linesTable, orderLines, totalsList } from './purchase-parts.js';
+import { addressBlock, addressLines, formatMoney, linesTable, orderLines, totalsList } from './purchase-parts.js';
 
 /** Where the order page's passkey offer asks for options and registers (the enrollment cookie's path is the order's). */
 export const passkeyEnrollPaths = (orderId: string) => ({ options: `/orders/${orderId}/passkey/options`, register: `/orders/${orderId}/passkey` });
@@ -34,10 +33,10 @@ const unitsToShip = (order: Order) => order.lines.reduce((n, line) => n + line.q
  * out through the outbox after the order's transaction, so the page right after the approval says it is on its way,
  * not that it arrived.
  */
-function mailSentence(order: Order): string {
+function mailSentence(order: Order): Html | string {
   if (!plainMailAddress(order.buyerEmail)) return 'No confirmation was mailed: the email for this order is not a single plain address. Keep this page.';
   const next = order.status === 'canceled' ? ' We mailed you when it was canceled.' : unitsToShip(order) > 0 ? ' We mail you again when it ships.' : '';
-  return `The order confirmation is on its way to ${order.buyerEmail}.${next}`;
+  return html`The order confirmation is on its way to ${typed(order.buyerEmail)}.${next}`;
 }
 
 /** When to expect the delivery: the shipping option's estimate, while something is still to ship. */
@@ -60,14 +59,14 @@ ${
   options.offerPasskey
     ? html`<section id="passkey-enroll" class="proof" data-options="${enroll.options}" data-register="${enroll.register}" aria-labelledby="passkey-enroll-title" hidden>
 <h2 id="passkey-enroll-title">Approve faster next time</h2>
-<p>Create a passkey on this device for ${order.buyerEmail}. Next time an order for this email needs your approval, your passkey (your fingerprint, face or screen lock) confirms it without a code.</p>
+<p>Create a passkey on this device for ${typed(order.buyerEmail)}. Next time an order for this email needs your approval, your passkey (your fingerprint, face or screen lock) confirms it without a code.</p>
 <button type="button" id="passkey-create" class="secondary">Create a passkey</button>
 <p id="passkey-enroll-status" role="status" aria-live="polite"></p>
 </section>`
     : ''
 }
 <p>Order #${order.number}, placed with ${context.storeName} on <time datetime="${order.createdAt.toISOString()}">${formatDate(order.createdAt)}</time>.</p>
-${order.status === 'canceled' ? html`<p class="problem">This order was canceled${order.cancelReason ? html`: ${order.cancelReason}` : ''}.</p>` : ''}
+${order.status === 'canceled' ? html`<p class="problem">This order was canceled${order.cancelReason ? html`: ${typed(order.cancelReason)}` : ''}.</p>` : ''}
 <p>${order.paymentSummary}${order.refunded > 0 ? html` ${formatMoney(order.refunded)} refunded.` : ''}</p>
 ${linesTable('Items', orderLines(order.lines, options.productOf))}
 ${
@@ -76,11 +75,11 @@ ${
 <ul>${order.fulfillments.map(
         (shipment) => html`<li><time datetime="${shipment.occurredAt.toISOString()}">${formatDate(shipment.occurredAt)}</time>: ${shipment.lines
           .map((line) => `${line.quantity} × ${order.lines.find((l) => l.id === line.lineId)?.title ?? line.lineId}`)
-          .join(', ')}${shipment.carrier ? html` via ${shipment.carrier}` : ''}${
+          .join(', ')}${shipment.carrier ? html` via ${typed(shipment.carrier)}` : ''}${
           shipment.trackingNumber
             ? shipment.trackingUrl
-              ? html`, tracking <a href="${shipment.trackingUrl}">${shipment.trackingNumber}</a>`
-              : html`, tracking ${shipment.trackingNumber}`
+              ? html`, tracking <a href="${shipment.trackingUrl}">${typed(shipment.trackingNumber)}</a>`
+              : html`, tracking ${typed(shipment.trackingNumber)}`
             : shipment.trackingUrl
               ? html`, <a href="${shipment.trackingUrl}">track the parcel</a>`
               : ''
@@ -93,12 +92,12 @@ ${
     ? html`<h2>Refunds</h2>
 <ul>${order.adjustments
         .filter((a) => a.type === 'refund')
-        .map((a) => html`<li><time datetime="${a.occurredAt.toISOString()}">${formatDate(a.occurredAt)}</time>: ${formatMoney(-a.amount)}${a.reason ? html` (${a.reason})` : ''}</li>`)}</ul>`
+        .map((a) => html`<li><time datetime="${a.occurredAt.toISOString()}">${formatDate(a.occurredAt)}</time>: ${formatMoney(-a.amount)}${a.reason ? html` (${typed(a.reason)})` : ''}</li>`)}</ul>`
     : ''
 }
 <h2>Ship to</h2>
-${addressBlock(formatAddress({ ...order.shippingAddress, country: 'US' }))}
-<p>Email for this order: ${order.buyerEmail}</p>
+${addressBlock(addressLines(order.shippingAddress))}
+<p>Email for this order: ${typed(order.buyerEmail)}</p>
 <h2>Shipping</h2>
 <p>${option.title}: ${formatMoney(option.amount)}</p>
 <h2>Total</h2>

@@ -4,10 +4,11 @@
  */
 import { findSellingPlan } from '../../cart/cart.js';
 import type { CheckoutView } from '../../checkout/checkout.js';
+import type { PostalAddress } from '../../checkout/shipping.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import type { OrderLine } from '../../orders/orders.js';
 import { formatMoney, type Product, type ProductImage } from '../../catalog/types.js';
-import { html, type Html } from './html.js';
+import { html, typed, type Html } from './html.js';
 
 export { formatMoney };
 
@@ -21,7 +22,7 @@ export interface Thumbnail {
 export interface DisplayLine {
   product: string;
   variant: string | undefined;
-  details: string[];
+  details: (Html | string)[];
   quantity: number;
   unitPrice: number;
   lineTotal: number;
@@ -54,7 +55,7 @@ export function checkoutLines(view: CheckoutView): DisplayLine[] {
       variant: variantOf(priced.title, priced.productTitle, priced.variantTitle),
       details: [
         ...(plan ? [plan.plan.name] : []),
-        ...Object.entries(priced.line.properties).map(([name, value]) => `${name}: ${value}`),
+        ...Object.entries(priced.line.properties).map(([name, value]) => propertyDetail(name, value)),
         ...(priced.backordered > 0 ? [shipLater(priced.backordered, priced.line.quantity)] : []),
       ],
       quantity: priced.line.quantity,
@@ -65,6 +66,9 @@ export function checkoutLines(view: CheckoutView): DisplayLine[] {
   });
 }
 
+/** A line property ("Engraving: For Sam") as the buyer or agent typed its name and value, each isolated. */
+export const propertyDetail = (name: string, value: string): Html => html`${typed(name)}: ${typed(value)}`;
+
 /** Units sold beyond the stock on hand (backordered): they ship when the store has them again. */
 const shipLater = (units: number, quantity: number) => `${units} of ${quantity} ship later (backordered)`;
 
@@ -74,7 +78,7 @@ export function orderLines(lines: readonly OrderLine[], productOf: (productId: n
     product: line.productTitle || line.title,
     variant: variantOf(line.title, line.productTitle, line.variantTitle),
     details: [
-      ...Object.entries(line.properties).map(([name, value]) => `${name}: ${value}`),
+      ...Object.entries(line.properties).map(([name, value]) => propertyDetail(name, value)),
       ...(line.backordered > 0 && line.fulfilled + line.canceled < line.quantity ? [shipLater(Math.min(line.backordered, line.quantity - line.fulfilled - line.canceled), line.quantity)] : []),
       ...(line.fulfilled > 0 ? [`${line.fulfilled} of ${line.quantity} shipped`] : []),
       ...(line.canceled > 0 ? [`${line.canceled} of ${line.quantity} canceled`] : []),
@@ -111,6 +115,22 @@ export function totalsList(totals: CheckoutTotals, shippingTitle?: string): Html
 </dl>`;
 }
 
-export function addressBlock(lines: readonly string[]): Html {
+/**
+ * A US address as a page shows it, line by line (as formatAddress writes it for mail and the terminal), each part the
+ * buyer or agent typed isolated in <bdi>.
+ */
+export function addressLines(address: Omit<PostalAddress, 'country'>): (Html | string)[] {
+  const name = [address.firstName, address.lastName].filter((part) => part !== undefined && part !== '');
+  return [
+    ...(name.length > 0 ? [html`${name.map((part, index) => html`${index > 0 ? ' ' : ''}${typed(part)}`)}`] : []),
+    typed(address.streetAddress),
+    ...(address.extendedAddress ? [typed(address.extendedAddress)] : []),
+    // The state and ZIP code are only ever one of the US codes and digits (shipping.ts refuses anything else).
+    html`${typed(address.locality)}, ${address.region} ${address.postalCode}`,
+    'United States',
+  ];
+}
+
+export function addressBlock(lines: readonly (Html | string)[]): Html {
   return html`<address>${lines.map((line, index) => html`${index > 0 ? html`<br>` : ''}${line}`)}</address>`;
 }
