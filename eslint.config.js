@@ -16,6 +16,30 @@ const nodeGlobals = Object.fromEntries(
   ),
 );
 
+/** Where markup is made: `new Html()` anywhere else would make any text markup. */
+const HTML_MODULE = 'src/storefront/pages/html.ts';
+
+/**
+ * The files that may take text as markup as it is (`unsafeHtml()` of src/storefront/pages/html.ts), each with why.
+ * Everywhere else markup comes from `html` templates, which escape what they are given.
+ */
+const unsafeHtmlCallers = {
+  'src/storefront/pages/layout.ts': 'the page style sheet and the JSON-LD block (JSON with < escaped), both written by this program',
+  'src/storefront/pages/shop-parts.ts': "the merchant's description HTML, as sanitize-html returns it",
+};
+
+const NEW_HTML = [
+  { selector: "NewExpression[callee.name='Html']", message: 'new Html() makes any text markup: build markup with html`` (or see unsafeHtml).' },
+  {
+    selector: "ImportDeclaration[importKind='value'] > ImportSpecifier[importKind='value'][imported.name='Html']",
+    message: 'Import Html as a type (import { type Html }): markup is built with html``.',
+  },
+];
+const UNSAFE_HTML_MESSAGE = 'unsafeHtml() takes text as markup unescaped: only the files listed in eslint.config.js (unsafeHtmlCallers) may call it.';
+const UNSAFE_HTML = ["ImportSpecifier[imported.name='unsafeHtml']", "CallExpression[callee.name='unsafeHtml']", "MemberExpression[property.name='unsafeHtml']"].map(
+  (selector) => ({ selector, message: UNSAFE_HTML_MESSAGE }),
+);
+
 /** With LINT_TYPE_CHECKED=1 (`npm run lint:types`): type information from tsconfig.json, and the rules' options. */
 const typeCheckedRules = {
   files: ['**/*.ts'],
@@ -72,6 +96,15 @@ export default defineConfig(
     // Tests read JSON answers as `any` on purpose: the assertions are the type check.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['**/*.ts'],
+    ignores: [HTML_MODULE, ...Object.keys(unsafeHtmlCallers)],
+    rules: { 'no-restricted-syntax': ['error', ...NEW_HTML, ...UNSAFE_HTML] },
+  },
+  {
+    files: Object.keys(unsafeHtmlCallers),
+    rules: { 'no-restricted-syntax': ['error', ...NEW_HTML] },
   },
   typeChecked ? typeCheckedRules : [],
   {
