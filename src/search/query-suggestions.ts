@@ -1,8 +1,7 @@
 /**
  * Query suggestions like Shopify's `queries` resource: completions of what the shopper has typed,
- * drawn from phrases of up to three words in product titles, types, vendors and tags.
- * `styled_text` keeps the typed part in `<mark>` and the completion in `<span>`:
- * "cos" → `<mark>cos</mark><span>tume</span>` (Shopify's documented example).
+ * drawn from phrases of up to three words in product titles, types, vendors and tags. Each says how
+ * much of its text the shopper typed; the storefront door marks that part up as Shopify's `styled_text`.
  */
 import type { Product } from '../catalog/types.js';
 import { firstPositionNotBefore, positionsOfHighestKeys } from './term-index.js';
@@ -10,7 +9,8 @@ import { foldedWords, foldText, isStopword, stem } from './text-normalisation.js
 
 export interface QuerySuggestion {
   text: string;
-  styled_text: string;
+  /** How much of `text` (in UTF-16 units from its start) the shopper typed: "cafe c" typed covers "café c" of "café crème". */
+  typedLength: number;
 }
 
 interface Phrase {
@@ -194,15 +194,15 @@ export function suggestCompletions(suggestions: QuerySuggestions, query: string,
   const typedLetterCount = typedWords.reduce((count, word) => count + word.length, 0);
   return positionsOfHighestKeys(positions.map(rankKeyOf), limit).map((i) => {
     const { text } = entries[positions[i] as number] as SuggestionEntry;
-    return { text, styled_text: styledText(text, typedLetterCount) };
+    return { text, typedLength: typedLength(text, typedLetterCount) };
   });
 }
 
 /**
- * Marks as much of the suggestion as the shopper typed, counted in folded letters so that typed
- * "cafe c" marks "café c" of "café crème".
+ * How much of the suggestion the shopper typed, counted in folded letters so that typed "cafe c"
+ * covers "café c" of "café crème".
  */
-function styledText(text: string, typedLetterCount: number): string {
+function typedLength(text: string, typedLetterCount: number): number {
   let lettersSeen = 0;
   let cut = 0;
   for (const character of text) {
@@ -210,11 +210,5 @@ function styledText(text: string, typedLetterCount: number): string {
     lettersSeen += foldText(character).replace(/[^\p{L}\p{N}]/gu, '').length;
     cut += character.length;
   }
-  return `<mark>${escapeHtml(text.slice(0, cut))}</mark><span>${escapeHtml(text.slice(cut))}</span>`;
-}
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
+  return cut;
 }

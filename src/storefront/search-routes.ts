@@ -7,7 +7,9 @@ import { invalidParameter, missingParameter, notFound } from '../http/errors.js'
 import { PUBLIC_READ } from '../http/openapi.js';
 import { sendCatalogRead } from '../http/response-headers.js';
 import type { RecommendationIntent } from '../recommendations/recommendations.js';
+import type { QuerySuggestion } from '../search/query-suggestions.js';
 import type { Store } from '../store.js';
+import { html } from './pages/html.js';
 import { CACHE_ENTRY_OVERHEAD_BYTES, entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 
 const RESOURCE_TYPES = ['product', 'collection', 'query'] as const;
@@ -81,6 +83,15 @@ function collectionJson(collection: Collection, baseUrl: string) {
     url: `/collections/${collection.handle}`,
     products_url: `${baseUrl}/collections/${collection.handle}/products.json`,
   };
+}
+
+/**
+ * Shopify's `styled_text` of a query suggestion: what the shopper typed in `<mark>`, the completion in `<span>`, both
+ * escaped ("cos" -> `<mark>cos</mark><span>tume</span>`, Shopify's documented example).
+ */
+export function styledText(suggestion: QuerySuggestion): string {
+  const { text, typedLength } = suggestion;
+  return html`<mark>${text.slice(0, typedLength)}</mark><span>${text.slice(typedLength)}</span>`.text;
 }
 
 /** `resources[type]` as a list: comma-separated, repeated, or both; unknown names are refused by name. */
@@ -199,7 +210,7 @@ export const searchRoutes: FastifyPluginAsync<SearchRoutesOptions> = async (app,
         parts.push(`"collections":${JSON.stringify(collections)}`);
       }
       if (types.includes('query')) {
-        const queries = store.search.queries(q, limit).map((s) => ({ ...s, url: `/search?q=${encodeURIComponent(s.text)}` }));
+        const queries = store.search.queries(q, limit).map((s) => ({ text: s.text, styled_text: styledText(s), url: `/search?q=${encodeURIComponent(s.text)}` }));
         parts.push(`"queries":${JSON.stringify(queries)}`);
       }
       const text = `{"resources":{"results":{${parts.join(',')}}}}`;

@@ -1,9 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSearchIndex, searchCollections, suggestQueries } from '../../src/search/search-index.js';
+import { buildSearchIndex, searchCollections, suggestQueries as suggestions, type SearchIndex } from '../../src/search/search-index.js';
+import { styledText } from '../../src/storefront/search-routes.js';
 import { fixtureCollections, fixtureProducts, makeProduct } from './fixture-catalog.js';
 
 const index = buildSearchIndex(fixtureProducts, fixtureCollections);
+
+/** The suggestions as the storefront answers them: the text, and the typed part marked up (Shopify's styled_text). */
+function suggestQueries(searchIndex: SearchIndex, query: string, limit: number) {
+  return suggestions(searchIndex, query, limit).map((suggestion) => ({ text: suggestion.text, styled_text: styledText(suggestion) }));
+}
 
 function suggestionTexts(query: string, limit = 10): string[] {
   return suggestQueries(index, query, limit).map((suggestion) => suggestion.text);

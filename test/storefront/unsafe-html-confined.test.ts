@@ -48,5 +48,4 @@ export const note = (text: string) => new Html(text);
     assert.deepEqual(await restrictions(`import type { Html } from './html.js';\nexport const same = (a: Html) => a;\n`, 'src/storefront/pages/cart-page.ts'), []);
     assert.deepEqual(await restrictions(`import { html, type Html } from './html.js';\nexport const b = (a: string): Html => html\`<b>\${a}</b>\`;\n`, 'src/storefront/pages/cart-page.ts'), []);
   });
-
 });
