@@ -92,11 +92,13 @@ for (const backend of backends) {
         ['PUT', `/checkout/approve/${approval}`],
         ['GET', `//checkout/approve/${approval}`],
         ['GET', `/Checkout/approve/${approval}`],
-        ['POST', `/cart/c/${cart}`],
+        ['PUT', `/cart/c/${cart}`],
         ['GET', `/cart/c/${cart}/x`],
         ['POST', `/checkouts/${checkout}`],
         ['OPTIONS', `/checkout/approve/${approval}`, { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST' }],
         ['OPTIONS', `/cart/c/${cart}`, { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' }],
+        // A matched route: it takes the cart over, answering its new token in the cookie.
+        ['POST', `/cart/c/${cart}`],
       ];
       const capabilityRoutes = [
         `/cart/c/${cart}`,
@@ -130,10 +132,12 @@ for (const backend of backends) {
 
       const answered: Answer[] = [];
       for (const [method, path, headers] of requests) answered.push(await send(origin, method, path, headers));
+      const [taken] = await store.db.query<{ handed_to: string }>('select handed_to from closed_cart_tokens where token = $1', [cart]);
+      assert.ok(taken?.handed_to, 'POST /cart/c/{token} took the cart over');
       await t.app.close(); // every completion line is written
 
       const log = lines.join('');
-      for (const [name, secret] of Object.entries(secrets)) {
+      for (const [name, secret] of Object.entries({ ...secrets, 'taken cart': taken.handed_to })) {
         for (const spelling of [secret, percentEncoded(secret), secret.slice(-12)]) {
           assert.ok(!log.includes(spelling), `the ${name} (${spelling}) is in the log:\n${lines.filter((line) => line.includes(spelling)).join('')}`);
         }
@@ -153,6 +157,7 @@ for (const backend of backends) {
       assert.equal(pathOf(4), '/cart/c/*/*');
       assert.equal(pathOf(5), '/checkouts/:id');
       assert.equal(pathOf(6), '/checkout/approve/:token');
+      assert.equal(pathOf(8), '/cart/c/:token');
     });
   });
 }

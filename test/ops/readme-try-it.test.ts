@@ -221,12 +221,18 @@ describe('the README\'s "Try it" commands', () => {
       'every door the README promises a curl for has one',
     );
 
-    // The approval's first step as the README tells it: the cart's continue_url opens the cart in a browser.
-    // (fetch sends Sec-Fetch-Mode: cors, which a browser's navigation never does; curl sends what it is told.)
-    const opened = await run(`curl -s -o /dev/null -D - -H 'Accept: text/html' '${seen.get('continue_url')}'`, cwd);
+    // The approval's first step as the README tells it: the cart's continue_url shows the cart in a browser, and its
+    // button takes it over. (fetch sends Sec-Fetch-Mode: cors, which a browser's navigation never does; curl sends
+    // what it is told.)
+    const opened = await run(`curl -s -D - -H 'Accept: text/html' '${seen.get('continue_url')}'`, cwd);
     assert.equal(opened.code, 0);
-    assert.match(opened.stdout, /^HTTP\/1\.1 303 /);
-    assert.match(opened.stdout, /^location: \/cart\r$/im);
-    assert.match(opened.stdout, /^set-cookie: cart=/im);
+    assert.match(opened.stdout, /^HTTP\/1\.1 200 /);
+    assert.doesNotMatch(opened.stdout, /^set-cookie: cart=/im);
+    assert.match(opened.stdout, /<button type="submit" class="primary">Open this cart here<\/button>/);
+    const taken = await run(`curl -s -o /dev/null -D - -X POST -H 'Accept: text/html' -H 'Content-Type: application/x-www-form-urlencoded' '${seen.get('continue_url')}'`, cwd);
+    assert.equal(taken.code, 0);
+    assert.match(taken.stdout, /^HTTP\/1\.1 303 /);
+    assert.match(taken.stdout, /^location: \/cart\r$/im);
+    assert.match(taken.stdout, /^set-cookie: cart=/im);
   });
 });

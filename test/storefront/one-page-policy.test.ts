@@ -105,6 +105,8 @@ for (const backend of backends) {
         { what: 'cart', scripts: 'shop', fetch: get('/cart', { cookie: cartCookie }) },
         { what: 'checkout form', scripts: 'shop', fetch: get('/checkout', { cookie: cartCookie }) },
         { what: 'checkout form from another site (403)', scripts: 'shop', fetch: postForm('/checkout', { cookie: cartCookie, origin: 'https://elsewhere.example' }) },
+        { what: 'cart link', scripts: 'shop', fetch: get(`/cart/c/${cartCookie.slice('cart='.length)}`) },
+        { what: 'cart link form from another site (403)', scripts: 'shop', fetch: postForm(`/cart/c/${cartCookie.slice('cart='.length)}`, { origin: 'https://elsewhere.example' }) },
         { what: 'unknown cart link (404)', scripts: 'shop', fetch: get(`/cart/c/${'C'.repeat(32)}`) },
         { what: 'approval', scripts: 'none', fetch: get(`/checkout/approve/${approval!.token}`) },
         { what: 'unknown approval (404)', scripts: 'none', fetch: get(`/checkout/approve/${'A'.repeat(43)}`) },

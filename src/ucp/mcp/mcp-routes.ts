@@ -85,7 +85,8 @@ const DESCRIPTION =
   'Tools (UCP MCP binding, answered in the release of the caller\'s agent profile: 2026-08-25 or 2026-04-08): ' +
   'search_catalog, lookup_catalog, get_product, create_cart, get_cart, update_cart, cancel_cart, create_checkout, ' +
   'get_checkout, update_checkout, complete_checkout, cancel_checkout, get_order. A cart created here is the same cart ' +
-  '/cart.js shows; its continue_url opens it in a browser. Arguments carry `meta["ucp-agent"].profile` (the agent platform ' +
+  '/cart.js shows; its continue_url shows it to the buyer, and once the buyer takes it over there the cart is theirs (its ' +
+  'id answers not_found to the agent), so hand it over when done with it. Arguments carry `meta["ucp-agent"].profile` (the agent platform ' +
   'profile URL): without it the caller is anonymous and may use the catalog and cart tools only; the checkout and order ' +
   'tools answer -32001 invalid_profile_url (HTTP 400). complete_checkout never places an order: it answers the buyer\'s ' +
   'approval link (continue_url). Business outcomes are results with `structuredContent.ucp.status`; protocol problems are ' +

@@ -38,7 +38,8 @@ export function serverInstructions(store: StoreIdentity): string {
     '`meta["ucp-agent"].profile`, your UCP profile URL: the store fetches it and negotiates. Without it you are anonymous and ' +
     'may use the catalog and cart tools only. Find products with search_catalog (or lookup_catalog / get_product); put ' +
     'variant ids (`item.id`) in a cart (create_cart) or a checkout (create_checkout, with a buyer email, a US shipping ' +
-    'address and a shipping option). complete_checkout never places an order: it answers a continue_url where the buyer ' +
+    'address and a shipping option). A cart\'s continue_url lets the buyer take the cart over in their browser: from then on ' +
+    'the cart is theirs and its id answers not_found to you, so hand it over when you are done with it. complete_checkout never places an order: it answers a continue_url where the buyer ' +
     'approves and proves who they are; get_checkout then shows the order. Prices are integer US cents.'
   );
 }

@@ -1,7 +1,7 @@
 /**
  * The cart tools of the UCP MCP binding (dev.ucp.shopping.cart): create_cart, get_cart, update_cart and
  * cancel_cart, adapters over the store's one cart service, the same carts /cart.js shows. A cart's UCP
- * id is its token; `continue_url` opens it in a browser. Refusals (unknown variant, sold out, quantity
+ * id is its token; `continue_url` shows it to the buyer, who may take it over (then the id names no cart). Refusals (unknown variant, sold out, quantity
  * limit) are UCP error results with recoverable messages, never JSON-RPC errors.
  */
 import { CartError, CartNotFound, type CartView, type ItemToAdd, type ReplacementItem } from '../../cart/cart-service.js';
@@ -75,7 +75,8 @@ async function refusing(id: string | undefined, context: ToolContext, change: ()
 const CART_DESCRIPTION =
   'Line items name variants by `item.id` (a variant id from search_catalog or lookup_catalog) with a quantity. ' +
   'Prices and totals are integer US cents. The answer carries the cart `id` for the other cart tools and a ' +
-  '`continue_url` that opens the same cart in a browser, where the buyer continues to checkout.';
+  '`continue_url` for the buyer: it shows them the cart, and once they take it over there (to change it and check out ' +
+  'in their browser) the cart is theirs and its `id` answers not_found to you. Hand it over when you are done with the cart.';
 
 export const createCartTool = defineTool<{ cart: { line_items: RequestLine[] } }>({
   name: 'create_cart',
