@@ -195,7 +195,7 @@ const MERCHANT_HTML: sanitizeHtml.IOptions = {
     // The merchant's own rel goes; a link the allow-list keeps (the same href check sanitize-html runs) gets ours.
     a: (tagName, { rel: _merchantRel, ...attribs }) => ({
       tagName,
-      attribs: attribs.href !== undefined && !naughtyHref(attribs.href, { allowedSchemes: LINK_SCHEMES }) ? { ...attribs, rel: LINK_REL } : attribs,
+      attribs: attribs.href !== undefined && attribs.href !== '' && !naughtyHref(attribs.href, { allowedSchemes: LINK_SCHEMES }) ? { ...attribs, rel: LINK_REL } : attribs,
     }),
     td: keepWhen(/^[1-9][0-9]?$/, 'colspan', 'rowspan'),
     th: keepWhen(/^[1-9][0-9]?$/, 'colspan', 'rowspan'),
