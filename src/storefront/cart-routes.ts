@@ -363,7 +363,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
         description:
           'Whoever takes the cart gets it under a new token (the Cart\'s `token`, and the `cart` cookie), and the token in the ' +
           'link names no cart again (404 here and for every tool; a cookie holding it gets a new cart). A client whose cookie ' +
-          'already holds the cart keeps it. The body, if any, is ignored. A browser posting the link page\'s form gets a 303 to the ' +
+          'already holds the cart keeps it. A form or JSON body is not read. A browser posting the link page\'s form gets a 303 to the ' +
           'cart page, /cart; a form from another site is refused (403) and takes nothing; for no live cart, a 404 page in HTML ' +
           '(saying so when the cart was handed over to another browser) or the JSON Error.',
         tags: ['cart'],
