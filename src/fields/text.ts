@@ -21,6 +21,7 @@ const SEPARATOR = /[\u2028\u2029]/u;
 const NEWLINE = /[\n\r]/u;
 // Embeddings, overrides and isolates: they reorder the text around them, so a page shows what is not stored.
 const BIDI = /[\u202a-\u202e\u2066-\u2069]/u;
+const BIDI_ALL = new RegExp(BIDI.source, 'gu');
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
 /**
  * Format characters that are part of what is visible: an emoji tag sequence (the flags of England, Scotland, Wales),
@@ -65,4 +66,12 @@ export function textFaultSentence(fault: TextFault, rule: TextRule): string {
     case 'too_long':
       return `is too long: use at most ${rule.max} characters`;
   }
+}
+
+/**
+ * Text stored before the rules refused direction controls, as it is stored and read (its logical order): a page shows
+ * "teertS kaO 21", what the label will print, rather than the "12 Oak Street" an override would draw.
+ */
+export function withoutDirectionControls(text: string): string {
+  return text.replace(BIDI_ALL, '');
 }

@@ -10,24 +10,25 @@ import type { FieldPath } from '../../checkout/fields.js';
 import type { Refusal } from '../../checkout/machine.js';
 import { US_REGIONS, type ShippingOption } from '../../checkout/shipping.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
+import { PERSON_FIELDS } from '../../fields/person-fields.js';
 import { CART_PATH, CHECKOUT_PATH, lineDetails, variantTitleOf } from './cart-page.js';
 import { buyerSentence } from './checkout-sentences.js';
 import { html, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
 import { formatMoney, linesTable, productThumbnail, totalsList, type DisplayLine } from './purchase-parts.js';
 
-/** The form's fields: the name each is posted under, and the most characters it takes. */
+/** The form's fields: the name each is posted under, and the most characters it takes (the field's rule's). */
 export const CHECKOUT_FIELDS = {
-  email: { name: 'email', max: 254 },
-  firstName: { name: 'first_name', max: 100 },
-  lastName: { name: 'last_name', max: 100 },
-  streetAddress: { name: 'street_address', max: 200 },
-  extendedAddress: { name: 'extended_address', max: 200 },
-  locality: { name: 'city', max: 100 },
-  region: { name: 'state', max: 40 },
-  postalCode: { name: 'zip', max: 20 },
-  phoneNumber: { name: 'phone', max: 40 },
-  shippingOption: { name: 'shipping_option', max: 40 },
+  email: { name: 'email', max: PERSON_FIELDS.email.max },
+  firstName: { name: 'first_name', max: PERSON_FIELDS.firstName.max },
+  lastName: { name: 'last_name', max: PERSON_FIELDS.lastName.max },
+  streetAddress: { name: 'street_address', max: PERSON_FIELDS.streetAddress.max },
+  extendedAddress: { name: 'extended_address', max: PERSON_FIELDS.extendedAddress.max },
+  locality: { name: 'city', max: PERSON_FIELDS.locality.max },
+  region: { name: 'state', max: PERSON_FIELDS.region.max },
+  postalCode: { name: 'zip', max: PERSON_FIELDS.postalCode.max },
+  phoneNumber: { name: 'phone', max: PERSON_FIELDS.phoneNumber.max },
+  shippingOption: { name: 'shipping_option', max: PERSON_FIELDS.shippingOption.max },
 } as const;
 
 export type CheckoutField = keyof typeof CHECKOUT_FIELDS;

@@ -3,6 +3,7 @@
  * fragment built the same way), so nothing a buyer, an agent or the catalog wrote can become markup. Text a buyer or
  * an agent typed goes in through `typed()`, so its direction characters stay inside it.
  */
+import { withoutDirectionControls } from '../../fields/text.js';
 
 /** Markup. Built by `html` templates; `new Html()` outside this file, and `unsafeHtml()` outside a few files, fail lint. */
 export class Html {
@@ -37,12 +38,13 @@ function fragment(value: Interpolation): string {
 }
 
 /**
- * What a buyer or an agent typed (a name, an address line, a note, a reason), escaped and isolated in `<bdi>`: a
- * right-to-left override or isolate in it cannot reorder the text around it ("12 Oak Street" stays what is stored).
+ * What a buyer or an agent typed (a name, an address line, a note, a reason), escaped and isolated in `<bdi>` so its
+ * direction cannot reorder the text around it; a direction control stored before the fields refused them is dropped,
+ * so the page shows the text in the order it is stored ("teertS kaO 21", not an override's "12 Oak Street").
  */
 export function typed(text: string | number | undefined | null): Html | '' {
   if (text === undefined || text === null || text === '') return '';
-  return html`<bdi>${text}</bdi>`;
+  return html`<bdi>${typeof text === 'string' ? withoutDirectionControls(text) : text}</bdi>`;
 }
 
 export function html(strings: TemplateStringsArray, ...values: Interpolation[]): Html {
