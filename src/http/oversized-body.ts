@@ -27,7 +27,8 @@ export function installOversizedBodyDiscard(app: FastifyInstance): void {
 }
 
 function discardBody({ raw }: FastifyRequest): Promise<void> {
-  if (raw.complete || raw.destroyed) return Promise.resolve();
+  // `complete` is node:http's; `readableEnded` also holds for a body that was read to its end through another stream.
+  if (raw.complete || raw.readableEnded || raw.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     let read = 0;
     const done = () => {
