@@ -61,14 +61,14 @@ export function sendCartPage(reply: FastifyReply, store: Store, status: number, 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The form as posted: each field's text (a field missing or not text is empty); the checkout checks what it may hold. */
-function readCheckoutForm(body: unknown): { values: CheckoutFormValues; problems: CheckoutProblem[] } {
+function readCheckoutForm(body: unknown): CheckoutFormValues {
   const posted = isRecord(body) ? body : {};
   const values = { ...EMPTY_CHECKOUT_FORM };
   for (const field of Object.keys(CHECKOUT_FIELDS) as CheckoutField[]) {
     const value = posted[CHECKOUT_FIELDS[field].name];
     if (typeof value === 'string') values[field] = value;
   }
-  return { values, problems: [] };
+  return values;
 }
 
 /** A text the checkout refused, beside the form field it came from (the form's fields carry the domain's names). */
@@ -190,20 +190,19 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     }
     const cart = await cartOf(cartFromCookie(request));
     if (!cart) return toCart(reply);
-    const form = readCheckoutForm(request.body);
+    const values = readCheckoutForm(request.body);
     const options = shippingOptions(config.checkout, cart.totals.totalPrice);
-    if (form.problems.length > 0) return checkoutFormPage(reply, 422, { cart, options }, form.values, form.problems);
 
     let answer;
     try {
-      answer = await checkouts.checkoutCart(db, cart.token, checkoutDetails(form.values), 'browser', 'buyer');
+      answer = await checkouts.checkoutCart(db, cart.token, checkoutDetails(values), 'browser', 'buyer');
       if (answer.view.blockers.length === 0) answer = await checkouts.requestCompletion(db, answer.view.record.id, 'buyer');
     } catch (error) {
       // The cart was bought or emptied meanwhile.
       if (error instanceof CheckoutNotFound) return toCart(reply);
       // Nothing was stored: the form again, the field's problem beside it.
-      if (error instanceof CheckoutFieldRefused) return checkoutFormPage(reply, 422, { cart, options }, form.values, [fieldProblem(error)]);
-      if (error instanceof CheckoutRefused) return checkoutFormPage(reply, 409, { cart, options }, form.values, checkoutProblems([error.reason], options));
+      if (error instanceof CheckoutFieldRefused) return checkoutFormPage(reply, 422, { cart, options }, values, [fieldProblem(error)]);
+      if (error instanceof CheckoutRefused) return checkoutFormPage(reply, 409, { cart, options }, values, checkoutProblems([error.reason], options));
       throw error;
     }
     const { view, approval } = answer;
@@ -212,6 +211,6 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     // Kept, but still missing something or not valid yet (a ZIP code, a state, an email; a line sold out): the form
     // again, saying what. 200, as an agent's update that leaves the checkout incomplete: what was given is kept (the
     // 4xx answers above change nothing).
-    return checkoutFormPage(reply, 200, { cart, view, options: view.options }, form.values, checkoutProblems(view.blockers, view.options));
+    return checkoutFormPage(reply, 200, { cart, view, options: view.options }, values, checkoutProblems(view.blockers, view.options));
   });
 };
