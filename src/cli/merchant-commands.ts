@@ -75,7 +75,8 @@ export interface OrderListing {
 
 /** An order as `storefront orders show` reads it: the order, and its checkout's every change of status. */
 export interface OrderDetails {
-  order: Omit<Dated<Order>, 'fulfillments' | 'adjustments'> & {
+  order: Omit<Dated<Order>, 'fulfillments' | 'adjustments' | 'payment'> & {
+    payment: Dated<Order['payment']>;
     fulfillments: Dated<Order['fulfillments'][number]>[];
     adjustments: Dated<Order['adjustments'][number]>[];
   };
@@ -270,6 +271,11 @@ function orderDetails(order: Order, transitions: TransitionRecord[]): OrderDetai
       ...order,
       createdAt: order.createdAt.toISOString(),
       canceledAt: order.canceledAt?.toISOString() ?? null,
+      payment: {
+        ...order.payment,
+        authorizedUntil: order.payment.authorizedUntil?.toISOString() ?? null,
+        dueAt: order.payment.dueAt?.toISOString() ?? null,
+      },
       fulfillments: order.fulfillments.map((f) => ({ ...f, occurredAt: f.occurredAt.toISOString() })),
       adjustments: order.adjustments.map((a) => ({ ...a, occurredAt: a.occurredAt.toISOString() })),
     },

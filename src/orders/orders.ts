@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { PostalAddress } from '../checkout/shipping.js';
 import type { Queryable } from '../db/database.js';
 import type { PaymentHandler, PaymentState } from '../payments/payment-handlers.js';
+import type { PaymentProviderName, ProviderAuthorization } from '../payments/payment-provider.js';
 
 export type OrderStatus = 'placed' | 'canceled';
 
@@ -58,6 +59,30 @@ export interface Adjustment {
   occurredAt: Date;
 }
 
+/**
+ * The order's payment, in the one vocabulary of pages, mails, `get_order` and the CLI. The provider's own reference
+ * (a PaymentIntent id) is not here: it is for the store and the merchant, never buyers (`paymentReference`).
+ */
+export interface OrderPayment {
+  provider: PaymentProviderName;
+  /** The same value as `Order.paymentState`. */
+  state: PaymentState;
+  /** Cents the order asks (its total). */
+  amount: number;
+  /** Cents held by the provider (0 for manual). */
+  authorized: number;
+  /** When the hold lapses (Stripe: 7 days after authorization); null when nothing is held. */
+  authorizedUntil: Date | null;
+  /** Manual: when payment is due. */
+  dueAt: Date | null;
+  /** Manual: the merchant's PAYMENT_INSTRUCTIONS as they were when the order was placed. */
+  instructions: string | null;
+  captured: number;
+  refunded: number;
+  /** The buyer's bank disputed the payment (kept once raised). */
+  disputed: boolean;
+}
+
 /** Where an order ships: the US address the buyer approved. */
 export type OrderAddress = PostalAddress;
 
@@ -83,6 +108,7 @@ export interface Order {
   /** Cents the merchant received (captured) and gave back (refunded); refunded never exceeds captured. */
   captured: number;
   refunded: number;
+  payment: OrderPayment;
   canceledAt: Date | null;
   cancelReason: string | null;
   /** Where the agent's platform hears of this order (its profile's order webhook), if it asked. */
@@ -105,12 +131,17 @@ export type NewOrder = Omit<
   | 'status'
   | 'captured'
   | 'refunded'
+  | 'payment'
   | 'canceledAt'
   | 'cancelReason'
   | 'fulfillments'
   | 'adjustments'
   | 'lines'
-> & { lines: Omit<OrderLine, 'fulfilled' | 'canceled'>[] };
+> & {
+  lines: Omit<OrderLine, 'fulfilled' | 'canceled'>[];
+  /** The provider's hold, confirmed before the approval's transaction (a hosted provider); absent for manual. */
+  paymentAuthorization?: ProviderAuthorization;
+};
 
 /** An order id: 128 random bits, so the order page's address cannot be guessed. */
 export function newOrderId(): string {
@@ -123,11 +154,20 @@ export function newOrderId(): string {
  */
 export async function placeOrder(tx: Queryable, order: NewOrder, payments: PaymentHandler): Promise<Order> {
   const id = newOrderId();
-  const payment = await payments.authorize(tx, { orderId: id, amount: order.total, currency: order.currency });
+  const placedAt = new Date();
+  const payment = await payments.authorize(tx, {
+    orderId: id,
+    amount: order.total,
+    currency: order.currency,
+    placedAt,
+    ...(order.paymentAuthorization ? { authorization: order.paymentAuthorization } : {}),
+  });
+  const start = payment.start ?? { provider: 'manual', state: payment.state, authorized: 0, authorizedUntil: null, dueAt: null, instructions: null, reference: null };
   const rows = await tx.query<{ number: number; created_at: Date | string }>(
     `insert into orders (id, checkout_id, status, channel, currency, buyer_email, buyer, shipping_address, shipping_option,
-                         subtotal, shipping, tax, total, payment_state, webhook_url)
-     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                         subtotal, shipping, tax, total, payment_state, webhook_url,
+                         payment_provider, payment_authorized, payment_authorized_until, payment_due_at, payment_instructions, payment_reference)
+     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
      returning number, created_at`,
     [
       id,
@@ -144,6 +184,12 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
       order.total,
       payment.state,
       order.webhookUrl,
+      start.provider,
+      start.authorized,
+      start.authorizedUntil,
+      start.dueAt,
+      start.instructions,
+      start.reference,
     ],
   );
   for (const line of order.lines) {
@@ -178,8 +224,9 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
     order.total,
     order.currency,
   ]);
+  const { paymentAuthorization: _hold, ...placed } = order;
   return {
-    ...order,
+    ...placed,
     id,
     number: Number(rows[0]!.number),
     status: 'placed',
@@ -188,6 +235,18 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
     paymentSummary: payment.summary,
     captured: 0,
     refunded: 0,
+    payment: {
+      provider: start.provider,
+      state: payment.state,
+      amount: order.total,
+      authorized: start.authorized,
+      authorizedUntil: start.authorizedUntil,
+      dueAt: start.dueAt,
+      instructions: start.instructions,
+      captured: 0,
+      refunded: 0,
+      disputed: false,
+    },
     canceledAt: null,
     cancelReason: null,
     createdAt: new Date(rows[0]!.created_at),
@@ -217,6 +276,12 @@ interface OrderRow {
   payment_handler: string | null;
   captured: number;
   refunded: number;
+  payment_provider: PaymentProviderName;
+  payment_authorized: number;
+  payment_authorized_until: Date | string | null;
+  payment_due_at: Date | string | null;
+  payment_instructions: string | null;
+  payment_disputed: boolean;
   canceled_at: Date | string | null;
   cancel_reason: string | null;
   webhook_url: string | null;
@@ -226,14 +291,17 @@ interface OrderRow {
 const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
 
 const PAYMENT_SUMMARY: Record<PaymentState, string> = {
-  pending: 'Payment pending: the store collects payment after the order is placed.',
-  authorized: 'Payment authorized.',
+  pending: 'Payment pending: pay as the payment instructions say, by the due date.',
+  authorized: 'Payment authorized: the amount is held on the card until the order ships.',
   captured: 'Paid.',
   partially_refunded: 'Paid, partly refunded.',
   refunded: 'Refunded.',
   voided: 'No payment: the order was canceled before it was paid.',
   failed: 'Payment failed.',
+  disputed: "Payment disputed: the buyer's bank is reviewing it.",
 };
+
+const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
 interface OrderHistory {
   lines: OrderLine[];
@@ -262,7 +330,19 @@ function orderFromRow(row: OrderRow, history: OrderHistory): Order {
     paymentSummary: PAYMENT_SUMMARY[row.payment_state],
     captured: row.captured,
     refunded: row.refunded,
-    canceledAt: row.canceled_at === null ? null : new Date(row.canceled_at),
+    payment: {
+      provider: row.payment_provider,
+      state: row.payment_state,
+      amount: row.total,
+      authorized: row.payment_authorized,
+      authorizedUntil: date(row.payment_authorized_until),
+      dueAt: date(row.payment_due_at),
+      instructions: row.payment_instructions,
+      captured: row.captured,
+      refunded: row.refunded,
+      disputed: row.payment_disputed,
+    },
+    canceledAt: date(row.canceled_at),
     cancelReason: row.cancel_reason,
     webhookUrl: row.webhook_url,
     createdAt: new Date(row.created_at),
@@ -273,6 +353,7 @@ function orderFromRow(row: OrderRow, history: OrderHistory): Order {
 const ORDER_SELECT = `select o.id, o.number, o.checkout_id, o.status, o.channel, o.currency, o.buyer_email, o.buyer, o.shipping_address,
         o.shipping_option, o.subtotal, o.shipping, o.tax, o.total, o.payment_state, o.created_at,
         o.captured, o.refunded, o.canceled_at, o.cancel_reason, o.webhook_url,
+        o.payment_provider, o.payment_authorized, o.payment_authorized_until, o.payment_due_at, o.payment_instructions, o.payment_disputed,
         (select p.handler from payments p where p.order_id = o.id order by p.created_at limit 1) as payment_handler
    from orders o`;
 
@@ -382,4 +463,16 @@ export async function listOrders(db: Queryable, limit = 50): Promise<Order[]> {
     rows.map((row) => row.id),
   );
   return rows.map((row) => orderFromRow(row, history.get(row.id)!));
+}
+
+/** The provider's reference of an order's payment (a PaymentIntent id): for the store and the merchant, never buyers. */
+export async function paymentReference(db: Queryable, orderId: string): Promise<string | null> {
+  const rows = await db.query<{ payment_reference: string | null }>('select payment_reference from orders where id = $1', [orderId]);
+  return rows[0]?.payment_reference ?? null;
+}
+
+/** The order whose payment the provider knows by this reference, if any. */
+export async function orderIdByPaymentReference(db: Queryable, provider: PaymentProviderName, reference: string): Promise<string | undefined> {
+  const rows = await db.query<{ id: string }>('select id from orders where payment_provider = $1 and payment_reference = $2', [provider, reference]);
+  return rows[0]?.id;
 }

@@ -1,24 +1,39 @@
 /**
- * Payment handlers: how an approved order is paid. Each is advertised in the UCP profile's `payment_handlers`
- * and in every checkout's `ucp` block, and is asked to authorize an order's payment inside the transaction
- * that places the order. The built-in handler is manual capture: the order is placed and the merchant collects
- * payment afterwards, so the order says "payment pending". No card data is ever stored or echoed.
+ * Payment handlers: how an approved order is paid, as the UCP profile's `payment_handlers` and every checkout's
+ * `ucp` block advertise it. The handler wraps the store's payment provider (src/payments/payment-provider.ts) and
+ * says, inside the transaction that places the order, how its payment starts: with the manual provider `pending`
+ * (the merchant's instructions and a due date kept on the order), with a provider holding the buyer's money
+ * `authorized` (the hold confirmed before the transaction, handed over in the request). No card data is ever
+ * stored or echoed.
  */
 import type { Queryable } from '../db/database.js';
+import { manualProvider } from './manual-provider.js';
+import type { PaymentProvider, PaymentStart, ProviderAuthorization } from './payment-provider.js';
 
-/** An order's payment: pending until the merchant captures it; refunds move it to partially_refunded or refunded. */
-export type PaymentState = 'pending' | 'authorized' | 'captured' | 'partially_refunded' | 'refunded' | 'voided' | 'failed';
+/**
+ * An order's payment: pending (manual: until the merchant says it arrived), authorized (a provider holds it), captured,
+ * partially_refunded or refunded, voided (canceled before it was paid, or the hold released), failed, disputed.
+ */
+export type PaymentState = 'pending' | 'authorized' | 'captured' | 'partially_refunded' | 'refunded' | 'voided' | 'failed' | 'disputed';
+
+export const PAYMENT_STATES: readonly PaymentState[] = ['pending', 'authorized', 'captured', 'partially_refunded', 'refunded', 'voided', 'failed', 'disputed'];
 
 export interface PaymentRequest {
   orderId: string;
   amount: number;
   currency: string;
+  /** When the order is placed (the manual provider's due date counts from it); now when absent. */
+  placedAt?: Date;
+  /** The provider's hold, confirmed before the order's transaction (a hosted provider); absent for manual. */
+  authorization?: ProviderAuthorization;
 }
 
 export interface PaymentResult {
   state: PaymentState;
   /** What the buyer and merchant read about the payment. */
   summary: string;
+  /** How the order's payment starts (provider, hold, instructions, due date); absent: pending, manual, no instructions. */
+  start?: PaymentStart;
 }
 
 /** A payment handler failed to authorize: the order is not placed, and the buyer reads `buyerMessage`. */
@@ -40,6 +55,8 @@ export interface PaymentHandler {
   buyerNotice: string;
   /** Authorizes the payment inside the order's transaction; throws PaymentDeclined to refuse. */
   authorize(tx: Queryable, request: PaymentRequest): Promise<PaymentResult>;
+  /** The provider behind it (the manual one when absent). */
+  provider?: PaymentProvider;
 }
 
 /** The handler namespace: this store's own domain, reversed (payments.example.com -> com.example.payments). */
@@ -50,15 +67,43 @@ export function handlerNamespace(baseUrl: string): string {
   return isName ? labels.join('.') : 'local.storefront';
 }
 
-export function manualCapture(baseUrl: string, version: string): PaymentHandler {
+/**
+ * The manual provider's handler: nothing is charged at the approval; the buyer pays by the merchant's instructions
+ * by the due date, and the merchant captures when the money arrived.
+ */
+export function manualCapture(baseUrl: string, version: string, provider: PaymentProvider = manualProvider()): PaymentHandler {
   return {
     name: `${handlerNamespace(baseUrl)}.manual_capture`,
     id: 'manual_capture',
     version,
     title: 'Pay the store after ordering',
-    buyerNotice: 'Nothing is charged now; the store collects payment after the order is placed.',
-    async authorize() {
-      return { state: 'pending', summary: 'Payment pending: the store collects payment after the order is placed.' };
+    buyerNotice: 'Nothing is charged now: once the order is placed, pay the store as its payment instructions say, by the due date.',
+    provider,
+    async authorize(_tx, request) {
+      const start = provider.start({ total: request.amount, currency: request.currency, placedAt: request.placedAt ?? new Date() });
+      return { state: start.state, summary: 'Payment pending: pay as the payment instructions say, by the due date.', start };
+    },
+  };
+}
+
+/**
+ * A provider that holds the buyer's money (a hosted payment page): the order is placed only with the confirmed
+ * hold, handed over in the request; without one the approval is refused.
+ */
+export function providerCapture(baseUrl: string, version: string, provider: PaymentProvider, words: { title: string; buyerNotice: string }): PaymentHandler {
+  return {
+    name: `${handlerNamespace(baseUrl)}.${provider.name}`,
+    id: provider.name,
+    version,
+    ...words,
+    provider,
+    async authorize(_tx, request) {
+      const hold = request.authorization;
+      if (!hold || hold.amount !== request.amount || hold.currency.toUpperCase() !== request.currency.toUpperCase()) {
+        throw new PaymentDeclined('The payment was not authorized for the amount of this order.');
+      }
+      const start = provider.start({ total: request.amount, currency: request.currency, placedAt: request.placedAt ?? new Date() }, hold);
+      return { state: start.state, summary: 'Payment authorized.', start };
     },
   };
 }
