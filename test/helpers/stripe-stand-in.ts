@@ -257,11 +257,11 @@ type Value = string | number | Record<string, string> | Value[] | { [key: string
 /** Checks `input` (qs's reading of the form) against `shape` and converts integers; throws Stripe's refusals. */
 function read(shape: Shape, input: unknown, path: string): Value {
   if (shape === 'string') {
-    if (typeof input !== 'string') throw invalid(`Invalid string: ${describe(input)}`, path, 'parameter_invalid_string');
+    if (typeof input !== 'string') throw invalid(`Invalid string: ${shown(input)}`, path, 'parameter_invalid_string');
     return input;
   }
   if (shape === 'integer') {
-    if (typeof input !== 'string' || !/^-?\d{1,15}$/.test(input)) throw invalid(`Invalid integer: ${describe(input)}`, path, 'parameter_invalid_integer');
+    if (typeof input !== 'string' || !/^-?\d{1,15}$/.test(input)) throw invalid(`Invalid integer: ${shown(input)}`, path, 'parameter_invalid_integer');
     return Number(input);
   }
   if (shape === 'metadata') {
@@ -269,7 +269,7 @@ function read(shape: Shape, input: unknown, path: string): Value {
     const entries = Object.entries(input);
     if (entries.length > 50) throw invalid('You can specify up to 50 keys in metadata.', path);
     for (const [key, value] of entries) {
-      if (typeof value !== 'string') throw invalid(`Invalid string: ${describe(value)}`, `${path}[${key}]`, 'parameter_invalid_string');
+      if (typeof value !== 'string') throw invalid(`Invalid string: ${shown(value)}`, `${path}[${key}]`, 'parameter_invalid_string');
       if (key.length > 40) throw invalid(`Metadata keys can have up to 40 characters, but you passed in a key that is ${key.length} characters.`, `${path}[${key}]`);
       if (value.length > 500)
         throw invalid(`Metadata values can have up to 500 characters, but you passed in a value that is ${value.length} characters.`, `${path}[${key}]`);
@@ -298,7 +298,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describe(value: unknown): string {
+function shown(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
 }
 
