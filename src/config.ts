@@ -5,6 +5,9 @@ import ipaddr from 'ipaddr.js';
 import { US_REGIONS } from './checkout/shipping.js';
 import { parseMailbox } from './fields/mailbox.js';
 import { textFault, textFaultSentence, type TextRule } from './fields/text.js';
+import { CAPTURE_ON, type CaptureOn } from './orders/order-machine.js';
+import { DEFAULT_PAYMENT_DUE_DAYS, DEFAULT_PAYMENT_INSTRUCTIONS } from './payments/manual-provider.js';
+import { PAYMENT_PROVIDERS, type PaymentProviderName } from './payments/payment-provider.js';
 
 export interface Config {
   port: number;
@@ -52,11 +55,42 @@ export interface Config {
   /** How long a rate-limit command may wait for Redis before the request is served unlimited (ms; 200 when absent). No variable: tests lengthen it. */
   redisCommandTimeoutMs?: number;
   checkout: CheckoutConfig;
+  payment: PaymentConfig;
   mail: MailConfig;
   outbox: OutboxConfig;
   /** SIGNING_KEY: the store's ES256 private key (a JWK, or PKCS#8 PEM); unset, one is generated once and kept in the database. */
   signingKey: string | undefined;
 }
+
+export interface PaymentConfig {
+  /** PAYMENT_PROVIDER: who holds the buyer's money: `manual` (the default: the merchant's instructions) or `stripe`. */
+  provider: PaymentProviderName;
+  /** PAYMENT_INSTRUCTIONS: how a buyer pays with the manual provider (bank details, "pay on delivery"); several lines allowed. */
+  instructions: string;
+  /** Whether PAYMENT_INSTRUCTIONS was set (unset: a default sentence, and the start banner says to set it). */
+  instructionsSet: boolean;
+  /** PAYMENT_DUE_DAYS: days after the order a manual payment is due. */
+  dueDays: number;
+  /** CAPTURE_ON: when a provider's hold is captured: at the first shipment (`fulfillment`), at `approval`, or `manual`ly. */
+  captureOn: CaptureOn;
+  /** PAYMENT_PROVIDER=stripe: the account's keys and where its API is (STRIPE_API_URL: a stand-in in tests). */
+  stripe: StripeConfig | undefined;
+}
+
+export interface StripeConfig {
+  /** STRIPE_SECRET_KEY: sk_test_… or sk_live_… (or a restricted rk_ key). */
+  secretKey: string;
+  /** STRIPE_WEBHOOK_SECRET: whsec_…, the endpoint's signing secret. */
+  webhookSecret: string;
+  /** STRIPE_API_URL (default https://api.stripe.com), as the SDK takes it. */
+  apiUrl: string;
+  host: string;
+  port: number;
+  protocol: 'http' | 'https';
+}
+
+/** The most characters PAYMENT_INSTRUCTIONS may hold (a page, a mail and the terminal show it whole). */
+export const PAYMENT_INSTRUCTIONS_MAX = 1000;
 
 export interface MailConfig {
   /** SMTP_URL (smtp:// or smtps://, credentials in the URL); unset, each message is written as an .eml file under `dir`. */
@@ -365,6 +399,62 @@ function trustedProxies(env: NodeJS.ProcessEnv): string[] {
   });
 }
 
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim() || fallback;
+  const value = values.find((v) => v === raw);
+  if (!value) throw new ConfigError(name, `expected one of ${values.join(', ')}, got "${raw.slice(0, 40)}"`);
+  return value;
+}
+
+/** A secret: its expected prefix and visible ASCII only; the message never repeats the value. */
+function secret(env: NodeJS.ProcessEnv, name: string, prefixes: readonly string[], example: string): string {
+  const raw = env[name]?.trim() ?? '';
+  if (raw === '') throw new ConfigError(name, `required when PAYMENT_PROVIDER=stripe (${example})`);
+  if (!prefixes.some((prefix) => raw.startsWith(prefix)) || !/^[\x21-\x7e]{8,255}$/.test(raw)) {
+    throw new ConfigError(name, `expected a key starting with ${prefixes.join(' or ')} (${example}), visible characters only`);
+  }
+  return raw;
+}
+
+/** STRIPE_API_URL: an http(s) origin, parsed into the host, port and protocol the SDK takes. */
+function stripeApi(env: NodeJS.ProcessEnv): Pick<StripeConfig, 'apiUrl' | 'host' | 'port' | 'protocol'> {
+  const apiUrl = absoluteHttpUrl('STRIPE_API_URL', env.STRIPE_API_URL?.trim() || 'https://api.stripe.com');
+  const url = new URL(apiUrl);
+  if (url.pathname !== '/' || url.username || url.password) throw new ConfigError('STRIPE_API_URL', `expected an origin such as https://api.stripe.com, with no path or credentials, got "${apiUrl.slice(0, 80)}"`);
+  const protocol = url.protocol === 'https:' ? 'https' : 'http';
+  return { apiUrl, host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : protocol === 'https' ? 443 : 80, protocol };
+}
+
+/** PAYMENT_INSTRUCTIONS: the merchant's text, several lines allowed, checked by the fields' rule; `\n` typed in an env file is a line break. */
+function paymentInstructions(env: NodeJS.ProcessEnv): { instructions: string; instructionsSet: boolean } {
+  const raw = (env.PAYMENT_INSTRUCTIONS ?? '').replace(/\\n/g, '\n').replace(/\r\n?/g, '\n').trim();
+  if (raw === '') return { instructions: DEFAULT_PAYMENT_INSTRUCTIONS, instructionsSet: false };
+  const rule: TextRule = { max: PAYMENT_INSTRUCTIONS_MAX, lines: 'multi' };
+  const fault = textFault(raw, rule);
+  if (fault) throw new ConfigError('PAYMENT_INSTRUCTIONS', `how a buyer pays, at most ${PAYMENT_INSTRUCTIONS_MAX} characters: it ${textFaultSentence(fault, rule)}`);
+  return { instructions: raw, instructionsSet: true };
+}
+
+function paymentConfig(env: NodeJS.ProcessEnv): PaymentConfig {
+  const provider = oneOf(env, 'PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'manual');
+  // Read whatever the provider (so --help's list is what is read), checked only when Stripe is the provider.
+  const stripeEnv = { STRIPE_SECRET_KEY: env.STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: env.STRIPE_WEBHOOK_SECRET, STRIPE_API_URL: env.STRIPE_API_URL };
+  return {
+    provider,
+    ...paymentInstructions(env),
+    dueDays: integer(env, 'PAYMENT_DUE_DAYS', DEFAULT_PAYMENT_DUE_DAYS, 1, 365),
+    captureOn: oneOf(env, 'CAPTURE_ON', CAPTURE_ON, 'fulfillment'),
+    stripe:
+      provider === 'stripe'
+        ? {
+            secretKey: secret(stripeEnv, 'STRIPE_SECRET_KEY', ['sk_', 'rk_'], 'sk_test_… or sk_live_… from the Stripe dashboard'),
+            webhookSecret: secret(stripeEnv, 'STRIPE_WEBHOOK_SECRET', ['whsec_'], "whsec_…, the webhook endpoint's signing secret"),
+            ...stripeApi(stripeEnv),
+          }
+        : undefined,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   // An IPv6 address may come bracketed as in a URL ([::1]); the listener takes it bare.
@@ -429,6 +519,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     policies,
     approvalProof: approvalProofMode(env),
   };
+  const payment = paymentConfig(env);
   const smtpUrl = env.SMTP_URL?.trim() || undefined;
   if (smtpUrl !== undefined) smtpUrlOrThrow(smtpUrl);
   const defaultFrom = `${storeName.replace(/[^\p{L}\p{N} .'&-]/gu, '').trim() || 'Storefront'} <orders@${new URL(baseUrl).hostname.replace(/^\[|\]$/g, '').replace(/:/g, '-')}>`;
@@ -467,6 +558,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeContactEmail,
     storeAddress,
     checkout,
+    payment,
     mail,
     outbox,
     signingKey,

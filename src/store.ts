@@ -20,6 +20,8 @@ import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
 import { CatalogSearch, SEARCH_INDEX_BUILD_FAILED } from './search/catalog-search.js';
 import { manualCapture, type PaymentHandler } from './payments/payment-handlers.js';
+import { manualProvider } from './payments/manual-provider.js';
+import type { PaymentProvider } from './payments/payment-provider.js';
 import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
 import { merchantIdentity } from './mail/order-mail.js';
@@ -43,8 +45,10 @@ export interface Store {
   checkouts: CheckoutService;
   /** What a buyer proves before an order is placed: passkeys, mailed codes (APPROVAL_PROOF). */
   buyerProof: BuyerProof;
-  /** How approved orders are paid (manual capture: the merchant collects payment after the order). */
+  /** How approved orders are paid, as the profile advertises it (manual capture: the buyer pays by the instructions). */
   payments: PaymentHandler;
+  /** Who holds the buyer's money (PAYMENT_PROVIDER): the manual provider, or Stripe. */
+  paymentProvider: PaymentProvider;
   /** The merchant's moves on an order: capture, fulfil, cancel, refund. */
   orders: OrderActions;
   /** The store's keys for signing what it sends; the profile publishes their public halves. */
@@ -75,6 +79,8 @@ export interface StoreOptions {
   db?: Database;
   /** Where failures of background work (polls, purges) are reported; by default one line on stderr. */
   onBackgroundError?: (what: string, error: unknown) => void;
+  /** The payment provider, instead of the one PAYMENT_PROVIDER names (a test's, or one built around the store). */
+  paymentProvider?: PaymentProvider;
 }
 
 const reportOnStderr = (what: string, error: unknown) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? error}`);
@@ -100,7 +106,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     inventory.watch(db, POLL_MS[db.kind].stock, (error) => onError(STOCK_REFRESH_FAILED, error), { full: db.kind === 'postgres' });
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore(onError);
-    const payments = manualCapture(config.baseUrl, LATEST_UCP_RELEASE);
+    const paymentProvider = options.paymentProvider ?? openPaymentProvider(config);
+    const payments = manualCapture(config.baseUrl, LATEST_UCP_RELEASE, paymentProvider);
     const signingKeys = await SigningKeys.open(db, config.signingKey);
     // A key rotated by another instance or the CLI is signed with, and published, within a minute.
     signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));
@@ -116,7 +123,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       orderEvents: subscribers,
       buyerProof,
     });
-    const orders = new OrderActions({ inventory, subscribers });
+    const orders = new OrderActions({ inventory, subscribers, provider: paymentProvider, captureOn: config.payment.captureOn });
     if (options.deliver ?? false) {
       // A failed attempt is one line (no address, no URL); the message waits in the outbox (`storefront outbox`).
       outbox = outboxDispatcher(db, config, signingKeys, mailer(), onError, (failure) =>
@@ -140,6 +147,9 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
         carts.purgeExpired(db).catch((error: unknown) => onError('cart purge failed', error)),
         idempotency.purgeExpired(db).catch((error: unknown) => onError('idempotency key purge failed', error)),
         purgeExpiredProofs(db).catch((error: unknown) => onError('approval proof purge failed', error)),
+        // Money moves a stopped process left asked of the provider and unrecorded; holds that lapsed uncaptured.
+        orders.settleUnsettled(db).catch((error: unknown) => onError('payment settlement sweep failed', error)),
+        orders.expireLapsedAuthorizations(db).catch((error: unknown) => onError('authorization expiry sweep failed', error)),
       ]);
     await purge();
     const purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
@@ -158,6 +168,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       checkouts,
       buyerProof,
       payments,
+      paymentProvider,
       orders,
       signingKeys,
       outbox,
@@ -185,6 +196,12 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     await db.close().catch(() => {});
     throw error;
   }
+}
+
+/** The provider PAYMENT_PROVIDER names: manual, with the merchant's instructions and due days. */
+function openPaymentProvider(config: Config): PaymentProvider {
+  if (config.payment.provider !== 'manual') throw new Error(`PAYMENT_PROVIDER=${config.payment.provider}: this version of the store has no ${config.payment.provider} provider yet`);
+  return manualProvider({ instructions: config.payment.instructions, dueDays: config.payment.dueDays });
 }
 
 /** The approval's proof: WebAuthn bound to BASE_URL (its origin, its host as RP ID), codes mailed at once. */

@@ -16,7 +16,9 @@ import { readTransitions, type TransitionRecord } from '../checkout/checkout-sto
 import { listStock, type StockListing } from '../inventory/inventory-store.js';
 import { UnknownSku, type Inventory } from '../inventory/inventory.js';
 import { OrderActionRefused, OrderNotFound, unitsBackordered, unitsToShip, type FulfillInput, type OrderActions } from '../orders/order-actions.js';
+import { amountForKeptUnits, authorizationNearExpiry, fulfilmentState, paymentOverdue, type FulfilmentState } from '../orders/order-machine.js';
 import { listOrders, readOrder, type Order } from '../orders/orders.js';
+import type { PaymentState } from '../payments/payment-handlers.js';
 import { listUndelivered, retryWhenDue, type DeliveryOutcome, type OutboxListing } from '../outbox/outbox-dispatcher.js';
 
 /** Largest stock a variant may hold (the same bound the catalog import accepts). */
@@ -71,7 +73,15 @@ export interface OrderListing {
   currency: string;
   status: Order['status'];
   channel: Order['channel'];
+  /** The payment's state and the fulfilment derived from the lines, apart (a paid, shipped, partly refunded order is not just "placed"). */
+  payment: PaymentState;
+  fulfilment: FulfilmentState;
+  /** What needs the merchant: a manual payment past its due date, a provider's hold that lapses within a day, a dispute. */
+  flags: string[];
 }
+
+/** How soon before a provider's hold lapses `storefront orders` flags it. */
+export const HOLD_WARNING_MS = 24 * 60 * 60 * 1000;
 
 /** An order as `storefront orders show` reads it: the order, and its checkout's every change of status. */
 export interface OrderDetails {
@@ -104,7 +114,8 @@ export interface MerchantCommands {
   /** An order by its id (`ord_…`) or number (`1001`, `#1001`); null when there is none. */
   order(idOrNumber: string): Promise<OrderDetails | null>;
   /** The merchant's moves on an order; each answers the order as it now is, or refuses (CommandError) changing nothing. */
-  capture(idOrNumber: string): Promise<OrderDetails>;
+  /** The payment arrived (manual) or the hold is captured: all that is owed, or `amount` cents of it. */
+  capture(idOrNumber: string, amount?: number): Promise<OrderDetails>;
   fulfill(idOrNumber: string, request: FulfillRequest): Promise<OrderDetails>;
   cancel(idOrNumber: string, reason?: string): Promise<OrderDetails>;
   refund(idOrNumber: string, amount: number, reason?: string): Promise<OrderDetails>;
@@ -181,6 +192,7 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
     },
     async orders() {
       const orders = await listOrders(db, ORDER_LIST_LIMIT);
+      const now = new Date();
       return orders.map((order) => ({
         id: order.id,
         number: order.number,
@@ -190,13 +202,16 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
         currency: order.currency,
         status: order.status,
         channel: order.channel,
+        payment: order.paymentState,
+        fulfilment: fulfilmentState(order.lines),
+        flags: orderFlags(order, now),
       }));
     },
     async order(idOrNumber) {
       const order = await readOrder(db, idOrNumber);
       return order ? details(order) : null;
     },
-    capture: (idOrNumber) => move(() => parts.orders.capture(db, idOrNumber)),
+    capture: (idOrNumber, amount) => move(() => parts.orders.capture(db, idOrNumber, amount)),
     fulfill: (idOrNumber, request) => move(() => parts.orders.fulfill(db, idOrNumber, fulfillInput(request))),
     cancel: (idOrNumber, reason) => move(() => parts.orders.cancel(db, idOrNumber, reason)),
     refund: (idOrNumber, amount, reason) => move(() => parts.orders.refund(db, idOrNumber, amount, reason)),
@@ -236,6 +251,18 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
       return { email: normal, removed };
     },
   };
+}
+
+/** What needs the merchant's eye on an order: an overdue manual payment, a hold about to lapse, a dispute. */
+function orderFlags(order: Order, now: Date): string[] {
+  const { payment } = order;
+  return [
+    ...(paymentOverdue(payment, now) ? [`payment overdue since ${utc(payment.dueAt!.toISOString())}`] : []),
+    ...(authorizationNearExpiry({ payment: { ...payment, state: order.paymentState }, now }, HOLD_WARNING_MS)
+      ? [payment.authorizedUntil! <= now ? 'hold lapsed' : `hold lapses ${utc(payment.authorizedUntil!.toISOString())}: capture or it is released`]
+      : []),
+    ...(payment.disputed ? ['disputed'] : []),
+  ];
 }
 
 /** The buyers and their passkeys, one line a passkey under its buyer. */
@@ -399,12 +426,43 @@ const utc = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
 export function describeOrders(rows: readonly OrderListing[]): string {
   if (rows.length === 0) return 'no orders yet';
   const table = [
-    ['ORDER', 'ID', 'PLACED (UTC)', 'BUYER EMAIL', 'TOTAL', 'STATUS', 'CHANNEL'],
-    ...rows.map((row) => [`#${row.number}`, row.id, utc(row.createdAt), row.buyerEmail, formatMoney(row.total, row.currency), row.status, row.channel]),
+    ['ORDER', 'ID', 'PLACED (UTC)', 'BUYER EMAIL', 'TOTAL', 'PAYMENT', 'FULFILMENT', 'CHANNEL', 'NEEDS'],
+    ...rows.map((row) => [
+      `#${row.number}`,
+      row.id,
+      utc(row.createdAt),
+      row.buyerEmail,
+      formatMoney(row.total, row.currency),
+      words(row.payment),
+      words(row.fulfilment),
+      row.channel,
+      row.flags.join('; ') || '-',
+    ]),
   ];
   const lines = columns(table, new Set([4]));
   if (rows.length >= ORDER_LIST_LIMIT) lines.push(`(the ${ORDER_LIST_LIMIT} newest orders; storefront orders show ID for any order)`);
   return lines.join('\n');
+}
+
+/** A state as the merchant reads it: partially_refunded → partially refunded. */
+const words = (state: string) => state.replace(/_/g, ' ');
+
+/** The order's payment in the list's vocabulary, with what it needs: how much, held until, due by, how the buyer pays. */
+function describePayment(order: OrderDetails['order']): string[] {
+  const money = (cents: number) => formatMoney(cents, order.currency);
+  const { payment } = order;
+  const now = new Date();
+  const facts = [`${words(order.paymentState)} (${payment.provider})`];
+  if (payment.authorized > 0) facts.push(`${money(payment.authorized)} authorized${payment.authorizedUntil ? ` until ${utc(payment.authorizedUntil)}` : ''}`);
+  if (payment.dueAt && order.paymentState === 'pending') {
+    facts.push(`${money(amountForKeptUnits(order) - payment.captured)} due by ${utc(payment.dueAt)}${new Date(payment.dueAt) <= now ? ' (overdue)' : ''}`);
+  }
+  if (payment.captured > 0) facts.push(`${money(payment.captured)} captured`);
+  if (payment.refunded > 0) facts.push(`${money(payment.refunded)} refunded`);
+  if (payment.disputed) facts.push('disputed by the buyer\'s bank');
+  const instructions =
+    payment.instructions && order.paymentState === 'pending' ? ['Payment instructions given to the buyer:', ...payment.instructions.split('\n').map((line) => `  ${line}`)] : [];
+  return [`Payment: ${facts.join(', ')}`, ...instructions];
 }
 
 const fullName = (person: { firstName?: string; lastName?: string }) => [person.firstName, person.lastName].filter(Boolean).join(' ');
@@ -426,6 +484,8 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
     ['Placed', `${utc(order.createdAt)} (UTC)`],
     ['Channel', order.channel],
     ['Status', order.status],
+    ['Payment', words(order.paymentState)],
+    ['Fulfilment', words(fulfilmentState(order.lines))],
     ['Buyer', buyerName ? `${order.buyerEmail} (${buyerName})` : order.buyerEmail],
     ...addressLines.map((line, index) => [index === 0 ? 'Ship to' : '', line]),
     ['Shipping option', `${order.shippingOption.title} (${order.shippingOption.id}), ${money(order.shippingOption.amount)}`],
@@ -483,7 +543,7 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
     '',
     ...totals,
     '',
-    order.paymentSummary,
+    ...describePayment(order),
     '',
     ...(order.status === 'canceled' ? [`Canceled ${order.canceledAt ? utc(order.canceledAt) : ''}${order.cancelReason ? `: ${order.cancelReason}` : ''}`.trimEnd(), ''] : []),
     toShip > 0 ? `${toShip} unit${toShip === 1 ? '' : 's'} still to ship.` : order.status === 'canceled' ? 'Nothing left to ship.' : 'Shipped in full.',

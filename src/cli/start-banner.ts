@@ -39,6 +39,27 @@ export function startBanner(config: Config, snapshot: CatalogSnapshot): string {
     ['Catalog', catalog],
     ['Database', databaseOf(config)],
   ];
+  rows.push(['Payments', paymentsOf(config)]);
   const width = Math.max(...rows.map(([label]) => label!.length)) + 2;
-  return [`${config.storeName} is open`, ...rows.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`), 'Stop with Ctrl+C.'].join('\n');
+  return [
+    `${config.storeName} is open`,
+    ...rows.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`),
+    ...paymentWarnings(config),
+    'Stop with Ctrl+C.',
+  ].join('\n');
+}
+
+function paymentsOf(config: Config): string {
+  const { payment } = config;
+  if (payment.provider === 'stripe') return `Stripe (cards; the hold is captured at ${payment.captureOn === 'fulfillment' ? 'the first shipment' : payment.captureOn === 'approval' ? 'the approval' : "the merchant's command"})`;
+  return `manual: buyers pay by the payment instructions within ${payment.dueDays} ${payment.dueDays === 1 ? 'day' : 'days'}`;
+}
+
+/** What the merchant should set before taking real orders. */
+function paymentWarnings(config: Config): string[] {
+  if (config.payment.provider !== 'manual' || config.payment.instructionsSet) return [];
+  return [
+    'Warning: PAYMENT_INSTRUCTIONS is not set, so buyers are told to reply to their confirmation email for payment details.',
+    '  Set it to how buyers pay you (bank details, pay on delivery…) before taking real orders.',
+  ];
 }

@@ -154,7 +154,9 @@ export function newOrderId(): string {
  */
 export async function placeOrder(tx: Queryable, order: NewOrder, payments: PaymentHandler): Promise<Order> {
   const id = newOrderId();
-  const placedAt = new Date();
+  // The database's time of the transaction, which `created_at` takes too: a due date is exactly its days after it.
+  const [clock] = await tx.query<{ now: Date | string }>('select now() as now');
+  const placedAt = new Date(clock!.now);
   const payment = await payments.authorize(tx, {
     orderId: id,
     amount: order.total,

@@ -80,7 +80,8 @@ for (const target of cliTargets(scratch, 'sf_order_life', databases)) {
       const id = `#${order.number}`;
       const captured = await ok('orders', 'capture', id);
       assert.match(captured, new RegExp(`^Captured\\s+${dollars(order.total).replace('$', '\\$')}$`, 'm'));
-      assert.match(captured, /^Paid\.$/m);
+      assert.match(captured, /^Payment\s+captured$/m);
+      assert.match(captured, new RegExp(`^Payment: captured \\(manual\\), ${dollars(order.total).replace('$', '\\$')} captured$`, 'm'));
       await refused(/already paid/, ['orders', 'capture', id]);
 
       const shipped = await ok('orders', 'fulfill', id, '--lines', 'ESP-RIS-10=2', '--tracking-number', '1Z999', '--carrier', 'UPS', '--tracking-url', 'https://carrier.example/t/1Z999');
@@ -93,7 +94,9 @@ for (const target of cliTargets(scratch, 'sf_order_life', databases)) {
       const refunded = await ok('orders', 'refund', id, '5.25', '--reason', 'dented box');
       assert.match(refunded, /^Refunded\s+\$5\.25$/m);
       assert.match(refunded, /refunded \$5\.25: dented box$/m);
-      assert.match(refunded, /^Paid, partly refunded\.$/m);
+      assert.match(refunded, /^Payment\s+partially refunded$/m);
+      assert.match(refunded, /^Payment: partially refunded \(manual\), \S+ captured, \$5\.25 refunded$/m);
+      assert.match(refunded, /^Fulfilment\s+partially fulfilled$/m);
       const left = order.total - 525;
       await refused(
         new RegExp(`${dollars(left).replace('$', '\\$')} of ${dollars(order.total).replace('$', '\\$')} captured is not refunded yet`),
@@ -101,7 +104,7 @@ for (const target of cliTargets(scratch, 'sf_order_life', databases)) {
         refunded,
       );
       const rest = await ok('orders', 'refund', id, dollars(left).slice(1));
-      assert.match(rest, /^Refunded\.$/m);
+      assert.match(rest, /^Payment\s+refunded$/m);
     });
 
     // The rest runs on the embedded database only: on PostgreSQL the commands run the same code on a server, which
@@ -119,7 +122,12 @@ for (const target of cliTargets(scratch, 'sf_order_life', databases)) {
       assert.match(canceled, /^Status\s+canceled$/m);
       assert.match(canceled, /^Canceled \S+: buyer asked$/m);
       // One unit shipped before the cancel: it is still to be paid for, so the payment is not void.
-      assert.match(canceled, /^Payment pending: the store collects payment after the order is placed\.$/m);
+      assert.match(canceled, /^Payment\s+pending$/m);
+      assert.match(canceled, /^Fulfilment\s+partially canceled$/m);
+      // What is due is what shipped (one decaf unit, the shipping and its tax share), not the canceled units.
+      const shippedUnit = order.lines[1]!.unitPrice;
+      const due = shippedUnit + order.shipping + Math.floor((order.tax * shippedUnit) / order.subtotal);
+      assert.match(canceled, new RegExp(`^Payment: pending \\(manual\\), ${dollars(due).replace('$', '\\$')} due by \\S+$`, 'm'));
       const after = await stock();
       assert.equal(onHand(after, 'ESP-RIS-10'), onHand(before, 'ESP-RIS-10') + 3);
       assert.equal(onHand(after, 'ESP-DEC-10'), onHand(before, 'ESP-DEC-10') + 1);

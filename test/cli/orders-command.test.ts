@@ -22,7 +22,7 @@ const { scratch, databases } = cliScratch('sf-orders');
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const ADDRESS = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
+const ADDRESS = { firstName: 'Lee', lastName: 'Park', streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 
 /**
  * Places an order as the checkout's flow does: an agent makes the checkout and asks to complete (escalated to the
@@ -82,7 +82,7 @@ for (const target of targets) {
       assert.equal(result.stdout, 'no orders yet\n');
     });
 
-    it('`orders` lists the orders newest first: number, id, time, buyer email, total, status, channel', async () => {
+    it('`orders` lists the orders newest first: number, id, time, buyer email, total, payment, fulfilment, channel, what needs the merchant', async () => {
       await session.close();
       placed = await placeOrders(env, [
         { email: 'ann@example.com', handle: 'decaf-capsules', quantity: 2 },
@@ -95,7 +95,7 @@ for (const target of targets) {
       assert.equal(result.code, 0, result.stderr);
       const lines = result.stdout.trimEnd().split('\n');
       assert.equal(lines.length, 3, result.stdout);
-      assert.match(lines[0]!, /^ORDER\s+ID\s+PLACED \(UTC\)\s+BUYER EMAIL\s+TOTAL\s+STATUS\s+CHANNEL$/);
+      assert.match(lines[0]!, /^ORDER\s+ID\s+PLACED \(UTC\)\s+BUYER EMAIL\s+TOTAL\s+PAYMENT\s+FULFILMENT\s+CHANNEL\s+NEEDS$/);
       for (const [line, order] of [
         [lines[1]!, bob],
         [lines[2]!, ann],
@@ -103,12 +103,12 @@ for (const target of targets) {
         assert.match(
           line,
           new RegExp(
-            `^#${order.number}\\s+${escape(order.id)}\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+${escape(order.buyerEmail)}\\s+${escape(dollars(order.total))}\\s+placed\\s+agent$`,
+            `^#${order.number}\\s+${escape(order.id)}\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+${escape(order.buyerEmail)}\\s+${escape(dollars(order.total))}\\s+pending\\s+unfulfilled\\s+agent\\s+-$`,
           ),
         );
       }
       // Aligned: every row's columns start where the header's do.
-      for (const heading of ['ID', 'BUYER EMAIL', 'STATUS', 'CHANNEL']) {
+      for (const heading of ['ID', 'BUYER EMAIL', 'PAYMENT', 'FULFILMENT', 'CHANNEL', 'NEEDS']) {
         const at = lines[0]!.indexOf(heading);
         for (const line of lines.slice(1)) assert.match(line.slice(at - 2, at), /^ {2}$/, `${heading} column in "${line}"`);
       }
@@ -124,7 +124,7 @@ for (const target of targets) {
       assert.match(out, /^Channel\s+agent$/m);
       assert.match(out, /^Status\s+placed$/m);
       assert.match(out, /^Buyer\s+ann@example\.com$/m);
-      assert.match(out, /^Ship to\s+1 Main St\n\s+Springfield, IL 62701\n\s+US$/m);
+      assert.match(out, /^Ship to\s+Lee Park\n\s+1 Main St\n\s+Springfield, IL 62701\n\s+US$/m);
       assert.match(out, new RegExp(`^Shipping option\\s+${escape(ann.shippingOption.title)} \\(standard\\), ${escape(dollars(ann.shippingOption.amount))}$`, 'm'));
 
       const line = ann.lines[0]!;
@@ -142,7 +142,11 @@ for (const target of targets) {
       }
       assert.ok(ann.tax > 0);
       assert.equal(ann.total, ann.subtotal + ann.shipping + ann.tax);
-      assert.match(out, /^Payment pending: the store collects payment after the order is placed\.$/m);
+      assert.match(out, /^Payment\s+pending$/m);
+      assert.match(out, /^Fulfilment\s+unfulfilled$/m);
+      const due = ann.payment.dueAt!.toISOString().replace(/\.\d+Z$/, 'Z');
+      assert.match(out, new RegExp(`^Payment: pending \\(manual\\), ${escape(dollars(ann.total))} due by ${due}$`, 'm'));
+      assert.match(out, /^Payment instructions given to the buyer:\n {2}Reply to your order confirmation email and the store will send you its payment details\.$/m);
 
       // The checkout's every change of status, in order: when, from, to, by whom, why.
       const history = out.slice(out.indexOf(`Checkout ${ann.checkoutId}`)).trimEnd().split('\n').slice(2);
@@ -276,11 +280,15 @@ describe('describeOrders and describeOrder', () => {
   it('money from integer cents, times in UTC to the second, money right-aligned, the browser channel', () => {
     assert.equal(describeOrders([]), 'no orders yet');
     const listed = describeOrders([
-      { id: 'ord_x', number: 1007, createdAt: order.createdAt, buyerEmail: order.buyerEmail, total: 121514, currency: 'USD', status: 'placed', channel: 'browser' },
-      { id: 'ord_w', number: 1006, createdAt: '2026-01-30T23:59:59.000Z', buyerEmail: 'd@example.com', total: 5, currency: 'USD', status: 'canceled', channel: 'agent' },
+      { id: 'ord_x', number: 1007, createdAt: order.createdAt, buyerEmail: order.buyerEmail, total: 121514, currency: 'USD', status: 'placed', channel: 'browser', payment: 'partially_refunded', fulfilment: 'fulfilled', flags: [] },
+      { id: 'ord_w', number: 1006, createdAt: '2026-01-30T23:59:59.000Z', buyerEmail: 'd@example.com', total: 5, currency: 'USD', status: 'canceled', channel: 'agent', payment: 'voided', fulfilment: 'canceled', flags: [] },
+      { id: 'ord_v', number: 1005, createdAt: '2026-01-20T10:00:00.000Z', buyerEmail: 'e@example.com', total: 700, currency: 'USD', status: 'placed', channel: 'agent', payment: 'pending', fulfilment: 'unfulfilled', flags: ['payment overdue since 2026-01-27T10:00:00Z'] },
     ]).split('\n');
-    assert.equal(listed[1], '#1007  ord_x  2026-01-31T09:05:00Z  cy@example.com  $1,215.14  placed    browser');
-    assert.equal(listed[2], '#1006  ord_w  2026-01-30T23:59:59Z  d@example.com       $0.05  canceled  agent');
+    assert.equal(listed[0], 'ORDER  ID     PLACED (UTC)          BUYER EMAIL         TOTAL  PAYMENT             FULFILMENT   CHANNEL  NEEDS');
+    // A paid, shipped and partly refunded order is listed as such, not as "placed".
+    assert.equal(listed[1], '#1007  ord_x  2026-01-31T09:05:00Z  cy@example.com  $1,215.14  partially refunded  fulfilled    browser  -');
+    assert.equal(listed[2], '#1006  ord_w  2026-01-30T23:59:59Z  d@example.com       $0.05  voided              canceled     agent    -');
+    assert.equal(listed[3], '#1005  ord_v  2026-01-20T10:00:00Z  e@example.com       $7.00  pending             unfulfilled  agent    payment overdue since 2026-01-27T10:00:00Z');
 
     const shown = describeOrder(order, [
       { from: null, to: 'incomplete', actor: 'buyer', reason: 'created', at: '2026-01-31T09:00:00.000Z' },
@@ -294,6 +302,17 @@ describe('describeOrders and describeOrder', () => {
     assert.match(shown, /^13 units still to ship\.$/m);
     assert.match(shown, /^Tax\s+\$0\.09$/m);
     assert.match(shown, /^Total\s+\$1,215\.14$/m);
+    // The payment in the list's words: state, provider, what is due by when, and the instructions as the buyer got them.
+    assert.match(shown, /^Payment\s+pending$/m);
+    assert.match(shown, /^Fulfilment\s+unfulfilled$/m);
+    assert.match(shown, /^Payment: pending \(manual\), \$1,215\.14 due by 2026-02-07T09:05:00Z \(overdue\)$/m);
+    assert.match(shown, /^Payment instructions given to the buyer:\n {2}Wire to IBAN DE00 0000 0000 0000 0000 00,\n {2}quoting the order number\.$/m);
+    const held = describeOrder(
+      { ...order, paymentState: 'authorized', payment: { ...order.payment, provider: 'stripe', state: 'authorized', authorized: 121514, authorizedUntil: '2026-02-07T09:05:00.000Z', dueAt: null, instructions: null } },
+      [],
+    );
+    assert.match(held, /^Payment: authorized \(stripe\), \$1,215\.14 authorized until 2026-02-07T09:05:00Z$/m);
+    assert.doesNotMatch(held, /instructions/);
     assert.match(shown, /^ {2}2026-01-31T09:00:00Z\s+\(new\)\s+→\s+incomplete\s+buyer\s+created$/m);
     assert.match(shown, /^ {2}2026-01-31T09:01:00Z\s+incomplete\s+→\s+canceled\s+merchant$/m);
   });

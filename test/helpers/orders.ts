@@ -5,7 +5,8 @@ import type { LineInput } from '../../src/checkout/checkout-service.js';
 import type { Order, OrderLine } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
 
-export const SHIP_TO = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
+/** A deliverable address with its recipient, in the domain's names. */
+export const SHIP_TO = { firstName: 'Sam', lastName: 'Reed', streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 /** A deliverable address with a name, in the domain's names (a checkout's destination). */
 export const ANA_AT_MARKET_ST = {
   firstName: 'Ana',

@@ -108,7 +108,7 @@ for (const backend of backends) {
         assert.equal((await reread(order)).captured, 0);
       });
 
-      it('an order canceled after a shipment is not voided: what shipped is still paid for, and can be captured', async () => {
+      it('an order canceled after a shipment is not voided: what shipped is still paid for, and a capture takes that (not the canceled line)', async () => {
         const order = await placed([
           ['ESP-CLA-10', 1],
           ['ESP-DEC-10', 1],
@@ -118,7 +118,11 @@ for (const backend of backends) {
         assert.equal(canceled.paymentState, 'pending');
         const paid = await store.orders.capture(store.db, order.id);
         assert.equal(paid.paymentState, 'captured');
-        assert.equal(paid.captured, order.total);
+        // The shipped line, its shipping, and its share of the tax (none here): not the canceled line's price.
+        assert.equal(order.tax, 0);
+        assert.equal(paid.captured, order.lines[0]!.lineTotal + order.shipping);
+        assert.deepEqual(paid.payment, { ...order.payment, state: 'captured', captured: paid.captured });
+        await refused(() => store.orders.capture(store.db, order.id), /already paid/);
       });
     });
 
