@@ -190,7 +190,7 @@ for (const target of cliTargets(scratch, 'sf_order_life', databases)) {
 
         it('the moves run in the store, through its control socket: the same answers, the same refusals', async () => {
           const id = `#${more[0]!.number}`;
-          assert.match(await ok('orders', 'capture', id), /^Paid\.$/m);
+          assert.match(await ok('orders', 'capture', id), /^Payment\s+captured$/m);
           const shipped = await ok('orders', 'fulfill', id);
           assert.match(shipped, /^Shipped in full\.$/m);
           await refused(/shipped in full; nothing is left to cancel/, ['orders', 'cancel', id], shipped);
