@@ -14,6 +14,7 @@ import { seedCatalogIfEmpty } from './catalog/import/import-catalog.js';
 import { CartService } from './cart/cart-service.js';
 import { BuyerProof } from './checkout/buyer-proof.js';
 import { purgeExpiredProofs } from './checkout/buyer-proof-store.js';
+import type { ApprovalService } from './checkout/approval-service.js';
 import { CheckoutService } from './checkout/checkout-service.js';
 import { IdempotencyStore } from './idempotency/idempotency-store.js';
 import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
@@ -42,7 +43,10 @@ export interface Store {
   recommendations: Recommendations;
   carts: CartService;
   idempotency: IdempotencyStore;
+  /** The checkout's life: create, update, a cart's checkout, the request to complete, cancel. */
   checkouts: CheckoutService;
+  /** What the buyer's approval link does: the page's state, approve (the order placed), decline. */
+  approvals: ApprovalService;
   /** What a buyer proves before an order is placed: passkeys, mailed codes (APPROVAL_PROOF). */
   buyerProof: BuyerProof;
   /** How approved orders are paid, as the profile advertises it (manual capture: the buyer pays by the instructions). */
@@ -166,6 +170,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       carts,
       idempotency,
       checkouts,
+      approvals: checkouts.approvals,
       buyerProof,
       payments,
       paymentProvider,

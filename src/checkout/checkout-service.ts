@@ -1,25 +1,27 @@
 /**
- * The checkout service: creating and updating checkouts, an agent's request to complete (which never places
- * an order: it asks the buyer), the buyer's approval on the store's page (stock, order, payment and outbox in
- * ONE transaction), decline and cancel. Every change of status goes through the machine's table and is
- * recorded with who made it. Each method takes the database handle; a change runs in its own transaction with
- * the checkout's row locked, so two changes to one checkout never interleave, on any instance.
+ * The checkout's life: creating and updating checkouts, a cart's checkout, an agent's request to complete (which
+ * never places an order: it asks the buyer, issuing an approval link), settling a checkout that expired or moved
+ * under its link, and cancel. Every change of status goes through the machine's table and is recorded with who made
+ * it. Each method takes the database handle; a change runs in its own transaction with the checkout's row locked,
+ * so two changes to one checkout never interleave, on any instance.
+ *
+ * What the buyer's link does (the approval page, approve, decline) is the approval's (approval-service.ts); placing
+ * the order it approves is order-placement.ts. Both move the checkout through the moves here (view, settle,
+ * change, apply).
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { CheckoutConfig } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { CartService, CartView } from '../cart/cart-service.js';
 import { lineProperties, type VariantLookup } from '../cart/cart.js';
 import type { Catalog } from '../catalog/catalog.js';
-import { STORE_CURRENCY } from '../catalog/types.js';
-import { demandByVariant, InsufficientStock, type Inventory } from '../inventory/inventory.js';
-import { announce, type OrderEventSubscriber } from '../orders/order-events.js';
-import { placeOrder, readOrder, type Order } from '../orders/orders.js';
-import { PaymentDeclined, type PaymentHandler } from '../payments/payment-handlers.js';
+import type { Inventory } from '../inventory/inventory.js';
+import type { OrderEventSubscriber } from '../orders/order-events.js';
+import type { PaymentHandler } from '../payments/payment-handlers.js';
+import { ApprovalService, type ApprovalOutcome, type ApprovalState } from './approval-service.js';
 import {
   approvalSummary,
   checkoutDigest,
-  describeChanges,
   informationStatus,
   unitPrice,
   viewCheckout,
@@ -33,8 +35,6 @@ import {
   insertApproval,
   insertCheckout,
   insertTransition,
-  markApprovalUsed,
-  readApproval,
   readCheckout,
   readExpiredOpenCheckoutIds,
   readOpenCheckoutForCart,
@@ -45,10 +45,13 @@ import {
   type ApprovalRecord,
   type TransitionRecord,
 } from './checkout-store.js';
-import { ProofRefused, type ApprovalProof, type BuyerProof, type ProvenBy } from './buyer-proof.js';
-import { isTerminal, refusal, type Actor, type CheckoutStatus, type Refusal } from './machine.js';
-import { checkedCheckoutText, type FieldPath } from './fields.js';
+import type { ApprovalProof, BuyerProof } from './buyer-proof.js';
+import { CheckoutRefused, isTerminal, refusal, type Actor, type CheckoutStatus, type Refusal } from './machine.js';
+import { checkedCheckoutText } from './fields.js';
 import type { AddressInput } from './shipping.js';
+
+export { CheckoutRefused } from './machine.js';
+export type { ApprovalOutcome, ApprovalState } from './approval-service.js';
 
 /** Lines a checkout may hold, and units per line (as the cart's own ceiling). */
 export const MAX_CHECKOUT_LINES = 100;
@@ -89,17 +92,6 @@ export class CheckoutNotFound extends Error {
   }
 }
 
-/** A request the checkout refuses (a closed checkout, an unknown variant): nothing changed. `field`: the one at fault. */
-export class CheckoutRefused extends Error {
-  readonly field: FieldPath | undefined;
-
-  constructor(readonly reason: Refusal) {
-    super(reason.content);
-    this.name = 'CheckoutRefused';
-    this.field = reason.field;
-  }
-}
-
 /** A checkout as the doors show it, with the buyer's approval link while one is pending. */
 export interface CheckoutAnswer {
   view: CheckoutView;
@@ -108,21 +100,6 @@ export interface CheckoutAnswer {
   /** Set when an agent asked to complete: the reason it was not completed, for the client. */
   escalation?: Refusal;
 }
-
-/** What the approval page shows for a link. */
-export type ApprovalState =
-  | { kind: 'pending'; approval: ApprovalRecord; view: CheckoutView }
-  | { kind: 'completed'; order: Order }
-  | { kind: 'closed'; reason: string; changes: string[]; view: CheckoutView | undefined }
-  | { kind: 'unknown' };
-
-/** `placedNow`: this approval placed the order (false when the page was approved again after it was placed). */
-export type ApprovalOutcome =
-  | { kind: 'placed'; order: Order; placedNow: boolean; provenBy?: ProvenBy; enrollment?: string }
-  | { kind: 'declined' }
-  | { kind: 'refused'; reason: string; changes: string[] }
-  /** The proof was missing or not accepted: the page asks again, nothing else changed. */
-  | { kind: 'unproven'; reason: string };
 
 export interface CheckoutServiceOptions {
   catalog: Catalog;
@@ -141,21 +118,15 @@ export interface CheckoutServiceOptions {
 const newCheckoutId = () => `chk_${randomBytes(16).toString('base64url')}`;
 const newApprovalToken = () => randomBytes(32).toString('base64url');
 
-function sameSecret(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
-/** The order a used approval link placed, once its checkout has it. */
-async function placedOrder(db: Database, approval: ApprovalRecord, checkout: CheckoutRecord): Promise<Order | undefined> {
-  return approval.usedAt && checkout.orderId ? readOrder(db, checkout.orderId) : undefined;
-}
-
 export class CheckoutService {
-  constructor(private readonly options: CheckoutServiceOptions) {}
+  /** What the buyer's link does; the doors call it directly, the three methods at the end of this class lead to it. */
+  readonly approvals: ApprovalService;
 
-  private now(): Date {
+  constructor(private readonly options: CheckoutServiceOptions) {
+    this.approvals = new ApprovalService(this, options);
+  }
+
+  now(): Date {
     return this.options.now?.() ?? new Date();
   }
 
@@ -164,7 +135,8 @@ export class CheckoutService {
     return (variantId) => snapshot.variantById(variantId);
   }
 
-  private view(record: CheckoutRecord): CheckoutView {
+  /** The checkout priced against the live catalog and stock, now. */
+  view(record: CheckoutRecord): CheckoutView {
     return viewCheckout(record, this.lookup(), this.options.inventory, this.options.config, this.now());
   }
 
@@ -291,7 +263,7 @@ export class CheckoutService {
    * the buyer whose lines, prices or stock moved since the page was issued goes back to ready or incomplete
    * (its approval void, saying what changed). Writes only when something is due.
    */
-  private async settle(db: Database, record: CheckoutRecord): Promise<CheckoutRecord> {
+  async settle(db: Database, record: CheckoutRecord): Promise<CheckoutRecord> {
     const expired = await this.expireIfDue(db, record);
     if (expired.status !== 'requires_escalation') return expired;
     const approval = await readPendingApproval(db, record.id);
@@ -319,7 +291,7 @@ export class CheckoutService {
    * and names the move (or none); the move is checked against the machine, recorded, and pending approvals
    * are voided whenever the checkout leaves the buyer's hands.
    */
-  private async change(
+  async change(
     db: Database,
     id: string,
     decide: (record: CheckoutRecord, view: CheckoutView) => { to: CheckoutStatus; actor: Actor; reason: string; update?: Partial<CheckoutRecord> } | undefined,
@@ -333,7 +305,11 @@ export class CheckoutService {
     });
   }
 
-  private async apply(
+  /**
+   * One move of a checkout already locked in `tx`: checked against the machine (refused with CheckoutRefused),
+   * its pending approval voided when the checkout leaves the buyer's hands, written and recorded.
+   */
+  async apply(
     tx: Queryable,
     locked: CheckoutRecord,
     move: { to: CheckoutStatus; actor: Actor; reason: string; update?: Partial<CheckoutRecord> },
@@ -455,186 +431,17 @@ export class CheckoutService {
     return { view: this.view(record), approval };
   }
 
-  // --- the buyer's side: the approval page ---
+  // --- the approval (approval-service.ts), for a caller that holds only the checkout service ---
 
-  /** What the approval page shows for a link: the checkout to approve, the order it placed, or why it is closed. */
-  async approvalState(db: Database, token: string): Promise<ApprovalState> {
-    const approval = await readApproval(db, token);
-    if (!approval) return { kind: 'unknown' };
-    const stored = await readCheckout(db, approval.checkoutId);
-    if (!stored) return { kind: 'unknown' };
-    const placed = await placedOrder(db, approval, stored);
-    if (placed) return { kind: 'completed', order: placed };
-    const record = await this.settle(db, stored);
-    const view = this.view(record);
-    const fresh = (await readApproval(db, token))!;
-    // Another approval of this link may have placed the order between the first two reads (on PostgreSQL each is a
-    // statement of its own): the checkout then reads completed while the approval read before it was unused.
-    const placedMeanwhile = await placedOrder(db, fresh, record);
-    if (placedMeanwhile) return { kind: 'completed', order: placedMeanwhile };
-    if (fresh.voidedAt) return { kind: 'closed', reason: fresh.voidReason ?? 'This approval link is no longer valid.', changes: this.changes(fresh, view), view };
-    if (fresh.expiresAt <= this.now()) return { kind: 'closed', reason: 'This approval link has expired. Ask your agent for a new one.', changes: [], view };
-    if (record.status !== 'requires_escalation') return { kind: 'closed', reason: `This checkout is ${record.status.replace(/_/g, ' ')}.`, changes: [], view };
-    return { kind: 'pending', approval: fresh, view };
+  approvalState(db: Database, token: string): Promise<ApprovalState> {
+    return this.approvals.approvalState(db, token);
   }
 
-  private changes(approval: ApprovalRecord, view: CheckoutView): string[] {
-    const now = approvalSummary(view);
-    return checkoutDigest(now) === approval.digest ? [] : describeChanges(approval.summary, now);
+  approve(db: Database, token: string, formSecret: string, shownDigest: string, proof: ApprovalProof): Promise<ApprovalOutcome> {
+    return this.approvals.approve(db, token, formSecret, shownDigest, proof);
   }
 
-  /**
-   * The buyer approves what the page showed. In ONE transaction: the approval and checkout are locked and
-   * re-checked (form token, digest of exactly what was shown, expiry, single use), stock is taken (demand
-   * summed per variant, a conditional update), the order placed with lines copied, the payment authorized,
-   * the checkout completed with its order, and an outbox row written. Any failure keeps nothing; the
-   * refusal says why in words for the buyer.
-   */
-  async approve(db: Database, token: string, formSecret: string, shownDigest: string, proof: ApprovalProof): Promise<ApprovalOutcome> {
-    const state = await this.approvalState(db, token);
-    if (state.kind === 'completed') return { kind: 'placed', order: state.order, placedNow: false };
-    if (state.kind === 'unknown') return { kind: 'refused', reason: 'This approval link is not valid.', changes: [] };
-    if (state.kind === 'closed') return { kind: 'refused', reason: state.reason, changes: state.changes };
-    const { buyerProof } = this.options;
-    try {
-      // A typed code is checked (and a wrong one counted) before anything else, in a transaction of its own.
-      const checkedCodeId = proof.kind === 'code' && buyerProof.mode !== 'link' ? await buyerProof.checkCode(db, state.approval, proof.code) : undefined;
-      let placedNow = false;
-      let provenBy: ProvenBy | undefined;
-      let enrollment: string | undefined;
-      const order = await db.transaction(async (tx) => {
-        const approval = await readApproval(tx, token, { lock: true });
-        if (!approval || !sameSecret(approval.formSecret, formSecret)) throw new ApprovalRefused('This form has expired. Reload the page and approve again.');
-        const locked = await readCheckout(tx, approval.checkoutId, { lock: true });
-        if (!locked) throw new ApprovalRefused('This approval link is not valid.');
-        if (approval.usedAt && locked.orderId) return (await readOrder(tx, locked.orderId))!;
-        if (approval.voidedAt) throw new ApprovalRefused(approval.voidReason ?? 'This approval link is no longer valid.');
-        if (approval.expiresAt <= this.now()) throw new ApprovalRefused('This approval link has expired. Ask your agent for a new one.');
-        const view = this.view(locked);
-        const summary = approvalSummary(view);
-        const digest = checkoutDigest(summary);
-        if (digest !== approval.digest || shownDigest !== approval.digest) {
-          throw new ApprovalRefused('The checkout changed after this page was shown. Review it again.', describeChanges(approval.summary, summary));
-        }
-        if (view.blockers.length > 0) throw new ApprovalRefused(view.blockers.map((b) => b.content).join(' '));
-        // The person proves they are the buyer (or nothing, in link mode): consumed with the order, kept if it fails.
-        provenBy = await buyerProof.consume(tx, approval, locked.buyer.email!, proof, checkedCodeId);
-        const inProgress = await this.apply(
-          tx,
-          locked,
-          { to: 'complete_in_progress', actor: 'buyer', reason: `approved by the buyer on the approval page (${PROVEN_BY_WORDS[provenBy]})` },
-          { approvedByBuyer: true },
-        );
-        const beyondStock = await this.options.inventory.take(
-          tx,
-          demandByVariant(view.lines.map((priced) => ({ variantId: priced.line.variantId, quantity: priced.line.quantity }))),
-        );
-        const address = view.address!;
-        const option = view.selectedOption!;
-        const order = await placeOrder(
-          tx,
-          {
-            checkoutId: locked.id,
-            channel: locked.channel,
-            webhookUrl: locked.webhookUrl,
-            currency: STORE_CURRENCY,
-            buyerEmail: locked.buyer.email!,
-            buyer: locked.buyer,
-            shippingAddress: { ...address },
-            shippingOption: { id: option.id, title: option.title, amount: option.amount },
-            subtotal: view.totals.subtotal,
-            shipping: view.totals.shipping ?? 0,
-            tax: view.totals.tax ?? 0,
-            total: view.totals.total,
-            lines: backordersByLine(view, beyondStock).map(({ priced, backordered }, position) => ({
-              id: priced.line.id,
-              position,
-              variantId: priced.line.variantId,
-              productId: priced.item!.product.id,
-              sku: priced.sku,
-              productTitle: priced.productTitle,
-              variantTitle: priced.variantTitle,
-              title: priced.title,
-              quantity: priced.line.quantity,
-              unitPrice: priced.unitPrice,
-              lineTotal: priced.lineTotal,
-              sellingPlanId: priced.line.sellingPlanId,
-              properties: priced.line.properties,
-              backordered,
-            })),
-          },
-          this.options.payments,
-        );
-        await markApprovalUsed(tx, token);
-        await this.apply(tx, inProgress, { to: 'completed', actor: 'system', reason: `order #${order.number} placed`, update: { orderId: order.id } });
-        // The cart it was bought from is closed: its cookie gets a fresh cart, and reading it by token finds nothing.
-        if (locked.cartToken) await this.options.carts.close(tx, locked.cartToken);
-        await announce(tx, this.options.orderEvents ?? [], { type: 'placed', order });
-        // A code proved the email: the browser that typed it may register a passkey for next time.
-        if (provenBy === 'code') enrollment = await buyerProof.grantEnrollment(tx, order.buyerEmail, order.id);
-        placedNow = true;
-        return order;
-      });
-      // The order is committed: a failed read of the new stock level must not report it as failed (the poll catches up).
-      await this.options.inventory.refresh(db).catch(() => undefined);
-      return { kind: 'placed', order, placedNow, provenBy, enrollment };
-    } catch (error) {
-      if (error instanceof ProofRefused) return { kind: 'unproven', reason: error.message };
-      if (error instanceof ApprovalRefused) return { kind: 'refused', reason: error.message, changes: error.changes };
-      if (error instanceof InsufficientStock) {
-        await this.options.inventory.refresh(db).catch(() => undefined);
-        const reason = 'Some items sold out before the order could be placed, so nothing was ordered or charged. Ask your agent to update the checkout.';
-        await this.change(db, state.view.record.id, (locked, view) =>
-          locked.status === 'requires_escalation' ? { to: informationStatus(view), actor: 'system', reason } : undefined,
-        ).catch(() => undefined);
-        return { kind: 'refused', reason, changes: [] };
-      }
-      if (error instanceof PaymentDeclined) return { kind: 'refused', reason: `${error.buyerMessage} Nothing was ordered or charged.`, changes: [] };
-      throw error;
-    }
-  }
-
-  /** The buyer declines: the checkout is canceled. */
-  async decline(db: Database, token: string, formSecret: string): Promise<ApprovalOutcome> {
-    const approval = await readApproval(db, token);
-    if (!approval || !sameSecret(approval.formSecret, formSecret)) return { kind: 'refused', reason: 'This form has expired. Reload the page.', changes: [] };
-    if (approval.usedAt) return { kind: 'refused', reason: 'This order was already placed.', changes: [] };
-    // Only the link the buyer is being asked about may cancel: a stale page must not cancel a newer version.
-    if (approval.voidedAt) return { kind: 'refused', reason: approval.voidReason ?? 'This approval link is no longer valid.', changes: [] };
-    if (approval.expiresAt <= this.now()) return { kind: 'refused', reason: 'This approval link has expired.', changes: [] };
-    try {
-      await this.cancel(db, approval.checkoutId, 'buyer', 'declined by the buyer on the approval page');
-    } catch (error) {
-      if (error instanceof CheckoutRefused) return { kind: 'refused', reason: error.message, changes: [] };
-      throw error;
-    }
-    return { kind: 'declined' };
-  }
-}
-
-/**
- * The units each line sells beyond stock: the take reports them per variant; a variant's earlier lines got the
- * stock first (as the checkout's view counts them), so its later lines carry the backorder.
- */
-function backordersByLine(view: CheckoutView, beyondStock: ReadonlyMap<number, number>): { priced: CheckoutView['lines'][number]; backordered: number }[] {
-  const left = new Map(beyondStock);
-  const result = view.lines.map((priced) => ({ priced, backordered: 0 }));
-  for (const entry of [...result].reverse()) {
-    const variantId = entry.priced.line.variantId;
-    const units = left.get(variantId) ?? 0;
-    entry.backordered = Math.min(units, entry.priced.line.quantity);
-    left.set(variantId, units - entry.backordered);
-  }
-  return result;
-}
-
-const PROVEN_BY_WORDS: Record<ProvenBy, string> = { passkey: 'proven with a passkey', code: 'proven with a mailed code', link: 'no proof asked' };
-
-class ApprovalRefused extends Error {
-  constructor(
-    message: string,
-    readonly changes: string[] = [],
-  ) {
-    super(message);
+  decline(db: Database, token: string, formSecret: string): Promise<ApprovalOutcome> {
+    return this.approvals.decline(db, token, formSecret);
   }
 }

@@ -35,6 +35,17 @@ export interface Refusal {
   params?: FactParams;
 }
 
+/** A request the checkout refuses (a closed checkout, an unknown variant): nothing changed. `field`: the one at fault. */
+export class CheckoutRefused extends Error {
+  readonly field: FieldPath | undefined;
+
+  constructor(readonly reason: Refusal) {
+    super(reason.content);
+    this.name = 'CheckoutRefused';
+    this.field = reason.field;
+  }
+}
+
 /** What a guard may look at. */
 export interface TransitionContext {
   actor: Actor;

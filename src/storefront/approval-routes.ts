@@ -22,7 +22,7 @@ import { CART_LIFETIME_DAYS } from '../cart/cart.js';
 import { MAX_CREDENTIAL_JSON, ProofRefused, type ApprovalProof } from '../checkout/buyer-proof.js';
 import type { ApprovalRecord } from '../checkout/checkout-store.js';
 import { approvalSummary, checkoutDigest, type Channel, type CheckoutView } from '../checkout/checkout.js';
-import type { ApprovalState } from '../checkout/checkout-service.js';
+import type { ApprovalState } from '../checkout/approval-service.js';
 import { shippingOptions } from '../checkout/shipping.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ErrorMessage, StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
@@ -125,7 +125,7 @@ const SCRIPTS: Record<(typeof PASSKEY_SCRIPTS)[number], string> = {
 const UNKNOWN_APPROVAL = 'This approval link is not valid.';
 
 export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
-  const { checkouts, db, config, payments } = store;
+  const { checkouts, approvals, db, config, payments } = store;
   const context: PageContext = pageContext(config);
   const payment = { title: payments.title, buyerNotice: payments.buyerNotice };
   const facts: PolicyFacts = { checkout: config.checkout, payment, cartLifetimeDays: CART_LIFETIME_DAYS };
@@ -211,7 +211,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   app.get<{ Params: { token: string } }>('/checkout/approve/:token', { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const { token } = request.params;
     if (!APPROVAL_TOKEN.test(token)) return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
-    const state = await checkouts.approvalState(db, token);
+    const state = await approvals.approvalState(db, token);
     switch (state.kind) {
       case 'unknown':
         return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
@@ -246,7 +246,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
 
     let outcome;
     try {
-      outcome = form.action === 'approve' ? await checkouts.approve(db, token, form.formToken, form.digest, form.proof) : await checkouts.decline(db, token, form.formToken);
+      outcome = form.action === 'approve' ? await approvals.approve(db, token, form.formToken, form.digest, form.proof) : await approvals.decline(db, token, form.formToken);
     } catch (error) {
       // The answer of the order's commit may be what was lost: whether it was placed is not known here.
       if (isDatabaseUnavailable(error)) {
@@ -256,7 +256,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
         ]);
       }
       // Say only what is known: an order that was placed is shown; otherwise nothing was kept.
-      const state = await checkouts.approvalState(db, token);
+      const state = await approvals.approvalState(db, token);
       if (state.kind === 'completed') return reply.redirect(orderPath(state.order.id), 303);
       request.log.error({ err: error }, 'approval failed');
       return sendPage(reply, 500, messagePage(context, { title: 'Your order was not placed', tone: 'problem', paragraphs: ['Something went wrong on our side, so nothing was ordered or charged. Try again in a moment.'] }));
@@ -276,7 +276,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     }
     if (outcome.kind === 'unproven') {
       // The proof was missing or wrong: the same page again, saying why; nothing else changed.
-      const state = await checkouts.approvalState(db, token);
+      const state = await approvals.approvalState(db, token);
       if (state.kind === 'pending') return pendingPage(reply, 403, token, state.approval, state.view, { problem: outcome.reason });
       if (state.kind === 'completed') return reply.redirect(orderPath(state.order.id), 303);
       if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
@@ -284,9 +284,9 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     }
     if (outcome.kind === 'declined') {
       reply.clearCookie(FORM_COOKIE, formCookie(token));
-      return sendPage(reply, 200, approvalDeclinedPage(context, channelOf(await checkouts.approvalState(db, token))));
+      return sendPage(reply, 200, approvalDeclinedPage(context, channelOf(await approvals.approvalState(db, token))));
     }
-    const state = await checkouts.approvalState(db, token);
+    const state = await approvals.approvalState(db, token);
     if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
     if (state.kind === 'completed') return sendPage(reply, 409, approvalCompletedPage(context, state.order, 'This order was already placed, so it can no longer be declined here.'));
     const page = approvalClosedPage(context, {
@@ -303,7 +303,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
 
   /** The decline button: nothing is canceled yet; a page asks the buyer to confirm, with the form that does. */
   async function confirmDecline(reply: FastifyReply, token: string, form: ApprovalForm) {
-    const state = await checkouts.approvalState(db, token);
+    const state = await approvals.approvalState(db, token);
     if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
     if (state.kind === 'completed') return sendPage(reply, 409, approvalCompletedPage(context, state.order, 'This order was already placed, so it can no longer be declined here.'));
     if (state.kind === 'closed') return sendPage(reply, 409, approvalClosedPage(context, { title: 'Your answer was not recorded', ...state }));
@@ -314,7 +314,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
 
   /** The person asked for a code (the button): mailed to the checkout's buyer email, within the limits. */
   async function sendCode(request: FastifyRequest, reply: FastifyReply, token: string, form: ApprovalForm) {
-    const state = await checkouts.approvalState(db, token);
+    const state = await approvals.approvalState(db, token);
     if (state.kind === 'completed') return reply.redirect(orderPath(state.order.id), 303);
     if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
     if (state.kind === 'closed') return sendPage(reply, 409, approvalClosedPage(context, { title: 'No code was sent', ...state }));
@@ -349,7 +349,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     if (typeof formToken !== 'string' || cookieSecret === undefined || !sameSecret(cookieSecret, formToken)) {
       throw new StorefrontError(403, ErrorMessage.forbidden, 'This request could not be checked against the page you opened. Reload the page.');
     }
-    const state = await checkouts.approvalState(db, token);
+    const state = await approvals.approvalState(db, token);
     if (state.kind !== 'pending' || !sameSecret(state.approval.formSecret, formToken)) throw new StorefrontError(409, ErrorMessage.conflict, 'This approval link no longer places an order. Reload the page.');
     const challenge = await store.buyerProof.approvalOptions(db, state.approval, state.view.record.buyer.email ?? '');
     if (!challenge) throw new StorefrontError(409, ErrorMessage.conflict, 'No passkey can approve this order. Use the emailed code.');

@@ -307,7 +307,7 @@ for (const backend of backends) {
       const { id, token } = await awaitingApproval(t, [{ sku: 'HYD-LEMONLIME-30', quantity: 1 }]);
       const opened = await openApproval(t.app, token);
       const ordersBefore = await orderCount(t);
-      const approve = mock.method(t.store.checkouts, 'approve', async () => {
+      const approve = mock.method(t.store.approvals, 'approve', async () => {
         throw new Error('the database went away');
       });
       const read = mock.method(t.store.checkouts, 'get', async () => {
@@ -484,7 +484,7 @@ for (const backend of backends) {
       assert.match(unknown.html, /<h1>Page not found<\/h1>/);
       assert.match(unknown.html, /This approval link is not valid\./);
 
-      const approvalState = mock.method(t.store.checkouts, 'approvalState');
+      const approvalState = mock.method(t.store.approvals, 'approvalState');
       try {
         for (const token of ['short', 'A'.repeat(44), `${'A'.repeat(42)}%3C`, `${'A'.repeat(42)}.`, 'B'.repeat(300)]) {
           const page = await get(t.app, `/checkout/approve/${token}`);
