@@ -9,6 +9,7 @@ import { findSellingPlan, itemName, type Purchasable, type VariantLookup } from 
 import { formatMoney, sellingPlanPrice } from '../catalog/types.js';
 import { sellableQuantity, type StockLevels } from '../inventory/stock.js';
 import { parseMailbox } from '../fields/mailbox.js';
+import { parsePhone } from '../fields/phone.js';
 import type { FieldPath } from './fields.js';
 import { statusForInformation, type CheckoutStatus, type Refusal } from './machine.js';
 import { formatAddress, readUsAddress, shippingOptions, type AddressInput, type PostalAddress, type ShippingOption } from './shipping.js';
@@ -194,12 +195,18 @@ export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stoc
     const given = email.slice(0, 80);
     block({ type: 'error', code: 'invalid', content: `"${given}" is not an email address.`, severity: 'recoverable', field: ['buyer', 'email'], params: { email: given } });
   }
+  // Likewise a phone stored before the phone rule (src/fields/phone.ts).
+  const phone = record.buyer.phoneNumber?.trim();
+  if (phone && parsePhone(phone) === undefined) {
+    block({ type: 'error', code: 'invalid', content: "The buyer's phone is not a phone number (such as (415) 555-0100).", severity: 'recoverable', field: ['buyer', 'phoneNumber'] });
+  }
 
   let address: PostalAddress | undefined;
   if (!record.destination) {
     block({ type: 'error', code: 'missing', content: 'A US shipping address is needed.', severity: 'recoverable', field: ['destination'] });
   } else {
-    const read = readUsAddress(record.destination);
+    // The recipient is the address's name, or the buyer's when the address names nobody.
+    const read = readUsAddress(record.destination, record.buyer);
     address = read.address;
     for (const problem of read.problems) {
       const { field, ...fact } = problem;

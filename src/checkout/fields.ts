@@ -7,15 +7,15 @@
 import { readPersonField, fieldFaultSentence, type FieldFault, type PersonField } from '../fields/person-fields.js';
 import { ADDRESS_KEYS, type AddressInput, type AddressKey } from './shipping.js';
 
-/** The parts of a shipping address a problem can name (the keys of PostalAddress). */
-export type AddressField = 'streetAddress' | 'locality' | 'region' | 'postalCode' | 'country';
+/** The parts of a shipping address a problem can name (the keys of PostalAddress): a missing recipient names firstName. */
+export type AddressField = 'firstName' | 'streetAddress' | 'locality' | 'region' | 'postalCode' | 'country' | 'phoneNumber';
 
 /** A field of a checkout: its lines (by position), the buyer's email, the destination (or one of its parts), the option. */
 export type FieldPath =
   | readonly ['lines']
   | readonly ['lines', number]
   | readonly ['lines', number, 'variant' | 'quantity']
-  | readonly ['buyer', 'email']
+  | readonly ['buyer', 'email' | 'phoneNumber']
   | readonly ['destination']
   | readonly ['destination', AddressField]
   | readonly ['shippingOption'];
@@ -54,9 +54,9 @@ interface CheckoutText {
 }
 
 /**
- * The input with every text checked against its field's rule and the email normalised; the first field that breaks
- * its rule is thrown as CheckoutFieldRefused. The email first, then the address (which the browser's name fields
- * fill as well as the buyer's), so a refusal names the field the buyer typed into.
+ * The input with every text checked against its field's rule, the email and the phones normalised (E.164); the first
+ * field that breaks its rule is thrown as CheckoutFieldRefused. The email first, then the address (which the
+ * browser's name fields fill as well as the buyer's), so a refusal names the field the buyer typed into.
  */
 export function checkedCheckoutText<T extends CheckoutText>(input: T): T {
   const read = (path: CheckoutTextPath, field: PersonField, value: string): string => {
@@ -66,11 +66,12 @@ export function checkedCheckoutText<T extends CheckoutText>(input: T): T {
   };
   const buyer = input.buyer === undefined ? undefined : { ...input.buyer };
   if (buyer?.email !== undefined) buyer.email = read(['buyer', 'email'], 'email', buyer.email);
-  if (input.destination) for (const key of ADDRESS_KEYS) {
-    const value = input.destination[key];
-    if (value !== undefined) read(['destination', key], key, value);
+  const destination = input.destination ? { ...input.destination } : input.destination;
+  if (destination) for (const key of ADDRESS_KEYS) {
+    const value = destination[key];
+    if (value !== undefined) destination[key] = read(['destination', key], key, value);
   }
-  if (buyer) for (const key of BUYER_KEYS) if (key !== 'email' && buyer[key] !== undefined) read(['buyer', key], key, buyer[key]);
+  if (buyer) for (const key of BUYER_KEYS) if (key !== 'email' && buyer[key] !== undefined) buyer[key] = read(['buyer', key], key, buyer[key]);
   if (input.shippingOption) read(['shippingOption'], 'shippingOption', input.shippingOption);
   input.lines?.forEach((line, index) => {
     for (const [name, value] of Object.entries(line.properties ?? {})) {
@@ -78,5 +79,5 @@ export function checkedCheckoutText<T extends CheckoutText>(input: T): T {
       read(['lines', index, 'properties', name], 'linePropertyValue', value);
     }
   });
-  return buyer === undefined ? input : { ...input, buyer };
+  return { ...input, ...(buyer === undefined ? {} : { buyer }), ...(destination === undefined ? {} : { destination }) };
 }

@@ -3,6 +3,7 @@
  * (standard, free from a threshold; express). No I/O.
  */
 import type { CheckoutConfig } from '../config.js';
+import { parsePhone } from '../fields/phone.js';
 import type { AddressField, FactParams } from './fields.js';
 
 export interface PostalAddress {
@@ -48,12 +49,24 @@ export type AddressInput = Partial<Record<AddressKey, string>>;
 // Lengths and characters were checked where the text entered (checkedCheckoutText): nothing is cut here.
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
+/** Whose name a parcel carries when its address names nobody: the buyer's (first and last name). */
+export type Recipient = { firstName?: string; lastName?: string };
+
 /**
- * Reads a US address. Returns the address when it is complete and valid, and every problem otherwise (missing
- * street, city, state, ZIP; a state that is not a US state; a ZIP that is not 5 or 9 digits; another country).
+ * Reads a US address. Returns the address when it is complete and valid, and every problem otherwise (no recipient
+ * name; missing street, city, state, ZIP; a state that is not a US state; a ZIP that is not 5 or 9 digits; another
+ * country; a phone that is not one, as a checkout stored before the phone rule may hold). The recipient is the
+ * address's first and last name, or, when the address gives neither, `buyer`'s: UCP's own checkout examples name
+ * the buyer and give a destination without a name, and the approval page shows the name the parcel will carry.
  */
-export function readUsAddress(input: AddressInput): { address?: PostalAddress; problems: AddressProblem[] } {
+export function readUsAddress(input: AddressInput, buyer: Recipient = {}): { address?: PostalAddress; problems: AddressProblem[] } {
   const problems: AddressProblem[] = [];
+  const recipient = text(input.firstName) || text(input.lastName) ? input : buyer;
+  const firstName = text(recipient.firstName);
+  const lastName = text(recipient.lastName);
+  if (!firstName && !lastName) {
+    problems.push({ field: 'firstName', code: 'missing', content: 'The shipping address needs the name of the person it goes to (a first name, a last name or both).' });
+  }
   const country = text(input.country)?.toUpperCase();
   if (country !== undefined && country !== 'US' && country !== 'USA') {
     problems.push({ field: 'country', code: 'address_undeliverable', content: 'This store ships to addresses in the United States only.', params: { country: country.slice(0, 20) } });
@@ -68,8 +81,12 @@ export function readUsAddress(input: AddressInput): { address?: PostalAddress; p
   const postalCode = text(input.postalCode);
   if (!postalCode) problems.push({ field: 'postalCode', code: 'missing', content: 'The shipping address needs a ZIP code.' });
   else if (!/^\d{5}(-\d{4})?$/.test(postalCode)) problems.push({ field: 'postalCode', code: 'invalid', content: 'A ZIP code is 5 digits, or 5 digits, a hyphen and 4 more.' });
+  const givenPhone = text(input.phoneNumber);
+  const phone = givenPhone === undefined ? undefined : parsePhone(givenPhone);
+  if (givenPhone !== undefined && phone === undefined) {
+    problems.push({ field: 'phoneNumber', code: 'invalid', content: "The shipping address's phone is not a phone number (such as (415) 555-0100)." });
+  }
   if (problems.length > 0) return { problems };
-  const optional = (key: AddressKey) => text(input[key]);
   const address: PostalAddress = {
     streetAddress: street!,
     locality: locality!,
@@ -77,13 +94,10 @@ export function readUsAddress(input: AddressInput): { address?: PostalAddress; p
     postalCode: postalCode!,
     country: 'US',
   };
-  const extended = optional('extendedAddress');
+  const extended = text(input.extendedAddress);
   if (extended) address.extendedAddress = extended;
-  const firstName = optional('firstName');
   if (firstName) address.firstName = firstName;
-  const lastName = optional('lastName');
   if (lastName) address.lastName = lastName;
-  const phone = optional('phoneNumber');
   if (phone) address.phoneNumber = phone;
   return { address, problems };
 }

@@ -3,6 +3,7 @@
  * form's maxlength and the domain read. A door names a field in its own words; the rule is the same. No I/O.
  */
 import { MAX_MAILBOX_LENGTH, parseMailbox } from './mailbox.js';
+import { parsePhone } from './phone.js';
 import { textFault, textFaultSentence, type TextFault, type TextRule } from './text.js';
 
 const single = (max: number): TextRule => ({ max, lines: 'single' });
@@ -34,16 +35,25 @@ export type PersonField = keyof typeof PERSON_FIELDS;
 /** A text refused for a field: which field, and why (the door names the field in its own words). */
 export interface FieldFault {
   readonly field: PersonField;
-  readonly fault: TextFault | 'not_a_mailbox';
+  readonly fault: TextFault | 'not_a_mailbox' | 'not_a_phone';
 }
 
-/** The text as it is stored (an email normalised by parseMailbox), or why it may not be. */
+/**
+ * The text as it is stored (an email normalised by parseMailbox, a phone to E.164 by parsePhone), or why it may not
+ * be. A blank phone is no phone given: kept as it is, read as none.
+ */
 export function readPersonField(field: PersonField, value: string): { value: string; fault?: undefined } | { value?: undefined; fault: FieldFault } {
   const fault = textFault(value, PERSON_FIELDS[field]);
   if (fault) return { fault: { field, fault } };
-  if (field !== 'email') return { value };
-  const address = parseMailbox(value);
-  return address === undefined ? { fault: { field, fault: 'not_a_mailbox' } } : { value: address };
+  if (field === 'email') {
+    const address = parseMailbox(value);
+    return address === undefined ? { fault: { field, fault: 'not_a_mailbox' } } : { value: address };
+  }
+  if (field === 'phoneNumber' && value.trim() !== '') {
+    const phone = parsePhone(value);
+    return phone === undefined ? { fault: { field, fault: 'not_a_phone' } } : { value: phone };
+  }
+  return { value };
 }
 
 /** What is wrong with `value` as `field`, or undefined when it may be stored as it is. */
@@ -51,7 +61,13 @@ export function fieldFault(field: PersonField, value: string): FieldFault | unde
   return readPersonField(field, value).fault;
 }
 
+/** Why a text is not a phone, after the field's name. */
+const PHONE_FAULT = 'is not a phone number: write a US number with its area code, such as (415) 555-0100, or another country\'s with + and its country code, without an extension';
+
 /** The fault as the end of a sentence that starts with the field's name: "street_address contains a control character". */
 export function fieldFaultSentence({ field, fault }: FieldFault): string {
-  return fault === 'not_a_mailbox' ? 'is not one plain email address the store can mail (such as name@example.com)' : textFaultSentence(fault, PERSON_FIELDS[field]);
+  if (fault === 'not_a_mailbox') return 'is not one plain email address the store can mail (such as name@example.com)';
+  if (fault === 'not_a_phone') return PHONE_FAULT;
+  return textFaultSentence(fault, PERSON_FIELDS[field]);
 }
+

@@ -13,7 +13,7 @@ import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 
 after(dropTestDatabases);
 
-const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
+const ADDRESS = { firstName: 'Ada', lastName: 'Lovelace', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
 
 for (const backend of backends) {
   describe(`approval links (${backend.name})`, () => {

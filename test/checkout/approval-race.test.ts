@@ -10,7 +10,7 @@ import { backends, dropTestDatabases, startTestStore } from '../helpers/store.js
 
 after(dropTestDatabases);
 
-const ADDRESS = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
+const ADDRESS = { firstName: 'Sam', lastName: 'Reed', streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 
 for (const backend of backends) {
   describe(`approvals racing for the last units (${backend.name})`, () => {

@@ -15,7 +15,7 @@ import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 after(dropTestDatabases);
 
 const BUYER = { email: 'ada@example.com', firstName: 'Ada' };
-const ADDRESS = { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
+const ADDRESS = { firstName: 'Ada', lastName: 'Lovelace', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94105', country: 'US' };
 const EMAIL = ['buyer', 'email'];
 const DESTINATION = ['destination'];
 const OPTION = ['shippingOption'];
@@ -104,6 +104,7 @@ for (const backend of backends) {
           answer.view.messages.map((m) => [m.field, m.code, m.params]),
           [
             [EMAIL, 'missing', undefined],
+            [['destination', 'firstName'], 'missing', undefined],
             [['destination', 'locality'], 'missing', undefined],
             [['destination', 'region'], 'invalid', { region: 'ZZ' }],
             [['destination', 'postalCode'], 'missing', undefined],

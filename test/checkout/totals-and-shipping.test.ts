@@ -148,7 +148,7 @@ describe('US addresses: every problem reported with its field', () => {
       region: 'CA',
       postalCode: '94105',
       country: 'US',
-      phoneNumber: '+1 415 555 0100',
+      phoneNumber: '+14155550100',
     });
     assert.deepEqual(formatAddress(address), ['Ada Lovelace', '1 Market St', 'Suite 5', 'San Francisco, CA 94105', 'United States']);
   });
@@ -159,12 +159,13 @@ describe('US addresses: every problem reported with its field', () => {
     }
   });
 
-  it('an empty address reports each missing field: street, city, state and ZIP', () => {
+  it('an empty address reports each missing field: the recipient, street, city, state and ZIP', () => {
     const { address, problems } = readUsAddress({});
     assert.equal(address, undefined);
     assert.deepEqual(
       problems.map((p) => [p.field, p.code]),
       [
+        ['firstName', 'missing'],
         ['streetAddress', 'missing'],
         ['locality', 'missing'],
         ['region', 'missing'],
@@ -209,6 +210,34 @@ describe('US addresses: every problem reported with its field', () => {
     });
   }
 
+  it("the recipient is the address's name, or the buyer's when the address names nobody; nobody named is missing at firstName", () => {
+    const { firstName: _first, lastName: _last, ...place } = ADDRESS;
+    const named = (input: Parameters<typeof readUsAddress>[0], buyer?: Parameters<typeof readUsAddress>[1]) => {
+      const { address } = readUsAddress(input, buyer);
+      return [address?.firstName, address?.lastName];
+    };
+    assert.deepEqual(named(ADDRESS, { firstName: 'Ann', lastName: 'Lee' }), ['Ada', 'Lovelace'], "the address's own name wins");
+    assert.deepEqual(named({ ...place, lastName: 'Lovelace' }, { firstName: 'Ann', lastName: 'Lee' }), [undefined, 'Lovelace'], 'one name of the address is its name');
+    assert.deepEqual(named({ ...place, firstName: '  ' }, { firstName: 'Ann', lastName: 'Lee' }), ['Ann', 'Lee'], "a blank name is none: the buyer's");
+    assert.deepEqual(named(place, { lastName: 'Lee' }), [undefined, 'Lee']);
+    for (const buyer of [undefined, {}, { firstName: ' ', lastName: '' }]) {
+      const { address, problems } = readUsAddress(place, buyer);
+      assert.equal(address, undefined);
+      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['firstName', 'missing']], JSON.stringify(buyer));
+      assert.match(problems[0]!.content, /name of the person it goes to/);
+    }
+  });
+
+  it('a phone is read as E.164; one that is not a phone (stored before the phone rule) is invalid on phoneNumber', () => {
+    assert.equal(readUsAddress({ ...ADDRESS, phoneNumber: '(415) 555-0100' }).address?.phoneNumber, '+14155550100');
+    assert.equal(readUsAddress({ ...ADDRESS, phoneNumber: '  ' }).address?.phoneNumber, undefined);
+    for (const phone of ['abc', '123', '+1 415 555 010']) {
+      const { address, problems } = readUsAddress({ ...ADDRESS, phoneNumber: phone });
+      assert.equal(address, undefined);
+      assert.deepEqual(problems.map((p) => [p.field, p.code]), [['phoneNumber', 'invalid']], phone);
+    }
+  });
+
   it('knows the 50 states, DC and the territories', () => {
     assert.equal(US_REGIONS.size, 56);
     for (const code of ['CA', 'NY', 'DC', 'PR', 'WY', 'AK', 'HI']) assert.ok(US_REGIONS.has(code), code);
@@ -216,6 +245,6 @@ describe('US addresses: every problem reported with its field', () => {
 
   it('several problems at once are all reported, not only the first', () => {
     const { problems } = readUsAddress({ country: 'FR', region: 'ZZ', postalCode: '1' });
-    assert.deepEqual(problems.map((p) => p.field).sort(), ['country', 'locality', 'postalCode', 'region', 'streetAddress']);
+    assert.deepEqual(problems.map((p) => p.field).sort(), ['country', 'firstName', 'locality', 'postalCode', 'region', 'streetAddress']);
   });
 });

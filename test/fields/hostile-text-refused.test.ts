@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends, dropTestDatabases } from '../helpers/store.js';
-import { CHECKOUT_FORM } from '../helpers/orders.js';
-import { Shopper, variantId } from '../cart/shopper.js';
+import { CHECKOUT_FORM, FORM_POST, shopperWithCart as shopper } from '../helpers/orders.js';
+import { variantId } from '../cart/shopper.js';
 import { serveAgentProfiles, type AgentProfileServer } from '../ucp/agent-profile-server.js';
 import { agentMeta, callTool, startListeningStore, type ListeningStore } from '../ucp/mcp-harness.js';
 
@@ -18,7 +18,6 @@ const ESCAPES = { first_name: '\u001b[2J\u001b[HAll orders paid', street_address
 const BIDI = ['\u202eteertS kaO 21', 'Apt 1\u202e 5$ eef gnildnah', 'Oak \u2066St\u2069', 'Main\u200bSt'];
 const UNMAILABLE = ['a..b@example.com', 'a.@example.com', '"a"@example.com', 'a@b_c.com', 'a,b@example.com', '.a@example.com', 'a@1.2.3.4', 'a b@example.com'];
 const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
-const FORM_POST = { accept: 'text/html', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', 'sec-fetch-site': 'same-origin', origin: 'http://store.test' };
 
 for (const backend of backends) {
   describe(`hostile text is refused at the border (${backend.name})`, () => {
@@ -78,13 +77,8 @@ for (const backend of backends) {
 
     describe('the browser checkout form', () => {
       const form = (fields: Record<string, string>) => new URLSearchParams({ ...CHECKOUT_FORM, ...fields }).toString();
-      const shopper = async () => {
-        const buyer = new Shopper(t.app);
-        await buyer.send('POST', '/cart/add', { form: `id=${variantId(t, 'ESP-RIS-10')}&quantity=1`, headers: FORM_POST });
-        return buyer;
-      };
       async function refusedField(fields: Record<string, string>): Promise<string> {
-        const buyer = await shopper();
+        const buyer = await shopper(t);
         const before = await checkouts();
         const page = await buyer.send('POST', '/checkout', { form: form(fields), headers: FORM_POST });
         assert.equal(page.status, 422, page.raw.slice(0, 400));
@@ -103,7 +97,7 @@ for (const backend of backends) {
 
       it('every email the mailer cannot send to: 422 beside email; a usual one goes on to the approval page', async () => {
         for (const email of UNMAILABLE) assert.equal(await refusedField({ email }), 'email', email);
-        const buyer = await shopper();
+        const buyer = await shopper(t);
         const page = await buyer.send('POST', '/checkout', { form: form({ email: 'first.last+tag@sub.example.co.uk' }), headers: FORM_POST });
         assert.equal(page.status, 303, page.raw.slice(0, 400));
         assert.match(String(page.headers.location), /^\/checkout\/approve\//);

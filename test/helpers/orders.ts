@@ -4,6 +4,8 @@ import type { Buyer } from '../../src/checkout/checkout.js';
 import type { LineInput } from '../../src/checkout/checkout-service.js';
 import type { Order, OrderLine } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
+import { Shopper, variantId } from '../cart/shopper.js';
+import type { TestStore } from './store.js';
 
 /** A deliverable address with its recipient, in the domain's names. */
 export const SHIP_TO = { firstName: 'Sam', lastName: 'Reed', streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
@@ -113,3 +115,13 @@ export const CHECKOUT_FORM: Record<string, string> = {
   phone: '',
   shipping_option: 'standard',
 };
+
+/** The headers of a checkout form post from the store's own page (a browser's navigation). */
+export const FORM_POST = { accept: 'text/html', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document', 'sec-fetch-site': 'same-origin', origin: 'http://store.test' };
+
+/** A browser whose cart holds one `sku`, ready to post the checkout form. */
+export async function shopperWithCart(t: TestStore, sku = 'ESP-RIS-10'): Promise<Shopper> {
+  const shopper = new Shopper(t.app);
+  await shopper.send('POST', '/cart/add', { form: `id=${variantId(t, sku)}&quantity=1`, headers: FORM_POST });
+  return shopper;
+}

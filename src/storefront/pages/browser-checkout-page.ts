@@ -67,7 +67,7 @@ export interface BrowserCheckoutFacts {
 /** The field of the form a checkout fact names (in the domain's names), if the form has one. */
 function formFieldOf(field: FieldPath | undefined): CheckoutField | undefined {
   if (!field) return undefined;
-  if (field[0] === 'buyer') return 'email';
+  if (field[0] === 'buyer') return field[1] === 'phoneNumber' ? 'phoneNumber' : 'email';
   if (field[0] === 'shippingOption') return 'shippingOption';
   if (field[0] !== 'destination') return undefined;
   const part = field[1];

@@ -5,7 +5,7 @@
  */
 import { formatMoney } from '../../catalog/types.js';
 import type { CheckoutMessage } from '../../checkout/checkout.js';
-import type { AddressField, CheckoutTextPath, FactParams, FieldPath } from '../../checkout/fields.js';
+import type { CheckoutTextPath, FactParams, FieldPath } from '../../checkout/fields.js';
 import type { Refusal } from '../../checkout/machine.js';
 import type { ShippingOption } from '../../checkout/shipping.js';
 import type { ApprovalProofMode } from '../../config.js';
@@ -13,14 +13,8 @@ import type { UcpRelease } from '../protocol.js';
 import type { UcpMessage } from '../tools/tool.js';
 import { POSTAL_ADDRESS_MEMBERS } from './ucp-checkout.js';
 
-/** The postal_address member of each address field. */
-const POSTAL_ADDRESS: Record<AddressField, string> = {
-  streetAddress: 'street_address',
-  locality: 'address_locality',
-  region: 'address_region',
-  postalCode: 'postal_code',
-  country: 'address_country',
-};
+/** The buyer member of each buyer field. */
+const BUYER_MEMBERS = { email: 'email', firstName: 'first_name', lastName: 'last_name', phoneNumber: 'phone_number' } as const;
 
 /** The checkout's one shipping method: its one destination and its one group. */
 const SHIPPING = '$.fulfillment.methods[0]';
@@ -35,9 +29,9 @@ function checkoutJsonPath(field: FieldPath): string {
       return field[2] === 'variant' ? `${line}.item.id` : `${line}.quantity`;
     }
     case 'buyer':
-      return '$.buyer.email';
+      return `$.buyer.${BUYER_MEMBERS[field[1]]}`;
     case 'destination':
-      return field.length === 1 ? `${SHIPPING}.destinations[0]` : `${SHIPPING}.destinations[0].${POSTAL_ADDRESS[field[1]]}`;
+      return field.length === 1 ? `${SHIPPING}.destinations[0]` : `${SHIPPING}.destinations[0].${POSTAL_ADDRESS_MEMBERS[field[1]]}`;
     case 'shippingOption':
       return `${SHIPPING}.groups[0].selected_option_id`;
   }
@@ -53,9 +47,6 @@ const JSON_PATHS: Record<UcpRelease, (field: FieldPath) => string> = {
 export function ucpPath(field: FieldPath, release: UcpRelease): string {
   return JSON_PATHS[release](field);
 }
-
-/** The buyer member of each buyer field. */
-const BUYER_MEMBERS = { email: 'email', firstName: 'first_name', lastName: 'last_name', phoneNumber: 'phone_number' } as const;
 
 /** The JSONPath of a checkout's text field (as the tools read them) in a release's checkout. */
 export function ucpTextPath(field: CheckoutTextPath, release: UcpRelease): string {
@@ -85,6 +76,10 @@ const AGENT_WORDS: Record<string, AgentWords> = {
   'too_many_lines@lines': (p) => `A checkout holds at most ${p.max} line items.`,
   'item_unavailable@lines': (p) => `Variant ${p.variantId} is no longer sold; remove the line item.`,
   'not_found@lines.variant': (p) => `Cannot find variant ${p.variantId}: an item id is a variant id from search_catalog or lookup_catalog.`,
+  'invalid@buyer.phoneNumber': () => 'The buyer\'s phone_number is not a phone number: give it in E.164, such as +14155550100.',
+  'missing@destination.firstName': () =>
+    "The shipping address needs the recipient's name: the destination's first_name and/or last_name (when the destination names nobody, the buyer's first_name and last_name are used).",
+  'invalid@destination.phoneNumber': () => "The destination's phone_number is not a phone number: give it in E.164, such as +14155550100.",
   'address_undeliverable@destination.country': () => 'This store ships to addresses in the United States only (address_country "US").',
   'missing@destination.streetAddress': () => 'The shipping address needs a street address (street_address).',
   'missing@destination.locality': () => 'The shipping address needs a city (address_locality).',
