@@ -2,7 +2,9 @@
  * The order emails, rendered from an order event: the buyer's confirmation, shipment, cancellation and refund
  * notices, and the merchant's new-order notice. Pure: the subscriber writes them to the outbox, the sender mails
  * them. Whatever a buyer or an agent typed is escaped in the HTML part and never reaches a header: the recipient
- * is a plain address or there is no message, and the subject holds only the store's name, numbers and money.
+ * is a plain address or there is no message, and the subject holds only the store's name, numbers and money. The
+ * payment is said in the words every surface uses (src/payments/payment-words.ts), its label once: "Payment pending:
+ * Pay $21.38 by December 5, 2026 using: … Quote order #1001 as the payment reference."
  */
 import { formatMoney } from '../catalog/types.js';
 import { formatAddress } from '../checkout/shipping.js';
@@ -11,6 +13,8 @@ import type { Config } from '../config.js';
 import type { OrderEvent } from '../orders/order-events.js';
 import type { LineQuantity, Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
+import type { CaptureOn } from '../orders/order-machine.js';
+import { PAYMENT_LABELS, oneLineWords, paymentWords, textLines, type PaymentWords } from '../payments/payment-words.js';
 import { html, type Html } from '../storefront/pages/html.js';
 
 /** Who the buyer's mail comes from, as its signature says: the store's name, where to write, its postal address. */
@@ -26,6 +30,8 @@ export interface MailShop extends MerchantIdentity {
   baseUrl: string;
   /** Who is told of each new order; unset, no merchant mail. */
   merchantEmail?: string;
+  /** When a card hold is charged (CAPTURE_ON), for the sentence of an authorized payment. */
+  captureOn?: CaptureOn;
 }
 
 export const merchantIdentity = (config: Config): MerchantIdentity => ({
@@ -35,7 +41,12 @@ export const merchantIdentity = (config: Config): MerchantIdentity => ({
 });
 
 /** What the order mails need from the store's configuration. */
-export const mailShop = (config: Config): MailShop => ({ ...merchantIdentity(config), baseUrl: config.baseUrl, merchantEmail: config.mail.merchantEmail });
+export const mailShop = (config: Config): MailShop => ({
+  ...merchantIdentity(config),
+  baseUrl: config.baseUrl,
+  merchantEmail: config.mail.merchantEmail,
+  captureOn: config.payment.captureOn,
+});
 
 /** The messages an order event sends: none for a capture (the buyer was told of the payment when the order was placed). */
 export function orderMails(event: OrderEvent, shop: MailShop): MailMessage[] {
@@ -130,7 +141,7 @@ ${signatureHtml(shop)}`,
 
 function merchantMail(order: Order, shop: MailShop): MailMessage[] {
   const to = shop.merchantEmail ? mailboxAddress(shop.merchantEmail) : undefined;
-  return to ? [addressed(to, shop, newOrderNotice(order))] : [];
+  return to ? [addressed(to, shop, newOrderNotice(order, shop))] : [];
 }
 
 function htmlDocument(title: string, body: Html): string {
@@ -264,7 +275,32 @@ function orderLinkHtml(order: Order, shop: MailShop): Html {
   return paragraph(html`Your order: ${link(orderUrl(order, shop))}`);
 }
 
-/** What the buyer's confirmation and the merchant's notice both show: items, totals, address, delivery, payment. */
+/** The order's payment in the words of every surface, and its label. */
+function payment(order: Order, shop: MailShop): { label: string; words: PaymentWords } {
+  return {
+    label: PAYMENT_LABELS[order.payment.state],
+    words: paymentWords(order.payment, { orderNumber: order.number, currency: order.currency, captureOn: shop.captureOn }),
+  };
+}
+
+/**
+ * The payment in the text part, its label once: "Payment pending: Pay $21.38 by … using: … Quote order #1001 as the
+ * payment reference.", the merchant's instructions on lines of their own when they have several.
+ */
+const paymentText = (order: Order, shop: MailShop): string[] => {
+  const { label, words } = payment(order, shop);
+  return textLines(words, label).map((line) => (line.startsWith('  ') ? `  ${oneLine(line)}` : oneLine(line)));
+};
+
+/** The same in the HTML part: the label in bold, the instructions' lines kept. */
+function paymentHtml(order: Order, shop: MailShop): Html {
+  const { label, words } = payment(order, shop);
+  const lines = words.instructions?.split('\n').map(oneLine) ?? [];
+  if (lines.length <= 1) return paragraph(html`<strong>${label}:</strong> ${oneLine(oneLineWords(words))}`);
+  return paragraph(html`<strong>${label}:</strong> ${oneLine(words.text)}${lines.map((line) => html`<br>${line}`)}${words.after ? html`<br>${oneLine(words.after)}` : ''}`);
+}
+
+/** What the buyer's confirmation and the merchant's notice both show: items, totals, address, delivery. */
 function summaryText(order: Order): string[] {
   return [
     'Items',
@@ -276,7 +312,6 @@ function summaryText(order: Order): string[] {
     ...addressLines(order),
     '',
     `Delivery: ${shippingWords(order)}`,
-    `Payment: ${oneLine(order.paymentSummary)}`,
   ];
 }
 
@@ -286,8 +321,7 @@ ${linesHtml(order, pricedLines(order))}
 ${totalsHtml(order)}
 ${heading('Ship to')}
 ${addressHtml(addressLines(order))}
-${paragraph(`Delivery: ${shippingWords(order)}`)}
-${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}`;
+${paragraph(`Delivery: ${shippingWords(order)}`)}`;
 }
 
 function confirmation(order: Order, shop: MailShop): MailContent {
@@ -300,6 +334,8 @@ function confirmation(order: Order, shop: MailShop): MailContent {
       greeting(order),
       '',
       intro,
+      '',
+      ...paymentText(order, shop),
       ...(later ? ['', later] : []),
       '',
       ...summaryText(order),
@@ -308,6 +344,7 @@ function confirmation(order: Order, shop: MailShop): MailContent {
     ],
     body: html`${paragraph(greeting(order))}
 ${paragraph(intro)}
+${paymentHtml(order, shop)}
 ${later ? paragraph(later) : ''}
 ${summaryHtml(order)}
 ${orderLinkHtml(order, shop)}
@@ -315,7 +352,8 @@ ${paragraph(questionsLine(order, shop))}`,
   };
 }
 
-function newOrderNotice(order: Order): MailContent {
+/** The merchant's notice: the buyer, who prepared the checkout, the order, and the payment as the buyer was told it. */
+function newOrderNotice(order: Order, shop: MailShop): MailContent {
   const name = buyerName(order);
   const email = oneLine(order.buyerEmail);
   const buyer = name ? `${name}, ${email}` : email;
@@ -332,6 +370,7 @@ function newOrderNotice(order: Order): MailContent {
       ...(unmailed ? [unmailed] : []),
       '',
       ...summaryText(order),
+      ...paymentText(order, shop),
       '',
       `See it: ${command}`,
     ],
@@ -340,6 +379,7 @@ ${paragraph(`Buyer: ${buyer}`)}
 ${paragraph(`Checkout prepared by: ${preparedBy}`)}
 ${unmailed ? paragraph(unmailed) : ''}
 ${summaryHtml(order)}
+${paymentHtml(order, shop)}
 ${paragraph(html`See it: <code>${command}</code>`)}`,
   };
 }
@@ -410,14 +450,14 @@ function cancellation(order: Order, quantities: readonly LineQuantity[], reason:
       ...(why ? [`Reason: ${why}`] : []),
       ...(canceled.length > 0 ? ['', 'Canceled', ...linesText(order, canceled)] : []),
       '',
-      `Payment: ${oneLine(order.paymentSummary)}`,
+      ...paymentText(order, shop),
       ...orderLinkText(order, shop),
     ],
     body: html`${paragraph(greeting(order))}
 ${paragraph(intro)}
 ${why ? paragraph(`Reason: ${why}`) : ''}
 ${canceled.length > 0 ? html`${heading('Canceled')}${linesHtml(order, canceled)}` : ''}
-${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${paymentHtml(order, shop)}
 ${orderLinkHtml(order, shop)}`,
   };
 }
@@ -439,7 +479,7 @@ function refund(order: Order, amount: number, quantities: readonly LineQuantity[
       ...(lines.length > 0 ? ['', 'Refunded items', ...linesText(order, lines)] : []),
       '',
       soFar,
-      `Payment: ${oneLine(order.paymentSummary)}`,
+      ...paymentText(order, shop),
       ...orderLinkText(order, shop),
     ],
     body: html`${paragraph(greeting(order))}
@@ -447,7 +487,7 @@ ${paragraph(intro)}
 ${why ? paragraph(`Reason: ${why}`) : ''}
 ${lines.length > 0 ? html`${heading('Refunded items')}${linesHtml(order, lines)}` : ''}
 ${paragraph(soFar)}
-${paragraph(`Payment: ${oneLine(order.paymentSummary)}`)}
+${paymentHtml(order, shop)}
 ${orderLinkHtml(order, shop)}`,
   };
 }

@@ -125,9 +125,10 @@ const SCRIPTS: Record<(typeof PASSKEY_SCRIPTS)[number], string> = {
 const UNKNOWN_APPROVAL = 'This approval link is not valid.';
 
 export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
-  const { checkouts, approvals, db, config, payments } = store;
+  const { checkouts, approvals, db, config } = store;
   const context: PageContext = pageContext(config);
-  const payment = { title: payments.title, buyerNotice: payments.buyerNotice };
+  // How orders are paid, as the approval, order and policy pages say it (src/payments/payment-words.ts).
+  const payment = config.payment;
   const facts: PolicyFacts = { checkout: config.checkout, payment, cartLifetimeDays: CART_LIFETIME_DAYS };
   const secure = config.baseUrl.startsWith('https:');
 
@@ -365,7 +366,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     // The option's estimate as the checkout offered it (an order keeps the option's id, title and price).
     const deliveryEstimate = shippingOptions(config.checkout, order.subtotal).find((option) => option.id === order.shippingOption.id)?.description;
     const snapshot = store.catalog.snapshot;
-    return sendPage(reply, 200, orderPage(context, order, { offerPasskey, deliveryEstimate, productOf: (id) => snapshot.productById(id) }));
+    return sendPage(reply, 200, orderPage(context, order, { offerPasskey, deliveryEstimate, productOf: (id) => snapshot.productById(id), captureOn: payment.captureOn }));
   });
 
   /** The enrollment cookie of this order's page, or a 403 (JSON) saying the offer is not open here. */

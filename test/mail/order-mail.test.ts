@@ -11,7 +11,7 @@ import { oneLine, orderMails, plainMailAddress } from '../../src/mail/order-mail
 import { orderMailSubscriber } from '../../src/mail/order-mail-subscriber.js';
 import type { Queryable } from '../../src/db/database.js';
 import type { OrderEvent } from '../../src/orders/order-events.js';
-import type { Adjustment, Fulfillment, Order } from '../../src/orders/orders.js';
+import type { Adjustment, Fulfillment, Order, OrderPayment } from '../../src/orders/orders.js';
 import { orderFixture, orderLine } from '../helpers/orders.js';
 
 const MERCHANT = { storeName: 'Storefront', contactEmail: 'help@shop.example', address: ['1 Wharf St', 'Portland, ME 04101'] };
@@ -19,12 +19,21 @@ const SHOP = { ...MERCHANT, baseUrl: 'https://shop.example', merchantEmail: 'mer
 
 const line = orderLine;
 
+/** A card payment of the whole total, held until April 15 (a hosted provider's authorization, as the fixture's). */
+const held = (overrides: Partial<OrderPayment> = {}): OrderPayment => ({ ...orderFixture().payment, amount: 134_026, authorized: 134_026, ...overrides });
+
+/** A manual payment: the merchant's instructions, due seven days after the order. */
+const INSTRUCTIONS = 'Bank transfer to Fizz & Sons, IBAN DE89 3704 0044 0532 0130 00';
+const due = (overrides: Partial<OrderPayment> = {}): OrderPayment =>
+  held({ provider: 'manual', state: 'pending', authorized: 0, authorizedUntil: null, dueAt: new Date('2026-04-15T12:00:00Z'), instructions: INSTRUCTIONS, ...overrides });
+
 /** Two lines (one partly backordered), tax and shipping: every part of a mail has something to show. */
 function order(overrides: Partial<Order> = {}): Order {
   return orderFixture({
     subtotal: 124_500,
     tax: 9026,
     total: 134_026,
+    payment: held(),
     lines: [
       line(),
       line({ id: 'line_2', position: 1, productTitle: 'Capsule', variantTitle: 'Default Title', title: 'Capsule', sku: 'CAPSULE', quantity: 5, unitPrice: 24_400, lineTotal: 122_000, backordered: 2 }),
@@ -66,7 +75,15 @@ describe('the buyer’s confirmation', () => {
 
   it('gives the address, the shipping option with its delivery estimate, the payment in words and the order link', () => {
     for (const part of [mail.text, mail.html]) {
-      for (const expected of ['Ada Lovelace', '1 Market St', 'San Francisco, CA 94105', 'United States', 'Standard shipping, 5 to 8 business days', 'Payment authorized.']) {
+      for (const expected of [
+        'Ada Lovelace',
+        '1 Market St',
+        'San Francisco, CA 94105',
+        'United States',
+        'Standard shipping, 5 to 8 business days',
+        'Payment authorized:',
+        '$1,340.26 is held on your card until April 15, 2026',
+      ]) {
         assert.ok(part.includes(expected), `${expected} in ${part === mail.text ? 'text' : 'HTML'}`);
       }
       assert.ok(part.includes('https://shop.example/orders/ord_abc123'));
@@ -267,7 +284,7 @@ function eventOf(type: 'fulfilled' | 'canceled' | 'refunded'): OrderEvent {
     return { type, order: after, fulfillment: shipped };
   }
   if (type === 'canceled') {
-    const after = order({ status: 'canceled', paymentState: 'voided', paymentSummary: 'No payment: the order was canceled before it was paid.', cancelReason: 'Out of <stock>' });
+    const after = order({ status: 'canceled', paymentState: 'voided', payment: due({ state: 'voided' }), cancelReason: 'Out of <stock>' });
     after.lines.forEach((each) => (each.canceled = each.quantity));
     return {
       type,
@@ -278,7 +295,7 @@ function eventOf(type: 'fulfilled' | 'canceled' | 'refunded'): OrderEvent {
   }
   return {
     type,
-    order: order({ paymentState: 'partially_refunded', paymentSummary: 'Paid, partly refunded.', captured: 134_026, refunded: 4000 }),
+    order: order({ paymentState: 'partially_refunded', captured: 134_026, refunded: 4000, payment: held({ state: 'partially_refunded', captured: 134_026, refunded: 4000 }) }),
     adjustment: adjustment({ amount: -2500, reason: 'Damaged in <transit>', lines: [{ lineId: 'line_1', quantity: 2 }] }),
   };
 }
@@ -325,7 +342,7 @@ describe('after the order is placed', () => {
     assert.ok(mail!.text.includes('Reason: Out of <stock>'));
     assert.ok(mail!.html.includes('Reason: Out of &lt;stock&gt;'));
     assert.match(mail!.text, /Canceled\n- 2 × Drink stick - Mango\n- 5 × Capsule/);
-    assert.ok(mail!.text.includes('Payment: No payment: the order was canceled before it was paid.'));
+    assert.ok(mail!.text.includes('\nPayment voided: Nothing is due, as the order was canceled before it was paid.\n'), mail!.text);
     assert.ok(!/will be refunded|refund/i.test(mail!.text));
     assert.ok(mail!.text.includes('https://shop.example/orders/ord_abc123'));
   });
@@ -348,7 +365,7 @@ describe('after the order is placed', () => {
     assert.ok(mail!.text.includes('Reason: Damaged in <transit>'));
     assert.ok(mail!.html.includes('Reason: Damaged in &lt;transit&gt;'));
     assert.ok(mail!.text.includes('Refunded so far, in all: $40.00.'));
-    assert.ok(mail!.text.includes('Payment: Paid, partly refunded.'));
+    assert.ok(mail!.text.includes('\nPartially refunded: $1,340.26 was charged to your card; $40.00 of it was refunded to your card.\n'), mail!.text);
     assert.ok(mail!.text.includes('https://shop.example/orders/ord_abc123'));
   });
 
@@ -362,7 +379,111 @@ describe('after the order is placed', () => {
   });
 
   it('a capture mails no one', () => {
-    assert.deepEqual(orderMails({ type: 'captured', order: order({ captured: 134_026, paymentState: 'captured', paymentSummary: 'Paid.' }) }, SHOP), []);
+    assert.deepEqual(orderMails({ type: 'captured', order: order({ captured: 134_026, paymentState: 'captured', payment: held({ state: 'captured', captured: 134_026 }) }) }, SHOP), []);
+  });
+});
+
+describe('a manual payment in the mails', () => {
+  const manual = order({ paymentState: 'pending', payment: due() });
+  const words = `Pay $1,340.26 by April 15, 2026 using: ${INSTRUCTIONS}. Quote order #1001 as the payment reference.`;
+  const inHtml = `<strong>Payment pending:</strong> ${words.replace('&', '&amp;')}`;
+
+  it('the confirmation says, after its first lines, the amount due, the due date, the instructions and the order number as the reference', () => {
+    const mail = buyerMailOf(placed(manual))!;
+    assert.ok(mail.text.includes(`It is confirmed.\n\nPayment pending: ${words}\n\nSome items`), mail.text);
+    assert.ok(mail.html.includes(inHtml), mail.html);
+  });
+
+  it('the merchant’s notice says what the buyer was asked to pay, and by when', () => {
+    const mail = merchantMailOf(placed(manual))!;
+    assert.ok(mail.text.includes(`\nPayment pending: ${words}\n`), mail.text);
+    assert.ok(mail.html.includes(inHtml));
+  });
+
+  it('instructions of several lines keep their lines, indented in the text part, each on its own line in the HTML part', () => {
+    const bank = order({ paymentState: 'pending', payment: due({ instructions: 'Bank transfer to Fizz & Sons\nIBAN: DE89 3704 0044 0532 0130 00\nBIC: COBADEFFXXX' }) });
+    const mail = buyerMailOf(placed(bank))!;
+    assert.ok(
+      mail.text.includes(
+        'Payment pending: Pay $1,340.26 by April 15, 2026 using:\n  Bank transfer to Fizz & Sons\n  IBAN: DE89 3704 0044 0532 0130 00\n  BIC: COBADEFFXXX\nQuote order #1001 as the payment reference.\n',
+      ),
+      mail.text,
+    );
+    assert.ok(
+      mail.html.includes(
+        '<strong>Payment pending:</strong> Pay $1,340.26 by April 15, 2026 using:<br>Bank transfer to Fizz &amp; Sons<br>IBAN: DE89 3704 0044 0532 0130 00<br>BIC: COBADEFFXXX<br>Quote order #1001 as the payment reference.',
+      ),
+      mail.html,
+    );
+  });
+
+  it('a payment received in part asks for the rest, by the same date and the same means', () => {
+    const part = order({ paymentState: 'captured', payment: due({ state: 'captured', captured: 34_026 }) });
+    const [mail] = orderMails({ type: 'canceled', order: part, adjustment: adjustment({ type: 'cancellation', amount: 0, lines: [] }) }, SHOP);
+    assert.ok(
+      mail!.text.includes(`Paid: The store received $340.26 of $1,340.26. Pay the remaining $1,000.00 by April 15, 2026 using: ${INSTRUCTIONS}. Quote order #1001 as the payment reference.`),
+      mail!.text,
+    );
+  });
+});
+
+/** The lines of a mail's text part, and of its HTML part as a reader sees them (tags dropped, entities read). */
+function readLines(mail: { text: string; html: string }): string[] {
+  const html = mail.html
+    .replace(/<(br|\/p|\/tr|\/h2|\/td)[^>]*>/g, '\n')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+  return [...mail.text.split('\n'), ...html.split('\n')].map((line) => line.trim());
+}
+
+/** A line "Label: value" whose value starts with its label's first word ("Payment: Payment pending: …"). */
+function repeatsItsLabel(line: string): boolean {
+  const match = /^([A-Za-z][^:]{0,40}): (.+)$/.exec(line);
+  if (!match) return false;
+  const firstWord = (text: string) => /[a-z]+/.exec(text.toLowerCase())?.[0];
+  return firstWord(match[1]!) === firstWord(match[2]!);
+}
+
+describe('the payment’s words in every mail', () => {
+  const STATES = ['pending', 'authorized', 'captured', 'partially_refunded', 'refunded', 'voided', 'failed', 'disputed'] as const;
+  const payments = STATES.flatMap((state) => [
+    due({ state, captured: state === 'pending' ? 0 : 134_026, refunded: state === 'refunded' ? 134_026 : state === 'partially_refunded' ? 4000 : 0 }),
+    held({ state, captured: ['pending', 'authorized', 'voided', 'failed'].includes(state) ? 0 : 134_026, refunded: state === 'refunded' ? 134_026 : state === 'partially_refunded' ? 4000 : 0 }),
+  ]);
+  const mailsOf = (payment: OrderPayment) => {
+    const events: OrderEvent[] = [placed(order({ paymentState: payment.state, payment })), ...(['fulfilled', 'canceled', 'refunded'] as const).map(eventOf)];
+    for (const event of events.slice(1)) event.order.payment = payment;
+    return events.flatMap((event) => orderMails(event, SHOP));
+  };
+
+  it('the check finds a line that repeats its label', () => {
+    assert.ok(repeatsItsLabel('Payment: Payment pending: the store collects payment after the order is placed.'));
+    assert.ok(!repeatsItsLabel('Payment pending: Pay $21.38 by December 5, 2026 using: bank transfer.'));
+  });
+
+  it('no line of any mail, in either part, repeats its label, whatever the payment’s state and provider', () => {
+    for (const payment of payments) {
+      for (const mail of mailsOf(payment)) {
+        const repeated = readLines(mail).filter(repeatsItsLabel);
+        assert.deepEqual(repeated, [], `${payment.provider} ${payment.state}: ${mail.subject}`);
+      }
+    }
+  });
+
+  it('no mail says the store collects payment, and every mail that speaks of a pending payment says how and by when', () => {
+    for (const payment of payments) {
+      for (const mail of mailsOf(payment)) {
+        assert.doesNotMatch(mail.text, /collects? payment/i, `${payment.provider} ${payment.state}: ${mail.subject}`);
+        assert.doesNotMatch(mail.html, /collects? payment/i);
+        if (payment.provider === 'manual' && payment.state === 'pending' && /Payment pending/.test(mail.text)) {
+          assert.match(mail.text, /Pay \$1,340\.26 by April 15, 2026 using: Bank transfer/);
+        }
+      }
+    }
   });
 });
 

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { contentSecurityPolicy } from '../../src/storefront/page-policy.js';
+import { readOrder } from '../../src/orders/orders.js';
+import { formatDay } from '../../src/payments/payment-words.js';
 import { clockTime, timeLeft } from '../../src/storefront/pages/approval-page.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
 import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
@@ -16,6 +18,12 @@ after(dropTestDatabases);
 const STORE_NAME = 'Fizz & Sons <Drinks>';
 const ESCAPED_STORE_NAME = 'Fizz &amp; Sons &lt;Drinks&gt;';
 const DESTINATION = ANA_AT_MARKET_ST;
+/** The merchant's PAYMENT_INSTRUCTIONS (escaped on the pages) and PAYMENT_DUE_DAYS. */
+const INSTRUCTIONS = 'Bank transfer to Fizz & Sons, IBAN DE89 3704 0044 0532 0130 00';
+const ESCAPED_INSTRUCTIONS = 'Bank transfer to Fizz &amp; Sons, IBAN DE89 3704 0044 0532 0130 00';
+const DUE_DAYS = 5;
+const DAY_MS = 24 * 3600 * 1000;
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\$]/g, '\\$&');
 
 interface LineSpec {
   sku: string;
@@ -146,15 +154,24 @@ for (const backend of backends) {
     let t: TestStore;
     before(async () => {
       const base = testConfig();
-      t = await startTestStore(backend, { config: { storeName: STORE_NAME, checkout: { ...base.checkout, taxRatesBps: { CA: 725 } } } });
+      t = await startTestStore(backend, {
+        config: {
+          storeName: STORE_NAME,
+          checkout: { ...base.checkout, taxRatesBps: { CA: 725 } },
+          payment: { ...base.payment, provider: 'manual', instructions: INSTRUCTIONS, instructionsSet: true, dueDays: DUE_DAYS },
+        },
+      });
     });
     after(async () => {
       await t.close();
     });
 
-    it('the pending approval page shows the store, every line, the address, the option, the totals, the policies, that nothing is charged, and two buttons', async () => {
+    it('the pending approval page shows the store, every line, the address, the option, the totals, the policies, how and by when to pay, and two buttons', async () => {
       const { token } = await awaitingApproval(t);
+      const openedAt = Date.now();
       const page = await openApproval(t.app, token);
+      // The day the payment would be due if approved now (the page and this test may straddle midnight UTC).
+      const dueDays = [openedAt, Date.now()].map((at) => escapeRegExp(formatDay(new Date(at + DUE_DAYS * DAY_MS))));
       assertPageHeaders(page);
       assertAccessibleShell(page.html);
       const { html } = page;
@@ -179,9 +196,16 @@ for (const backend of backends) {
         assert.equal(html.split(`href="http://store.test/policies/${slug}"`).length - 1, 1, `links the ${slug} once`);
       }
       assert.match(html, /policies: they are linked at the foot of this page/);
-      // The payment in the handler's words, once, and never a promise that approving charges.
-      assert.match(html, /<p class="summary-pay">Nothing is charged now; the store collects payment after the order is placed\.<\/p>/);
-      assert.doesNotMatch(html, /(?<!Nothing )is charged|charged until|will be charged/);
+      // Before approving: the amount due, the due date, the merchant's instructions, and that the order number is the
+      // reference; never a promise that approving charges, never "collects payment" without how and by when.
+      assert.match(
+        html,
+        new RegExp(
+          `<p class="summary-pay">Nothing is charged now\\. Once you approve, pay \\$93\\.18 by (?:${dueDays.join('|')}) using: ${escapeRegExp(ESCAPED_INSTRUCTIONS)}\\. Quote the order number you get as the payment reference\\.</p>`,
+        ),
+      );
+      assert.equal(html.split('class="summary-pay"').length - 1, 1, 'said once');
+      assert.doesNotMatch(html, /(?<!Nothing )is charged|charged until|will be charged|collects payment/);
       const buttons = [...html.matchAll(/<button type="submit" name="action" value="(\w+)"[^>]*>([^<]+)<\/button>/g)].map((m) => [m[1], m[2]]);
       assert.deepEqual(buttons, [
         ['approve', 'Approve and place order ($93.18)'],
@@ -240,7 +264,7 @@ for (const backend of backends) {
       assertAccessibleShell(orderPage.html);
       const order = await t.store.db.query<{ number: string }>('select number::text from orders where id = $1', [checkout.orderId]);
       assert.match(orderPage.html, new RegExp(`<h1>Thank you, your order #${order[0]!.number} is placed</h1>`));
-      assert.match(orderPage.html, /<p class="notice">The order confirmation is on its way to <bdi>ana@example\.com<\/bdi>\. We mail you again when it ships\.<\/p>/);
+      assert.match(orderPage.html, /<p class="notice">Mail about this order goes to <bdi>ana@example\.com<\/bdi>\. We mail you when it ships\.<\/p>/);
       assert.match(orderPage.html, /<p class="delivery">Expect the delivery within 5 to 8 business days \(Free standard shipping\)\.<\/p>/);
       assert.match(orderPage.html, /Questions\? Write to <a href="mailto:orders@store\.test">orders@store\.test<\/a> and quote #\d+\./);
       assert.match(orderPage.html, /<time datetime="\d{4}-\d\d-\d\dT[^"]+">[A-Z][a-z]+ \d{1,2}, \d{4} at \d{1,2}:\d\d [AP]M UTC<\/time>/);
@@ -249,8 +273,13 @@ for (const backend of backends) {
       assert.match(orderPage.html, /<address><bdi>Ana<\/bdi> <bdi>Lima<\/bdi><br><bdi>1 Market St<\/bdi><br><bdi>San Francisco<\/bdi>, CA 94103<br>United States<\/address>/);
       assert.match(orderPage.html, /Free standard shipping: \$0\.00/);
       assert.match(orderPage.html, /<dd class="grand">\$93\.18<\/dd>/);
-      assert.match(orderPage.html, /<p>Payment pending: the store collects payment after the order is placed\.<\/p>/);
-      assert.doesNotMatch(orderPage.html, /is charged|charged until|will be charged/);
+      // The payment: the amount, the due date (PAYMENT_DUE_DAYS after the order), the instructions, the number as the reference.
+      const placed = (await readOrder(t.store.db, checkout.orderId!))!;
+      assert.equal(placed.payment.dueAt!.getTime(), placed.createdAt.getTime() + DUE_DAYS * DAY_MS);
+      const pay = `Pay $93.18 by ${formatDay(placed.payment.dueAt!)} using: ${ESCAPED_INSTRUCTIONS}. Quote order #${placed.number} as the payment reference.`;
+      assert.ok(orderPage.html.includes(`<p class="payment"><strong>Payment pending:</strong> ${pay}</p>`), orderPage.html);
+      assert.doesNotMatch(orderPage.html, /is charged|charged until|will be charged|collects payment/);
+      assert.ok(orderPage.html.includes('<p><a href="/">Continue shopping</a></p>'));
       assert.ok(orderPage.html.includes(ESCAPED_STORE_NAME));
 
       // The used link now shows the order it placed.
@@ -258,6 +287,7 @@ for (const backend of backends) {
       assert.equal(again.status, 200);
       assert.match(again.html, new RegExp(`<h1>Order #${order[0]!.number} is placed</h1>`));
       assert.ok(again.html.includes(`href="${approved.location}"`));
+      assert.ok(again.html.includes(`<p>Payment pending: ${pay}</p>`), again.html);
     });
 
     it("a line's subscription plan and properties are shown as the buyer approves them, escaped, and kept on the order page", async () => {
@@ -587,6 +617,12 @@ for (const backend of backends) {
       assert.match(pages['privacy-policy']!.html, /email address, your name[\s\S]*shipping address/);
       assert.match(pages['privacy-policy']!.html, /No card or bank details are asked for or stored/);
       assert.match(pages['refund-policy']!.html, /<h1>Refund policy<\/h1>/);
+      // How and by when a buyer pays, with the merchant's instructions; never "collects payment" alone.
+      const terms = `Nothing is charged when you approve. You pay within ${DUE_DAYS} days of the order using: ${ESCAPED_INSTRUCTIONS}. Quote your order number (such as #1001) as the payment reference`;
+      assert.ok(pages['terms-of-service']!.html.includes(`<li>Payment: ${terms}`), pages['terms-of-service']!.html);
+      assert.ok(pages['refund-policy']!.html.includes(`<p class="payment">${terms}`), pages['refund-policy']!.html);
+      assert.match(pages['refund-policy']!.html, /A refund is paid back to you by the store/);
+      for (const [slug, page] of Object.entries(pages)) assert.doesNotMatch(page.html, /collects payment/, slug);
       const shipping = pages['shipping-policy']!.html;
       assert.match(shipping, /Standard shipping<\/th><td>5 to 8 business days<\/td><td class="n">\$5\.00<\/td>/);
       assert.match(shipping, /Standard shipping is free for orders of \$50\.00 or more in items\./);

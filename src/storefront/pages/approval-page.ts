@@ -1,15 +1,19 @@
 /**
  * The buyer's approval page (the continue_url of a checkout an agent, or the buyer's own browser, asked to
- * complete), made for a phone: a summary first (the total, the items with their pictures, where it ships, how it is
- * paid), then the approve action, then the details. Declining asks once more before it cancels. Also the page for a
+ * complete), made for a phone: a summary first (the total, the items with their pictures, where it ships, how and by
+ * when it is paid, in the words every surface uses: src/payments/payment-words.ts), then the approve action, then
+ * the details. Declining asks once more before it cancels. Also the page for a
  * link that was used (the order it placed) or no longer works (why, and what changed since it was shown).
  */
+import { STORE_CURRENCY } from '../../catalog/types.js';
 import type { ProofOffer } from '../../checkout/buyer-proof.js';
 import type { Channel, CheckoutView } from '../../checkout/checkout.js';
 import type { Order } from '../../orders/orders.js';
+import { approvalPaymentWords, paymentLine, type PaymentPlan } from '../../payments/payment-words.js';
 import { html, typed, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
+import { paymentParagraphs } from './payment-parts.js';
 import { addressBlock, addressLines, checkoutLines, formatMoney, linesTable, thumbnailImage, totalsList, type Thumbnail } from './purchase-parts.js';
 
 /** Dates as the buyer reads them, in UTC so every instance writes the same page. */
@@ -94,8 +98,11 @@ function summaryPictures(view: CheckoutView): Thumbnail[] {
   return [...seen.values()].slice(0, 4);
 }
 
-/** The top of the page: the total, the items (with pictures), where it ships, and how it is paid. */
-function summary(view: CheckoutView, payment: PendingApproval['payment'] | undefined): Html {
+/**
+ * The top of the page: the total, the items (with pictures), where it ships, and how and by when it is paid if
+ * approved `now` (manual: the amount, the instructions, the due date, and the order number as the reference).
+ */
+function summary(view: CheckoutView, payment: { plan: PaymentPlan; now: Date } | undefined): Html {
   const items = view.lines.reduce((n, priced) => n + priced.line.quantity, 0);
   const shipTo = view.address ? addressLines(view.address).filter((line) => line !== 'United States') : undefined;
   return html`<section class="summary" aria-labelledby="summary-title">
@@ -103,7 +110,7 @@ function summary(view: CheckoutView, payment: PendingApproval['payment'] | undef
 <p class="summary-total">Total <strong>${formatMoney(view.totals.total)}</strong></p>
 <p class="summary-items"><span>${count(items, 'item', 'items')}</span>${summaryPictures(view).map((image) => thumbnailImage(image))}</p>
 ${shipTo ? html`<p class="summary-ship">Ship to ${shipTo.map((line, index) => html`${index > 0 ? ', ' : ''}${line}`)}${view.selectedOption ? ` · ${view.selectedOption.title}` : ''}</p>` : ''}
-${payment ? html`<p class="summary-pay">${payment.buyerNotice}</p>` : ''}
+${payment ? paymentParagraphs(approvalPaymentWords(payment.plan, { total: view.totals.total, currency: STORE_CURRENCY, now: payment.now }), { className: 'summary-pay' }) : ''}
 </section>`;
 }
 
@@ -117,8 +124,8 @@ export interface PendingApproval {
   expiresAt: Date;
   /** When the page is rendered: the time left on the link is counted from it. */
   now: Date;
-  /** How the order is paid, in the payment handler's words. */
-  payment: { title: string; buyerNotice: string };
+  /** How the order will be paid (the provider, the manual provider's instructions and due days, CAPTURE_ON). */
+  payment: PaymentPlan;
   /** What the person must prove, and what the page can offer now. */
   offer: ProofOffer;
   /** Why the last answer was not accepted (a wrong code, a passkey that failed), shown beside the proof. */
@@ -217,7 +224,7 @@ export function approvalPendingPage(context: PageContext, approval: PendingAppro
   const body = html`<h1>${title}</h1>
 ${sellerLine(context)}
 <p class="lead">${askedBy(view.record.channel)} Review it, then approve or decline.</p>
-${summary(view, approval.payment)}
+${summary(view, { plan: approval.payment, now: approval.now })}
 ${proofSection(approval)}
 <p class="expiry">This link works for ${timeLeft(approval.expiresAt, approval.now)} (until ${clockTime(approval.expiresAt, approval.now)}).
 If the checkout changes before you approve, this page no longer places the order and says what changed.</p>
@@ -252,7 +259,7 @@ ${formFields(approval)}
 export function approvalCompletedPage(context: PageContext, order: Order, note?: string): string {
   return messagePage(context, {
     title: `Order #${order.number} is placed`,
-    paragraphs: [note ?? `You approved this order on ${formatDate(order.createdAt)}.`, order.paymentSummary],
+    paragraphs: [note ?? `You approved this order on ${formatDate(order.createdAt)}.`, paymentLine(order.payment, { orderNumber: order.number, currency: order.currency })],
     extra: html`<p><a href="${orderPath(order.id)}">See order #${order.number}</a></p>`,
   });
 }

@@ -1,13 +1,19 @@
 /**
- * The order page (an order's permalink_url): thanks the buyer, says what mail was sent and when to expect the
- * delivery, then the number, date, lines, address, shipping, totals and the payment's state.
+ * The order page (an order's permalink_url): says what is true of the order now (placed, paid, partly or wholly
+ * shipped, canceled, refunded), its payment in the words every surface uses (src/payments/payment-words.ts: for a
+ * manual payment, the amount, the instructions, the due date and the order number as the reference), where its mail
+ * goes and when to expect the delivery, then the shipments with their tracking, the refunds, the lines, address,
+ * shipping and totals, and a way back to the store.
  */
 import type { Product } from '../../catalog/types.js';
 import { plainMailAddress } from '../../mail/order-mail.js';
 import type { Order } from '../../orders/orders.js';
+import type { CaptureOn } from '../../orders/order-machine.js';
+import { PAYMENT_LABELS, paymentWords } from '../../payments/payment-words.js';
 import { formatDate, orderPath } from './approval-page.js';
 import { html, typed, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
+import { paymentParagraphs } from './payment-parts.js';
 import { addressBlock, addressLines, formatMoney, linesTable, orderLines, totalsList } from './purchase-parts.js';
 
 /** Where the order page's passkey offer asks for options and registers (the enrollment cookie's path is the order's). */
@@ -23,20 +29,35 @@ export interface OrderPageOptions {
   deliveryEstimate?: string;
   /** The product a line was bought as, from the catalog now: its picture. */
   productOf?: (productId: number) => Product | undefined;
+  /** When a card hold is charged (CAPTURE_ON), for the sentence of an authorized payment. */
+  captureOn?: CaptureOn;
 }
 
 /** Units neither shipped nor canceled. */
 const unitsToShip = (order: Order) => order.lines.reduce((n, line) => n + line.quantity - line.fulfilled - line.canceled, 0);
 
+/** Units shipped so far. */
+const unitsShipped = (order: Order) => order.lines.reduce((n, line) => n + line.fulfilled, 0);
+
 /**
- * What is mailed to the buyer and what comes next (the order mails: src/mail/order-mail.ts). The confirmation goes
- * out through the outbox after the order's transaction, so the page right after the approval says it is on its way,
- * not that it arrived.
+ * The headline: what is true of the order now, the most advanced fact first (canceled, refunded, shipped, partly
+ * shipped, paid, a failed payment), else that it is placed.
  */
+export function orderHeadline(order: Order): string {
+  const number = `#${order.number}`;
+  if (order.status === 'canceled') return `Order ${number} is canceled`;
+  if (order.payment.state === 'refunded') return `Order ${number} is refunded`;
+  if (unitsShipped(order) > 0) return unitsToShip(order) === 0 ? `Order ${number} has shipped` : `Part of order ${number} has shipped`;
+  if (order.payment.state === 'failed') return `The payment for order ${number} failed`;
+  if (order.payment.state === 'captured' || order.payment.state === 'partially_refunded') return `Order ${number} is paid`;
+  return `Thank you, your order ${number} is placed`;
+}
+
+/** Where the order's mail goes, and what it still brings (the mails: src/mail/order-mail.ts, sent through the outbox). */
 function mailSentence(order: Order): Html | string {
-  if (!plainMailAddress(order.buyerEmail)) return 'No confirmation was mailed: the email for this order is not a single plain address. Keep this page.';
-  const next = order.status === 'canceled' ? ' We mailed you when it was canceled.' : unitsToShip(order) > 0 ? ' We mail you again when it ships.' : '';
-  return html`The order confirmation is on its way to ${typed(order.buyerEmail)}.${next}`;
+  if (!plainMailAddress(order.buyerEmail)) return 'No mail is sent about this order: its email is not a single plain address. Keep this page.';
+  const next = order.status === 'canceled' || unitsToShip(order) === 0 ? '' : unitsShipped(order) > 0 ? ' We mail you when the rest ships.' : ' We mail you when it ships.';
+  return html`Mail about this order goes to ${typed(order.buyerEmail)}.${next}`;
 }
 
 /** When to expect the delivery: the shipping option's estimate, while something is still to ship. */
@@ -49,10 +70,12 @@ function deliverySentence(order: Order, estimate: string | undefined): Html | st
 }
 
 export function orderPage(context: PageContext, order: Order, options: OrderPageOptions = {}): string {
-  const title = order.status === 'canceled' ? `Order #${order.number} is canceled` : `Thank you, your order #${order.number} is placed`;
+  const title = orderHeadline(order);
   const option = order.shippingOption;
   const enroll = passkeyEnrollPaths(order.id);
+  const payment = order.payment;
   const body = html`<h1>${title}</h1>
+${paymentParagraphs(paymentWords(payment, { orderNumber: order.number, currency: order.currency, captureOn: options.captureOn }), { label: PAYMENT_LABELS[payment.state], className: 'payment' })}
 <p class="notice">${mailSentence(order)}</p>
 ${deliverySentence(order, options.deliveryEstimate)}
 ${
@@ -67,8 +90,6 @@ ${
 }
 <p>Order #${order.number}, placed with ${context.storeName} on <time datetime="${order.createdAt.toISOString()}">${formatDate(order.createdAt)}</time>.</p>
 ${order.status === 'canceled' ? html`<p class="problem">This order was canceled${order.cancelReason ? html`: ${typed(order.cancelReason)}` : ''}.</p>` : ''}
-<p>${order.paymentSummary}${order.refunded > 0 ? html` ${formatMoney(order.refunded)} refunded.` : ''}</p>
-${linesTable('Items', orderLines(order.lines, options.productOf))}
 ${
   order.fulfillments.length > 0
     ? html`<h2>Shipments</h2>
@@ -95,6 +116,7 @@ ${
         .map((a) => html`<li><time datetime="${a.occurredAt.toISOString()}">${formatDate(a.occurredAt)}</time>: ${formatMoney(-a.amount)}${a.reason ? html` (${typed(a.reason)})` : ''}</li>`)}</ul>`
     : ''
 }
+${linesTable('Items', orderLines(order.lines, options.productOf))}
 <h2>Ship to</h2>
 ${addressBlock(addressLines(order.shippingAddress))}
 <p>Email for this order: ${typed(order.buyerEmail)}</p>
@@ -102,6 +124,7 @@ ${addressBlock(addressLines(order.shippingAddress))}
 <p>${option.title}: ${formatMoney(option.amount)}</p>
 <h2>Total</h2>
 ${totalsList({ subtotal: order.subtotal, shipping: order.shipping, tax: order.tax, total: order.total }, option.title)}
-<p>Keep this page's address: it is the link to your order. Questions? Write to <a href="mailto:${context.contactEmail}">${context.contactEmail}</a> and quote #${order.number}.</p>`;
+<p>Keep this page's address: it is the link to your order. Questions? Write to <a href="mailto:${context.contactEmail}">${context.contactEmail}</a> and quote #${order.number}.</p>
+<p><a href="/">Continue shopping</a></p>`;
   return layout(context, { title, body, path: orderPath(order.id), personal: true, scripts: options.offerPasskey ?? false });
 }

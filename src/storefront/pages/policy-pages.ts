@@ -7,6 +7,8 @@ import { shippingOptions } from '../../checkout/shipping.js';
 import { html, type Html } from './html.js';
 import { layout, POLICY_TITLES, type PageContext } from './layout.js';
 import { formatMoney } from './purchase-parts.js';
+import { oneLineWords, paymentTerms, type PaymentPlan } from '../../payments/payment-words.js';
+import { paymentParagraphs } from './payment-parts.js';
 
 /** The policy a path segment names (/policies/terms-of-service, …), as config.ts builds the default links. */
 export function policyKindOf(slug: string): PolicyKind | undefined {
@@ -15,8 +17,8 @@ export function policyKindOf(slug: string): PolicyKind | undefined {
 
 export interface PolicyFacts {
   checkout: CheckoutConfig;
-  /** How orders are paid, in the payment handler's words. */
-  payment: { title: string; buyerNotice: string };
+  /** How orders are paid (the provider, the manual provider's instructions and due days, when a card hold is charged). */
+  payment: PaymentPlan;
   /** How long a cart unchanged is kept. */
   cartLifetimeDays: number;
 }
@@ -42,7 +44,7 @@ only when you approve it on this store's approval page, which shows every item, 
 was shown, the approval is refused and the page says what changed. Declining cancels the checkout.</li>
 <li>A checkout that is not completed expires ${formatDuration(facts.checkout.ttlSeconds)} after it was started and is then canceled.</li>
 <li>Prices are in US dollars. The total you approve includes shipping and any sales tax, as the approval page shows them.</li>
-<li>Payment: ${facts.payment.title}. Nothing is charged when you approve: the store collects payment after the order is placed.</li>
+<li>Payment: ${oneLineWords(paymentTerms(facts.payment).how)}</li>
 </ul>`;
 }
 
@@ -52,7 +54,11 @@ function privacyPolicy(_context: PageContext, facts: PolicyFacts): Html {
 <li>An order keeps your email address, your name and phone number when you give them with the address, the shipping address,
 the items, the shipping option and the totals, so that the order can be shipped and you can be contacted about it.</li>
 <li>A checkout your agent prepares keeps the same details while it is open.</li>
-<li>No card or bank details are asked for or stored: payment is not taken on this website.</li>
+<li>${
+    facts.payment.provider === 'manual'
+      ? 'No card or bank details are asked for or stored: you pay the store as its payment instructions say.'
+      : "Card details are entered on Stripe's payment page, never on this website, and the store keeps none of them."
+  }</li>
 <li>Cookies: <code>cart</code> holds your cart's token (it expires after ${facts.cartLifetimeDays} days, and a cart unchanged for that long
 is deleted). The approval page sets a cookie that holds its form's token, sent only to that page, until the link expires.</li>
 <li>Approval and order pages are not cached, and links you follow from them do not tell other sites where you came from.
@@ -62,10 +68,10 @@ address is not sent with them.</li>
 }
 
 function refundPolicy(context: PageContext, facts: PolicyFacts): Html {
-  return html`<p>No payment is taken when an order is placed: ${facts.payment.title.toLowerCase()}; the store collects payment after the order.</p>
-<p>This website does not issue refunds itself: returns and refunds are arranged with ${context.storeName} directly, at
-<a href="mailto:${context.contactEmail}">${context.contactEmail}</a>. Quote your order number (such as #1001, shown on your
-order page).</p>`;
+  const terms = paymentTerms(facts.payment);
+  return html`${paymentParagraphs(terms.how, { className: 'payment' })}
+<p>To return an item or ask for a refund, write to ${context.storeName} at <a href="mailto:${context.contactEmail}">${context.contactEmail}</a>
+and quote your order number (such as #1001, shown on your order page). ${terms.refunds}</p>`;
 }
 
 function shippingPolicy(_context: PageContext, facts: PolicyFacts): Html {

@@ -17,6 +17,8 @@ import type { AddressKey } from '../../checkout/shipping.js';
 import type { ApprovalProofMode, PolicyKind } from '../../config.js';
 import type { Order } from '../../orders/orders.js';
 import type { PaymentHandler } from '../../payments/payment-handlers.js';
+import type { CaptureOn } from '../../orders/order-machine.js';
+import { paymentLine } from '../../payments/payment-words.js';
 import { Capability, type UcpRelease } from '../protocol.js';
 import type { UcpMessage } from '../tools/tool.js';
 import { ucpBuyerApprovalMessage, ucpMessage } from './ucp-messages.js';
@@ -195,8 +197,12 @@ function expectations(order: Order): Record<string, unknown>[] {
   ];
 }
 
-/** The order as UCP shows it (get_order, the platform's webhooks): lines with their counts, shipments, adjustments. */
-export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'release' | 'baseUrl' | 'versions'>): Record<string, unknown> {
+/**
+ * The order as UCP shows it (get_order, the platform's webhooks): lines with their counts, shipments, adjustments
+ * (refunds, cancellations). The order schema has no member for the payment, so its state travels as an info message,
+ * code `payment_<state>`, in the words the buyer's pages and mails use (src/payments/payment-words.ts).
+ */
+export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'release' | 'baseUrl' | 'versions'> & { captureOn?: CaptureOn }): Record<string, unknown> {
   const { release } = mapping;
   return {
     ucp: { version: release, status: 'success', capabilities: { [Capability.order]: [{ version: mapping.versions.get(Capability.order) ?? release }] } },
@@ -237,6 +243,12 @@ export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'release' 
       ...(adjustment.reason ? { description: adjustment.reason } : {}),
     })),
     totals: totalsJson({ subtotal: order.subtotal, shipping: order.shipping, tax: order.tax, total: order.total }),
-    messages: [{ type: 'info', code: `payment_${order.paymentState}`, content: order.paymentSummary }],
+    messages: [
+      {
+        type: 'info',
+        code: `payment_${order.payment.state}`,
+        content: paymentLine(order.payment, { orderNumber: order.number, currency: order.currency, captureOn: mapping.captureOn }),
+      },
+    ],
   };
 }

@@ -3,8 +3,9 @@
  * kept on the order): each event becomes one outbox row in the transaction that made it happen, holding the full
  * order as UCP renders it, in the release of the agent that created the checkout (the order event webhook's request
  * body is the order entity, rest.openapi.json; the event's id and time travel in the Webhook-Id and Webhook-Timestamp
- * headers).
+ * headers). The order carries its payment's state as `get_order` does (an info message `payment_<state>`).
  */
+import type { CaptureOn } from '../../orders/order-machine.js';
 import type { OrderEvent, OrderEventSubscriber } from '../../orders/order-events.js';
 import { addToOutbox } from '../../outbox/outbox.js';
 import { ucpOrder } from '../checkout/ucp-checkout.js';
@@ -18,13 +19,14 @@ function occurredAt(event: OrderEvent): Date {
   return new Date();
 }
 
-export function orderWebhookSubscriber(options: { baseUrl: string; deadlineSeconds: number }): OrderEventSubscriber {
+/** `captureOn`: CAPTURE_ON, so the payment's words say when a card hold is charged. */
+export function orderWebhookSubscriber(options: { baseUrl: string; deadlineSeconds: number; captureOn?: CaptureOn }): OrderEventSubscriber {
   return async (tx, event) => {
     const url = event.order.webhookUrl;
     if (!url) return;
     // In the release of the agent behind the checkout (as it last created or updated it).
     const release = await releaseOf(tx, event.order.checkoutId);
-    const body = JSON.stringify(ucpOrder(event.order, { release, baseUrl: options.baseUrl, versions: new Map() }));
+    const body = JSON.stringify(ucpOrder(event.order, { release, baseUrl: options.baseUrl, versions: new Map(), captureOn: options.captureOn }));
     const timestamp = Math.floor(occurredAt(event).getTime() / 1000);
     const message = { url, body, timestamp };
     await addToOutbox(tx, { kind: 'webhook', orderId: event.order.id, topic: `order.${event.type}`, message }, options.deadlineSeconds);

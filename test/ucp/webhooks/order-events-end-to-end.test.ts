@@ -40,7 +40,7 @@ const LEASE_SECONDS = 5;
 const SLOW_ANSWER_MS = 8_000;
 
 const VERSION = '2026-04-08';
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { first_name: 'Ana', last_name: 'Lima', street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 const FULFILLMENT = { methods: [{ type: 'shipping', destinations: [ADDRESS], groups: [{ selected_option_id: 'standard' }] }] };
 const HOOKS = ['/hook', '/flaky', '/shared', '/slow'] as const;
 type Hook = (typeof HOOKS)[number];
