@@ -1,17 +1,24 @@
 // `npm test`: starts or installs what the tests need and is missing (scripts/start-services.sh: PostgreSQL, Redis,
-// Chromium), then runs every test file under test/ with Node's own test runner and tsx (or only the files whose
-// path contains one of the arguments: `node scripts/test.mjs cart/ ucp/profile`).
+// Chromium), then runs every test file under test/ with Node's own test runner (or only the files whose path
+// contains one of the arguments: `node scripts/test.mjs cart/ ucp/profile`).
+//
+// The tests run on JavaScript: src/ and test/ are first compiled file by file with esbuild (types stripped, the
+// lines kept by an inline source map, in about a second) into node_modules/.test-build/RUN/, beside copies of their
+// other files (migrations, assets, fixtures). Loading TypeScript through tsx's module hooks instead cost every test
+// process about 2 s of CPU more to start, about 150 s of the suite's time on this machine's two cores (see
+// docs/performance.md). `npm run typecheck` checks the types; the tests that start the CLI in processes of their
+// own run the compiled src/main.js, as `npm start` runs dist/main.js.
 //
 // Test stores on PGlite start from a copy of a migrated template database (see test/helpers/store.ts). For a
 // run of several files it is made here, once, from the migrations as they are now, handed to the test
 // processes as a file and deleted afterwards; for one or two files each process makes its own (quicker than
-// waiting for the shared one). For such a run the project is also built (dist/, as `npm start` does), and the
-// tests that run the CLI in processes of their own run that build (test/helpers/cli.ts), on a copy of an embedded
-// database's DATA_DIR migrated once here where they need a new one.
+// waiting for the shared one). For such a run the CLI tests also start on a copy of an embedded database's
+// DATA_DIR migrated once here where they need a new one.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { build } from 'esbuild';
 import pg from 'pg';
 
 const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -37,42 +44,71 @@ if (!(await postgresAnswers())) {
   process.exit(1);
 }
 
-const files = readdirSync('test', { recursive: true, encoding: 'utf8' })
+const typescript = (folder) =>
+  readdirSync(folder, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => path.join(folder, file));
+const files = typescript('test')
   .filter((file) => file.endsWith('.test.ts'))
-  .map((file) => path.join('test', file))
   .sort();
 const only = process.argv.slice(2);
 const selected = only.length ? files.filter((file) => only.some((part) => file.includes(part))) : files;
 
+// The compiled tree of this run (two runs at once each have their own): test/x.test.ts runs as
+// node_modules/.test-build/RUN/test/x.test.js, importing ../src/… beside it. Deleted at the end of the run.
+// A run stopped by Ctrl-C leaves its tree: those a day old are removed here.
+const BUILDS = path.join('node_modules', '.test-build');
+mkdirSync(BUILDS, { recursive: true });
+for (const old of readdirSync(BUILDS)) {
+  const at = path.join(BUILDS, old);
+  if (Date.now() - statSync(at).mtimeMs > 24 * 3600 * 1000) rmSync(at, { recursive: true, force: true });
+}
+const BUILD = mkdtempSync(path.join(BUILDS, 'run-'));
+await build({
+  entryPoints: [...typescript('src'), ...typescript('test')],
+  outdir: BUILD,
+  outbase: '.',
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  sourcemap: 'inline',
+  tsconfig: 'tsconfig.json',
+  logLevel: 'error',
+});
+for (const folder of ['src', 'test']) cpSync(folder, path.join(BUILD, folder), { recursive: true, filter: (from) => !from.endsWith('.ts') });
+// Under node_modules/ no package.json above says these files are ES modules: this one does.
+writeFileSync(path.join(BUILD, 'package.json'), '{ "type": "module" }\n');
+const compiled = (file) => path.join(BUILD, file.replace(/\.ts$/, '.js'));
+
 const TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE'; // read by test/helpers/store.ts
+const PROJECT_ROOT_ENV = 'STOREFRONT_PROJECT_ROOT'; // read by test/helpers/project-root.ts
 const BUILT_MAIN_ENV = 'STOREFRONT_TEST_BUILT_MAIN'; // read by test/helpers/cli.ts
 const DATA_DIR_TEMPLATE_ENV = 'STOREFRONT_TEST_DATA_DIR_TEMPLATE'; // read by test/helpers/cli.ts
 const SHARED_TEMPLATE_FROM_FILES = 3;
 const scratch = mkdtempSync(path.join(tmpdir(), 'storefront-test-run-'));
-const env = { ...process.env };
+const env = { ...process.env, [PROJECT_ROOT_ENV]: process.cwd() };
 delete env[TEMPLATE_ENV];
 delete env[BUILT_MAIN_ENV];
 delete env[DATA_DIR_TEMPLATE_ENV];
 let status = 0;
 try {
+  // The tests that start the storefront CLI in processes of its own start it compiled, about a second sooner each
+  // than through tsx.
+  const main = path.resolve(compiled('src/main.ts'));
+  env[BUILT_MAIN_ENV] = main;
   if (selected.length >= SHARED_TEMPLATE_FROM_FILES) {
-    // The build `npm start` runs, made once: the tests that start the storefront CLI in processes of its own start it
-    // from here, about a second sooner each than through tsx.
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-    execFileSync(process.execPath, ['scripts/copy-assets.mjs'], { stdio: 'inherit' });
-    env[BUILT_MAIN_ENV] = path.resolve('dist/main.js');
     // An embedded database created and migrated once, which the tests that start the CLI on a new DATA_DIR copy
     // (made while the template below is).
     const dataDirTemplate = path.join(scratch, 'data-dir-template');
-    const migrating = spawn(process.execPath, ['dist/main.js', 'migrate'], { stdio: 'ignore', env: { ...env, DATA_DIR: dataDirTemplate, LOG_LEVEL: 'silent' } });
+    const migrating = spawn(process.execPath, [main, 'migrate'], { stdio: 'ignore', env: { ...env, DATA_DIR: dataDirTemplate, LOG_LEVEL: 'silent' } });
     const migrated = new Promise((resolve) => migrating.once('exit', (code) => resolve(code === 0)));
     const template = path.join(scratch, 'pglite-template.tar');
-    const write = `const { writePgliteTemplate } = await import('./test/helpers/store.ts'); await writePgliteTemplate(process.argv[1]);`;
-    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', write, template], { stdio: 'inherit' });
+    const write = `const { writePgliteTemplate } = await import('./${compiled('test/helpers/store.ts')}'); await writePgliteTemplate(process.argv[1]);`;
+    execFileSync(process.execPath, ['--input-type=module', '--eval', write, template], { stdio: 'inherit' });
     env[TEMPLATE_ENV] = template;
     if (await migrated) env[DATA_DIR_TEMPLATE_ENV] = dataDirTemplate; // else each test's store creates its own
   }
-  execFileSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...selected], {
+  execFileSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...selected.map(compiled)], {
     stdio: 'inherit',
     env,
   });
@@ -80,5 +116,6 @@ try {
   status = error.status ?? 1;
 } finally {
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(BUILD, { recursive: true, force: true });
 }
 process.exit(status);

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { viewCheckout, type CheckoutMessage, type CheckoutRecord } from '../../src/checkout/checkout.js';
 import type { FieldPath } from '../../src/checkout/fields.js';
 import { refusal } from '../../src/checkout/machine.js';
@@ -18,9 +17,10 @@ import { UCP_RELEASES } from '../../src/ucp/protocol.js';
 import { cartTools } from '../../src/ucp/tools/cart-tools.js';
 import { catalogTools } from '../../src/ucp/tools/catalog-tools.js';
 import { checkoutTools } from '../../src/ucp/tools/checkout-tools.js';
+import { PROJECT_ROOT } from '../helpers/project-root.js';
 import { testConfig } from '../helpers/store.js';
 
-const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const SRC = path.join(PROJECT_ROOT, 'src');
 const DOMAIN_FOLDERS = ['checkout', 'orders', 'payments'];
 
 function typescriptFiles(folder: string): string[] {
@@ -51,12 +51,15 @@ const FIELDS: [FieldPath, string][] = [
   [['lines', 1, 'variant'], '$.line_items[1].item.id'],
   [['lines', 0, 'quantity'], '$.line_items[0].quantity'],
   [['buyer', 'email'], '$.buyer.email'],
+  [['buyer', 'phoneNumber'], '$.buyer.phone_number'],
   [['destination'], '$.fulfillment.methods[0].destinations[0]'],
+  [['destination', 'firstName'], '$.fulfillment.methods[0].destinations[0].first_name'],
   [['destination', 'streetAddress'], '$.fulfillment.methods[0].destinations[0].street_address'],
   [['destination', 'locality'], '$.fulfillment.methods[0].destinations[0].address_locality'],
   [['destination', 'region'], '$.fulfillment.methods[0].destinations[0].address_region'],
   [['destination', 'postalCode'], '$.fulfillment.methods[0].destinations[0].postal_code'],
   [['destination', 'country'], '$.fulfillment.methods[0].destinations[0].address_country'],
+  [['destination', 'phoneNumber'], '$.fulfillment.methods[0].destinations[0].phone_number'],
   [['shippingOption'], '$.fulfillment.methods[0].groups[0].selected_option_id'],
 ];
 
@@ -120,6 +123,7 @@ describe('the domain speaks no protocol', () => {
       [
         ['item_unavailable', ['lines', 0], { variantId: 4242 }],
         ['missing', ['buyer', 'email'], undefined],
+        ['missing', ['destination', 'firstName'], undefined],
         ['address_undeliverable', ['destination', 'country'], { country: 'FR' }],
         ['missing', ['destination', 'locality'], undefined],
         ['invalid', ['destination', 'region'], { region: 'ZZ' }],
@@ -150,6 +154,7 @@ describe('the UCP door renders each fact as a message of the release', () => {
       [
         ['error', 'item_unavailable', 'recoverable', '$.line_items[0]'],
         ['error', 'missing', 'recoverable', '$.buyer.email'],
+        ['error', 'missing', 'recoverable', '$.fulfillment.methods[0].destinations[0].first_name'],
         ['error', 'address_undeliverable', 'recoverable', '$.fulfillment.methods[0].destinations[0].address_country'],
         ['error', 'missing', 'recoverable', '$.fulfillment.methods[0].destinations[0].address_locality'],
         ['error', 'invalid', 'recoverable', '$.fulfillment.methods[0].destinations[0].address_region'],
@@ -157,9 +162,10 @@ describe('the UCP door renders each fact as a message of the release', () => {
         ['error', 'invalid', 'recoverable', '$.fulfillment.methods[0].groups[0].selected_option_id'],
       ],
     );
-    assert.match(messages[3]!.content, /\(address_locality\)/);
-    assert.match(messages[4]!.content, /"ZZ" is not a US state code \(address_region/);
-    assert.match(messages[6]!.content, /^"overnight" is not a shipping option; choose standard or express\.$/);
+    assert.match(messages[2]!.content, /recipient's name: the destination's first_name and\/or last_name/);
+    assert.match(messages[4]!.content, /\(address_locality\)/);
+    assert.match(messages[5]!.content, /"ZZ" is not a US state code \(address_region/);
+    assert.match(messages[7]!.content, /^"overnight" is not a shipping option; choose standard or express\.$/);
   });
 
   it('a missing option lists the option ids with their titles and prices', () => {
@@ -214,13 +220,14 @@ describe('the pages render each fact as a sentence for the buyer', () => {
       assert.doesNotMatch(sentence, PROTOCOL, sentence);
       assert.match(sentence, /^[A-Z"].*[.]$/, sentence);
     }
-    assert.deepEqual(sentences.slice(1, 5), [
+    assert.deepEqual(sentences.slice(1, 6), [
       'Your email address is needed for the order confirmation.',
+      'The shipping address needs the name of the person it goes to.',
       'This store ships only to addresses in the United States.',
       'The shipping address needs a city.',
       '"<bdi>ZZ</bdi>" is not a US state.',
     ]);
-    assert.match(sentences[6]!, /^The shipping chosen is not one this store offers; it offers Standard shipping \(\$\d+\.\d\d\) or Express shipping \(\$\d+\.\d\d\)\.$/);
+    assert.match(sentences[7]!, /^The shipping chosen is not one this store offers; it offers Standard shipping \(\$\d+\.\d\d\) or Express shipping \(\$\d+\.\d\d\)\.$/);
   });
 
   it('a missing option names the options by their titles and prices, never their ids', () => {

@@ -7,10 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freePort } from './browser.js';
+import { PROJECT_ROOT } from './project-root.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp.js';
 import { startTestStore, type Backend, type TestStore } from './store.js';
 
@@ -73,7 +74,7 @@ export async function openWindow(browser: Browser, options: { javaScriptEnabled:
 /** The phone and desktop widths every page is looked at. */
 export const SCREEN_WIDTHS = [390, 1280] as const;
 
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));
+const SCREENSHOTS = path.join(PROJECT_ROOT, 'test-output', 'screenshots');
 
 /**
  * Saves the whole page at each width as test-output/screenshots/{folder}/{name}-{width}.png (git-ignored, for a

@@ -10,12 +10,12 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
 import { freePort } from '../helpers/browser.js';
+import { PROJECT_ROOT } from '../helpers/project-root.js';
 import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const README = path.join(PROJECT_ROOT, 'README.md');
 const README_BASE = 'http://localhost:3000';
 
 /** The commands of the README's "Try it" section: every ```sh block, continuation lines joined, comments and blank lines left out. */

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { ESLint } from 'eslint';
+import { PROJECT_ROOT } from '../helpers/project-root.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = PROJECT_ROOT;
 const eslint = new ESLint({ cwd: root });
 
 /** The no-restricted-syntax messages ESLint gives `code` as if it were the file at `filePath` (relative to the project). */

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { PROJECT_ROOT_URL } from '../helpers/project-root.js';
 
 /** The UCP releases whose schemas are vendored, oldest first. */
 export const UCP_RELEASES = ['2026-04-08', '2026-08-25'] as const;
@@ -24,8 +25,8 @@ export function isUcpRelease(value: unknown): value is UcpRelease {
 
 /** The vendored `source/` folder of each release. */
 export const UCP_SOURCES: Record<UcpRelease, URL> = {
-  '2026-04-08': new URL('../../vendor/ucp-2026-04-08/source/', import.meta.url),
-  '2026-08-25': new URL('../../vendor/ucp-2026-08-25/source/', import.meta.url),
+  '2026-04-08': new URL('vendor/ucp-2026-04-08/source/', PROJECT_ROOT_URL),
+  '2026-08-25': new URL('vendor/ucp-2026-08-25/source/', PROJECT_ROOT_URL),
 };
 
 /** The 2026-04-08 source folder. */
