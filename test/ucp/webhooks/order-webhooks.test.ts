@@ -7,12 +7,15 @@ import assert from 'node:assert/strict';
 import type { Database } from '../../../src/db/database.js';
 import { migrate } from '../../../src/db/migrate.js';
 import type { OrderEvent } from '../../../src/orders/order-events.js';
-import type { Order } from '../../../src/orders/orders.js';
+import type { Order, OrderPayment } from '../../../src/orders/orders.js';
+import { PAYMENT_STATES, type PaymentState } from '../../../src/payments/payment-handlers.js';
+import { paymentLine } from '../../../src/payments/payment-words.js';
+import { ucpOrder } from '../../../src/ucp/checkout/ucp-checkout.js';
 import type { WebhookMessage } from '../../../src/outbox/outbox.js';
 import { orderWebhookSubscriber } from '../../../src/ucp/webhooks/order-webhooks.js';
 import { orderFixture, orderLine } from '../../helpers/orders.js';
 import { backends, dropTestDatabases } from '../../helpers/store.js';
-import { OfficialSchema, officialSchemaErrors } from '../official-schemas.js';
+import { OfficialSchema, OfficialSchemas, UCP_RELEASES, officialSchemaErrors, officialSchemaErrorsFor } from '../official-schemas.js';
 
 after(dropTestDatabases);
 
@@ -106,5 +109,60 @@ for (const backend of backends) {
         );
         assert.equal((await rowsFor(db, rolledBack.id)).length, 0);
       }));
+
+    it('the order’s payment says when a card hold is charged, as CAPTURE_ON says', () =>
+      withDatabase(async (db) => {
+        const charging = orderWebhookSubscriber({ baseUrl: 'https://shop.example', deadlineSeconds: DAY, captureOn: 'fulfillment' });
+        const placed = order();
+        await db.transaction((tx) => charging(tx, { type: 'placed', order: placed }));
+        const [row] = await rowsFor(db, placed.id);
+        const body = JSON.parse(row!.payload.body);
+        assert.deepEqual(body.messages, [
+          { type: 'info', code: 'payment_authorized', content: 'Payment authorized: $30.00 is held on your card until April 15, 2026; you are charged when the order ships.' },
+        ]);
+      }));
   });
 }
+
+describe('the order’s payment on the commerce door', () => {
+  const payment = (state: PaymentState, provider: 'manual' | 'stripe'): OrderPayment => ({
+    provider,
+    state,
+    amount: 3000,
+    authorized: provider === 'stripe' ? 3000 : 0,
+    authorizedUntil: provider === 'stripe' ? new Date('2026-04-15T12:00:00Z') : null,
+    dueAt: provider === 'manual' ? new Date('2026-04-15T12:00:00Z') : null,
+    instructions: provider === 'manual' ? 'Bank transfer to Ridge & Co\nIBAN: DE89 3704 0044 0532 0130 00' : null,
+    captured: ['pending', 'authorized', 'voided', 'failed'].includes(state) ? 0 : 3000,
+    refunded: state === 'refunded' ? 3000 : state === 'partially_refunded' ? 500 : 0,
+    disputed: state === 'disputed',
+  });
+
+  it('every state, of either provider, is one info message payment_<state> in the words of the pages and mails, and the order validates in both releases', () => {
+    for (const release of UCP_RELEASES) {
+      for (const state of PAYMENT_STATES) {
+        for (const provider of ['manual', 'stripe'] as const) {
+          const placed = order({ paymentState: state, payment: payment(state, provider) });
+          const body = ucpOrder(placed, { release, baseUrl: 'https://shop.example', versions: new Map(), captureOn: 'fulfillment' });
+          assert.deepEqual(officialSchemaErrorsFor(release, OfficialSchemas[release].order, body), [], `${release} ${provider} ${state}`);
+          assert.deepEqual(body.messages, [
+            { type: 'info', code: `payment_${state}`, content: paymentLine(placed.payment, { orderNumber: 1001, currency: 'USD', captureOn: 'fulfillment' }) },
+          ]);
+          assert.doesNotMatch(JSON.stringify(body), /collects payment/);
+        }
+      }
+    }
+  });
+
+  it('a manual payment pending says the amount, the due date, the instructions on one line and the order number as the reference', () => {
+    const body = ucpOrder(order({ paymentState: 'pending', payment: payment('pending', 'manual') }), { release: '2026-08-25', baseUrl: 'https://shop.example', versions: new Map() });
+    assert.deepEqual(body.messages, [
+      {
+        type: 'info',
+        code: 'payment_pending',
+        content: 'Payment pending: Pay $30.00 by April 15, 2026 using: Bank transfer to Ridge & Co IBAN: DE89 3704 0044 0532 0130 00. Quote order #1001 as the payment reference.',
+      },
+    ]);
+  });
+
+});
