@@ -26,7 +26,7 @@ const NEWEST: UcpRelease = '2026-08-25';
 const OLDER: UcpRelease = '2026-04-08';
 const UNSPOKEN = '2025-01-01';
 
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { first_name: 'Ann', last_name: 'Lee', street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 /**
  * The checkout of a complete_checkout: both releases require `payment` in the complete request; this store charges
  * nothing through the agent (the buyer approves first), so an empty one.

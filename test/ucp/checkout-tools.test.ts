@@ -19,7 +19,7 @@ import { OfficialSchema, officialSchemaErrors, resultSchemaFor } from './officia
 
 after(dropTestDatabases);
 
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { first_name: 'Ann', last_name: 'Lee', street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 
 /** The fulfillment of a create request (create view: type, destinations, groups' selected option). */
 const shipping = (address: object | undefined, option?: string) => ({

@@ -14,7 +14,7 @@ import { json, platformProfile, startProfileServer, type ProfileServer } from '.
 const MAX_TOOLS_LIST_BYTES = 64 * 1024;
 const HEADERS = { host: 'store.test', 'content-type': 'application/json', accept: 'application/json' };
 
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { first_name: 'Ann', last_name: 'Lee', street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 
 /** An update as an agent writes it knowing no ids: lines by variant, one shipping method, the chosen option. */
 const updateWithoutIds = {

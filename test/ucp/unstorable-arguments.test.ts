@@ -16,7 +16,7 @@ import { agentMeta, postRpc, startListeningStore, type ListeningStore, type RpcA
 
 after(dropTestDatabases);
 
-const ADDRESS = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+const ADDRESS = { first_name: 'Ann', last_name: 'Lee', street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
 const fulfillment = (address: object, option = 'standard') => ({ methods: [{ type: 'shipping', destinations: [address], groups: [{ selected_option_id: option }] }] });
 
 const PATHS = [
