@@ -7,11 +7,12 @@
 import type { Database } from '../db/database.js';
 import { readOrder, type Order } from '../orders/orders.js';
 import { ProofRefused, type ApprovalProof, type ProvenBy } from './buyer-proof.js';
-import { approvalSummary, checkoutDigest, describeChanges, type CheckoutRecord, type CheckoutView } from './checkout.js';
+import { approvalSummary, checkoutDigest, describeChanges, type CheckoutView } from './checkout.js';
 import type { CheckoutService, CheckoutServiceOptions } from './checkout-service.js';
 import { readApproval, readCheckout, type ApprovalRecord } from './checkout-store.js';
+import { approvalSentence, approvalVerdict, type ApprovalVerdict } from './approval-validity.js';
 import { CheckoutRefused } from './machine.js';
-import { placeApprovedOrder, sameSecret, type PlacementParts } from './order-placement.js';
+import { placeApprovedOrder, type PlacementParts } from './order-placement.js';
 
 /** What the approval page shows for a link. */
 export type ApprovalState =
@@ -28,9 +29,9 @@ export type ApprovalOutcome =
   /** The proof was missing or not accepted: the page asks again, nothing else changed. */
   | { kind: 'unproven'; reason: string };
 
-/** The order a used approval link placed, once its checkout has it. */
-async function placedOrder(db: Database, approval: ApprovalRecord, checkout: CheckoutRecord): Promise<Order | undefined> {
-  return approval.usedAt && checkout.orderId ? readOrder(db, checkout.orderId) : undefined;
+/** The order a used approval link placed. */
+async function placedOrder(db: Database, verdict: ApprovalVerdict): Promise<Order | undefined> {
+  return verdict.code === 'used' ? readOrder(db, verdict.orderId) : undefined;
 }
 
 export class ApprovalService {
@@ -46,27 +47,29 @@ export class ApprovalService {
   /** What the approval page shows for a link: the checkout to approve, the order it placed, or why it is closed. */
   async approvalState(db: Database, token: string): Promise<ApprovalState> {
     const approval = await readApproval(db, token);
-    if (!approval) return { kind: 'unknown' };
-    const stored = await readCheckout(db, approval.checkoutId);
-    if (!stored) return { kind: 'unknown' };
-    const placed = await placedOrder(db, approval, stored);
+    const stored = approval && (await readCheckout(db, approval.checkoutId));
+    const first = approvalVerdict(approval, stored, this.checkouts.now());
+    if (first.code === 'unknown') return { kind: 'unknown' };
+    const placed = await placedOrder(db, first);
     if (placed) return { kind: 'completed', order: placed };
-    const record = await this.checkouts.settle(db, stored);
-    const view = this.checkouts.view(record);
+    // A link that ran out, or whose checkout moved, is settled first: its checkout leaves the buyer's hands.
+    const record = await this.checkouts.settle(db, stored!);
     const fresh = (await readApproval(db, token))!;
     // Another approval of this link may have placed the order between the first two reads (on PostgreSQL each is a
     // statement of its own): the checkout then reads completed while the approval read before it was unused.
-    const placedMeanwhile = await placedOrder(db, fresh, record);
+    const verdict = approvalVerdict(fresh, record, this.checkouts.now());
+    const placedMeanwhile = await placedOrder(db, verdict);
     if (placedMeanwhile) return { kind: 'completed', order: placedMeanwhile };
-    if (fresh.voidedAt) return { kind: 'closed', reason: fresh.voidReason ?? 'This approval link is no longer valid.', changes: this.changes(fresh, view), view };
-    if (fresh.expiresAt <= this.checkouts.now()) return { kind: 'closed', reason: 'This approval link has expired. Ask your agent for a new one.', changes: [], view };
-    if (record.status !== 'requires_escalation') return { kind: 'closed', reason: `This checkout is ${record.status.replace(/_/g, ' ')}.`, changes: [], view };
-    return { kind: 'pending', approval: fresh, view };
+    const view = this.checkouts.view(record);
+    if (verdict.code === 'valid') return { kind: 'pending', approval: fresh, view };
+    return { kind: 'closed', ...this.refusal(verdict, fresh, view), view };
   }
 
-  private changes(approval: ApprovalRecord, view: CheckoutView): string[] {
-    const now = approvalSummary(view);
-    return checkoutDigest(now) === approval.digest ? [] : describeChanges(approval.summary, now);
+  /** A verdict as the buyer reads it: its sentence, and for a voided link what changed since it was issued. */
+  private refusal(verdict: Exclude<ApprovalVerdict, { code: 'valid' }>, approval: ApprovalRecord | undefined, view: CheckoutView | undefined) {
+    const now = view && approvalSummary(view);
+    const changed = verdict.code === 'voided' && approval && now && checkoutDigest(now) !== approval.digest;
+    return { reason: approvalSentence(verdict), changes: changed ? describeChanges(approval.summary, now) : [] };
   }
 
   /**
@@ -77,7 +80,7 @@ export class ApprovalService {
   async approve(db: Database, token: string, formSecret: string, shownDigest: string, proof: ApprovalProof): Promise<ApprovalOutcome> {
     const state = await this.approvalState(db, token);
     if (state.kind === 'completed') return { kind: 'placed', order: state.order, placedNow: false };
-    if (state.kind === 'unknown') return { kind: 'refused', reason: 'This approval link is not valid.', changes: [] };
+    if (state.kind === 'unknown') return { kind: 'refused', reason: approvalSentence({ code: 'unknown' }), changes: [] };
     if (state.kind === 'closed') return { kind: 'refused', reason: state.reason, changes: state.changes };
     const { buyerProof } = this.options;
     try {
@@ -98,13 +101,12 @@ export class ApprovalService {
   /** The buyer declines: the checkout is canceled. */
   async decline(db: Database, token: string, formSecret: string): Promise<ApprovalOutcome> {
     const approval = await readApproval(db, token);
-    if (!approval || !sameSecret(approval.formSecret, formSecret)) return { kind: 'refused', reason: 'This form has expired. Reload the page.', changes: [] };
-    if (approval.usedAt) return { kind: 'refused', reason: 'This order was already placed.', changes: [] };
+    const checkout = approval && (await readCheckout(db, approval.checkoutId));
     // Only the link the buyer is being asked about may cancel: a stale page must not cancel a newer version.
-    if (approval.voidedAt) return { kind: 'refused', reason: approval.voidReason ?? 'This approval link is no longer valid.', changes: [] };
-    if (approval.expiresAt <= this.checkouts.now()) return { kind: 'refused', reason: 'This approval link has expired.', changes: [] };
+    const verdict = approvalVerdict(approval, checkout, this.checkouts.now(), formSecret);
+    if (verdict.code !== 'valid') return { kind: 'refused', ...this.refusal(verdict, approval, checkout && this.checkouts.view(checkout)) };
     try {
-      await this.checkouts.cancel(db, approval.checkoutId, 'buyer', 'declined by the buyer on the approval page');
+      await this.checkouts.cancel(db, verdict.checkout.id, 'buyer', 'declined by the buyer on the approval page');
     } catch (error) {
       if (error instanceof CheckoutRefused) return { kind: 'refused', reason: error.message, changes: [] };
       throw error;

@@ -19,6 +19,7 @@ import type { Inventory } from '../inventory/inventory.js';
 import type { OrderEventSubscriber } from '../orders/order-events.js';
 import type { PaymentHandler } from '../payments/payment-handlers.js';
 import { ApprovalService, type ApprovalOutcome, type ApprovalState } from './approval-service.js';
+import { APPROVAL_SENTENCES, approvalVerdict } from './approval-validity.js';
 import {
   approvalSummary,
   checkoutDigest,
@@ -268,13 +269,11 @@ export class CheckoutService {
     if (expired.status !== 'requires_escalation') return expired;
     const approval = await readPendingApproval(db, record.id);
     const view = this.view(record);
-    if (approval && view.blockers.length === 0 && checkoutDigest(approvalSummary(view)) === approval.digest && approval.expiresAt > this.now()) return record;
+    const verdict = approvalVerdict(approval, record, this.now());
+    if (verdict.code === 'valid' && view.blockers.length === 0 && checkoutDigest(approvalSummary(view)) === verdict.approval.digest) return record;
     return this.change(db, record.id, (locked, lockedView) => {
       if (locked.status !== 'requires_escalation') return undefined;
-      const expired = approval !== undefined && approval.expiresAt <= this.now();
-      const reason = expired
-        ? 'This approval link has expired. Ask your agent for a new one.'
-        : (lockedView.blockers[0]?.content ?? 'The checkout was changed after this approval link was issued.');
+      const reason = verdict.code === 'expired' ? APPROVAL_SENTENCES.expired : (lockedView.blockers[0]?.content ?? APPROVAL_SENTENCES.changed);
       return { to: informationStatus(lockedView), actor: 'system', reason };
     });
   }
@@ -352,7 +351,7 @@ export class CheckoutService {
         webhookUrl: input.webhookUrl === undefined ? locked.webhookUrl : input.webhookUrl,
       };
       const to = informationStatus(this.view({ ...locked, ...update }));
-      const reason = locked.status === 'requires_escalation' ? 'The checkout was changed after this approval link was issued.' : 'updated';
+      const reason = locked.status === 'requires_escalation' ? APPROVAL_SENTENCES.changed : 'updated';
       return { to, actor, reason, update };
     });
     return this.answer(db, record);
@@ -384,7 +383,7 @@ export class CheckoutService {
         return to === locked.status ? locked : this.apply(tx, locked, { to, actor: 'system', reason: escalation?.content ?? 'information changed' });
       }
       const summary = approvalSummary(view);
-      await voidPendingApprovals(tx, id, 'A newer approval link was issued for this checkout; use the latest link you were given.');
+      await voidPendingApprovals(tx, id, APPROVAL_SENTENCES.superseded);
       const escalated = await this.apply(tx, locked, { to: 'requires_escalation', actor, reason: escalation.content });
       await insertApproval(tx, {
         token: newApprovalToken(),

@@ -9,13 +9,13 @@
  * page's return, a payment provider's webhook) calls it the same way: the same transaction, the same checks, at
  * most one order per approval link.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import { STORE_CURRENCY } from '../catalog/types.js';
 import { demandByVariant, InsufficientStock } from '../inventory/inventory.js';
 import { announce } from '../orders/order-events.js';
 import { placeOrder, readOrder, type Order } from '../orders/orders.js';
 import { PaymentDeclined } from '../payments/payment-handlers.js';
+import { approvalSentence, approvalVerdict } from './approval-validity.js';
 import type { ProvenBy } from './buyer-proof.js';
 import { approvalSummary, checkoutDigest, describeChanges, informationStatus, type CheckoutRecord, type CheckoutView } from './checkout.js';
 import type { CheckoutService, CheckoutServiceOptions } from './checkout-service.js';
@@ -57,16 +57,12 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
     let provenBy: ProvenBy | undefined;
     let enrollment: string | undefined;
     const order = await db.transaction(async (tx) => {
-      const approval = await readApproval(tx, token, { lock: true });
-      if (!approval || (request.formSecret !== undefined && !sameSecret(approval.formSecret, request.formSecret))) {
-        throw new ApprovalRefused('This form has expired. Reload the page and approve again.');
-      }
-      const locked = await readCheckout(tx, approval.checkoutId, { lock: true });
-      if (!locked) throw new ApprovalRefused('This approval link is not valid.');
+      const link = await readApproval(tx, token, { lock: true });
+      const verdict = approvalVerdict(link, link && (await readCheckout(tx, link.checkoutId, { lock: true })), checkouts.now(), request.formSecret);
+      if (verdict.code === 'used') return (await readOrder(tx, verdict.orderId))!;
+      if (verdict.code !== 'valid') throw new ApprovalRefused(approvalSentence(verdict));
+      const { approval, checkout: locked } = verdict;
       checkoutId = locked.id;
-      if (approval.usedAt && locked.orderId) return (await readOrder(tx, locked.orderId))!;
-      if (approval.voidedAt) throw new ApprovalRefused(approval.voidReason ?? 'This approval link is no longer valid.');
-      if (approval.expiresAt <= checkouts.now()) throw new ApprovalRefused('This approval link has expired. Ask your agent for a new one.');
       const view = checkouts.view(locked);
       const summary = approvalSummary(view);
       const digest = checkoutDigest(summary);
@@ -150,13 +146,6 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
     if (error instanceof PaymentDeclined) return { kind: 'refused', reason: `${error.buyerMessage} Nothing was ordered or charged.`, changes: [] };
     throw error;
   }
-}
-
-/** Two secrets compared in constant time. */
-export function sameSecret(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /**

@@ -23,6 +23,7 @@ import { MAX_CREDENTIAL_JSON, ProofRefused, type ApprovalProof } from '../checko
 import type { ApprovalRecord } from '../checkout/checkout-store.js';
 import { approvalSummary, checkoutDigest, type Channel, type CheckoutView } from '../checkout/checkout.js';
 import type { ApprovalState } from '../checkout/approval-service.js';
+import { APPROVAL_SENTENCES } from '../checkout/approval-validity.js';
 import { shippingOptions } from '../checkout/shipping.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ErrorMessage, StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
@@ -122,7 +123,7 @@ const SCRIPTS: Record<(typeof PASSKEY_SCRIPTS)[number], string> = {
   '/checkout/passkey.js': readFileSync(new URL('./pages/assets/passkey.js', import.meta.url), 'utf8'),
 };
 
-const UNKNOWN_APPROVAL = 'This approval link is not valid.';
+const UNKNOWN_APPROVAL = APPROVAL_SENTENCES.unknown;
 
 export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
   const { checkouts, approvals, db, config } = store;
