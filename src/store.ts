@@ -20,9 +20,10 @@ import { IdempotencyStore } from './idempotency/idempotency-store.js';
 import { Inventory, STOCK_CHANNEL } from './inventory/inventory.js';
 import { Recommendations } from './recommendations/recommendations.js';
 import { CatalogSearch, SEARCH_INDEX_BUILD_FAILED } from './search/catalog-search.js';
-import { manualCapture, type PaymentHandler } from './payments/payment-handlers.js';
+import { paymentHandlerFor, type PaymentHandler } from './payments/payment-handlers.js';
 import { manualProvider } from './payments/manual-provider.js';
 import type { PaymentProvider } from './payments/payment-provider.js';
+import { stripeProvider } from './payments/stripe-provider.js';
 import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
 import { merchantIdentity } from './mail/order-mail.js';
@@ -111,7 +112,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore(onError);
     const paymentProvider = options.paymentProvider ?? openPaymentProvider(config);
-    const payments = manualCapture(config.baseUrl, LATEST_UCP_RELEASE, paymentProvider);
+    const payments = paymentHandlerFor(config.baseUrl, LATEST_UCP_RELEASE, paymentProvider);
     const signingKeys = await SigningKeys.open(db, config.signingKey);
     // A key rotated by another instance or the CLI is signed with, and published, within a minute.
     signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));
@@ -203,9 +204,9 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
   }
 }
 
-/** The provider PAYMENT_PROVIDER names: manual, with the merchant's instructions and due days. */
+/** The provider PAYMENT_PROVIDER names: Stripe with the account's keys, or manual with the merchant's instructions and due days. */
 function openPaymentProvider(config: Config): PaymentProvider {
-  if (config.payment.provider !== 'manual') throw new Error(`PAYMENT_PROVIDER=${config.payment.provider}: this version of the store has no ${config.payment.provider} provider yet`);
+  if (config.payment.provider === 'stripe' && config.payment.stripe) return stripeProvider(config.payment.stripe);
   return manualProvider({ instructions: config.payment.instructions, dueDays: config.payment.dueDays });
 }
 

@@ -140,6 +140,14 @@ export interface ApprovalRecord {
   usedAt: Date | null;
   voidedAt: Date | null;
   voidReason: string | null;
+  /** With a hosted payment page: how and when the buyer proved it was them, before being sent to pay. */
+  provenBy: 'passkey' | 'code' | 'link' | null;
+  provenAt: Date | null;
+  /** The payment session the buyer was sent to (its id, page, end), and how many were begun for this approval. */
+  paymentSession: { id: string; url: string; expiresAt: Date } | null;
+  paymentAttempts: number;
+  /** When the payment session being begun (or last begun) stops taking payment. */
+  paymentSessionExpiresAt: Date | null;
 }
 
 interface ApprovalRow {
@@ -154,6 +162,12 @@ interface ApprovalRow {
   used_at: Date | string | null;
   voided_at: Date | string | null;
   void_reason: string | null;
+  proven_by: ApprovalRecord['provenBy'];
+  proven_at: Date | string | null;
+  payment_session_id: string | null;
+  payment_session_url: string | null;
+  payment_session_expires_at: Date | string | null;
+  payment_attempts: number;
 }
 
 function approvalFromRow(row: ApprovalRow): ApprovalRecord {
@@ -168,10 +182,20 @@ function approvalFromRow(row: ApprovalRow): ApprovalRecord {
     usedAt: row.used_at === null ? null : date(row.used_at),
     voidedAt: row.voided_at === null ? null : date(row.voided_at),
     voidReason: row.void_reason,
+    provenBy: row.proven_by,
+    provenAt: row.proven_at === null ? null : date(row.proven_at),
+    paymentSession:
+      row.payment_session_id !== null && row.payment_session_url !== null && row.payment_session_expires_at !== null
+        ? { id: row.payment_session_id, url: row.payment_session_url, expiresAt: date(row.payment_session_expires_at) }
+        : null,
+    paymentAttempts: row.payment_attempts,
+    paymentSessionExpiresAt: row.payment_session_expires_at === null ? null : date(row.payment_session_expires_at),
   };
 }
 
-const APPROVAL_COLUMNS = 'token, checkout_id, digest, summary, form_secret, created_at, expires_at, used_at, voided_at, void_reason';
+const APPROVAL_COLUMNS =
+  'token, checkout_id, digest, summary, form_secret, created_at, expires_at, used_at, voided_at, void_reason, proven_by, proven_at, ' +
+  'payment_session_id, payment_session_url, payment_session_expires_at, payment_attempts';
 
 export async function insertApproval(db: Queryable, approval: Pick<ApprovalRecord, 'token' | 'checkoutId' | 'digest' | 'summary' | 'formSecret' | 'expiresAt'>): Promise<void> {
   await db.query('insert into checkout_approvals (token, checkout_id, digest, summary, form_secret, expires_at) values ($1, $2, $3, $4, $5, $6)', [
@@ -204,6 +228,35 @@ export async function voidPendingApprovals(db: Queryable, checkoutId: string, re
   await db.query('update checkout_approvals set voided_at = now(), void_reason = $2 where checkout_id = $1 and used_at is null and voided_at is null', [
     checkoutId,
     reason,
+  ]);
+}
+
+/** The approval that sent the buyer to this payment session (the session id is the provider's). */
+export async function readApprovalByPaymentSession(db: Queryable, sessionId: string): Promise<ApprovalRecord | undefined> {
+  const rows = await db.query<ApprovalRow>(`select ${APPROVAL_COLUMNS} from checkout_approvals where payment_session_id = $1`, [sessionId]);
+  return rows[0] ? approvalFromRow(rows[0]) : undefined;
+}
+
+/**
+ * The buyer proved it was them (before being sent to pay): kept on the approval, with a new payment attempt planned
+ * to end at `sessionExpiresAt` (the attempt's number makes its idempotency key). A session begun before is forgotten.
+ */
+export async function markApprovalProven(db: Queryable, token: string, provenBy: NonNullable<ApprovalRecord['provenBy']>, sessionExpiresAt: Date): Promise<void> {
+  await db.query(
+    `update checkout_approvals set proven_by = coalesce(proven_by, $2), proven_at = coalesce(proven_at, now()), payment_attempts = payment_attempts + 1,
+            payment_session_id = null, payment_session_url = null, payment_session_expires_at = $3
+      where token = $1`,
+    [token, provenBy, sessionExpiresAt.toISOString()],
+  );
+}
+
+/** The payment session begun for the approval's current attempt. */
+export async function recordPaymentSession(db: Queryable, token: string, session: { id: string; url: string; expiresAt: Date }): Promise<void> {
+  await db.query('update checkout_approvals set payment_session_id = $2, payment_session_url = $3, payment_session_expires_at = $4 where token = $1', [
+    token,
+    session.id,
+    session.url,
+    session.expiresAt.toISOString(),
   ]);
 }
 

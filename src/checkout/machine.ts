@@ -8,8 +8,9 @@
  *        \            /          \
  *         requires_escalation  <- an agent (or the buyer, on the store's checkout page) asked to complete:
  *                 |                 the buyer must approve on the store's approval page
- *         complete_in_progress   (the buyer approved: stock, order and payment, in one transaction)
- *                 |
+ *         complete_in_progress   (the buyer approved: stock, order and payment, in one transaction; with a
+ *                 |               hosted payment page, also while the buyer pays there, and back to
+ *                 |               requires_escalation when they leave it without paying or the hold is released)
  *             completed          (immutable)
  *   canceled from any state before completed; an expired checkout is canceled (immutable).
  */
@@ -96,6 +97,14 @@ const askTheBuyer: Guard = (context) => {
 const onlyTheStore: Guard = ({ actor }) =>
   actor === 'system' ? undefined : { code: 'not_allowed', content: 'Only the store completes an approved checkout.' };
 
+/** The buyer left the payment page without paying (or it expired, or the hold was released): the approval waits again. */
+const notWhilePaying: Guard = ({ actor }) =>
+  actor === 'buyer' || actor === 'system'
+    ? undefined
+    : { code: 'payment_in_progress', content: 'The buyer is paying for this checkout on the payment page; it cannot change until they finish or leave that page.' };
+
+const backToTheBuyer: Guard = (context) => notExpired(context) ?? notWhilePaying(context);
+
 /** Every allowed move, and its guard. A move not in this table is refused. */
 export const TRANSITIONS: Readonly<Record<CheckoutStatus, Partial<Record<CheckoutStatus, Guard>>>> = {
   incomplete: {
@@ -119,6 +128,9 @@ export const TRANSITIONS: Readonly<Record<CheckoutStatus, Partial<Record<Checkou
   },
   complete_in_progress: {
     completed: onlyTheStore,
+    requires_escalation: backToTheBuyer,
+    // Expired while the buyer pays: a hold made meanwhile is released when the buyer comes back (an agent cannot).
+    canceled: notWhilePaying,
   },
   completed: {},
   canceled: {},

@@ -107,3 +107,14 @@ export function providerCapture(baseUrl: string, version: string, provider: Paym
     },
   };
 }
+
+/** The handler of the store's provider: Stripe's card hold, or the manual provider's instructions. */
+export function paymentHandlerFor(baseUrl: string, version: string, provider: PaymentProvider): PaymentHandler {
+  if (provider.name === 'stripe') {
+    return providerCapture(baseUrl, version, provider, {
+      title: 'Card, on Stripe’s secure payment page',
+      buyerNotice: 'After you approve, you pay by card on Stripe’s secure page; the amount is held on your card and charged as the store’s capture policy says.',
+    });
+  }
+  return manualCapture(baseUrl, version, provider);
+}
