@@ -14,7 +14,7 @@ import type { OrderEvent } from '../orders/order-events.js';
 import type { LineQuantity, Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import type { CaptureOn } from '../orders/order-machine.js';
-import { PAYMENT_LABELS, oneLineWords, paymentWords, textLines, type PaymentWords } from '../payments/payment-words.js';
+import { PAYMENT_LABELS, oneLineWords, paymentContextOf, paymentWords, textLines, type PaymentWords } from '../payments/payment-words.js';
 import { html, type Html } from '../storefront/pages/html.js';
 
 /** Who the buyer's mail comes from, as its signature says: the store's name, where to write, its postal address. */
@@ -279,7 +279,7 @@ function orderLinkHtml(order: Order, shop: MailShop): Html {
 function payment(order: Order, shop: MailShop): { label: string; words: PaymentWords } {
   return {
     label: PAYMENT_LABELS[order.payment.state],
-    words: paymentWords(order.payment, { orderNumber: order.number, currency: order.currency, captureOn: shop.captureOn }),
+    words: paymentWords(order.payment, paymentContextOf(order, shop.captureOn)),
   };
 }
 

@@ -8,8 +8,8 @@
  */
 import { formatMoney } from '../catalog/types.js';
 import type { PaymentConfig } from '../config.js';
-import type { CaptureOn } from '../orders/order-machine.js';
-import type { OrderPayment } from '../orders/orders.js';
+import { amountForKeptUnits, type CaptureOn } from '../orders/order-machine.js';
+import type { Order, OrderPayment } from '../orders/orders.js';
 import type { PaymentState } from './payment-handlers.js';
 
 /** What the sentences need beside the payment: the number quoted as the reference, the currency, when a hold is charged. */
@@ -18,6 +18,13 @@ export interface PaymentContext {
   currency: string;
   /** CAPTURE_ON; when not known the sentence for a hold does not say when it is charged beyond "before it ends". */
   captureOn?: CaptureOn;
+  /** What the order asks for the units not canceled (a manual payment due is that, less what was received); the payment's amount when absent. */
+  owed?: number;
+}
+
+/** The context of an order's own payment: its number, currency, and what it asks for the units not canceled. */
+export function paymentContextOf(order: Order, captureOn?: CaptureOn): PaymentContext {
+  return { orderNumber: order.number, currency: order.currency, captureOn, owed: amountForKeptUnits(order) };
 }
 
 /**
@@ -93,10 +100,10 @@ function chargedWhen(captureOn: CaptureOn | undefined): string {
 }
 
 /** What the buyer paid: by card (a provider), or received by the store (manual). */
-function paid(payment: OrderPayment, money: (cents: number) => string): string {
+function paid(payment: OrderPayment, owed: number, money: (cents: number) => string): string {
   if (payment.provider === 'manual') {
-    return payment.captured < payment.amount
-      ? `The store received ${money(payment.captured)} of ${money(payment.amount)}`
+    return payment.captured < owed
+      ? `The store received ${money(payment.captured)} of ${money(owed)}`
       : `The store received your payment of ${money(payment.captured)}`;
   }
   return `${money(payment.captured)} was charged to your card`;
@@ -113,27 +120,29 @@ export function paymentWords(payment: OrderPayment, context: PaymentContext): Pa
   const money = (cents: number) => formatMoney(cents, context.currency);
   const reference = `Quote order #${context.orderNumber} as the payment reference.`;
   const instructions = payment.instructions ?? NO_INSTRUCTIONS;
+  const owed = context.owed ?? payment.amount;
   const dispute = payment.disputed && payment.state !== 'disputed' ? ' Your bank opened a dispute about this payment.' : '';
   const toYou = payment.provider === 'manual' ? ' to you' : ' to your card';
   switch (payment.state) {
     case 'pending':
       if (payment.provider !== 'manual') return { text: `Your card payment of ${money(payment.amount)} is not confirmed yet; nothing is charged until it is.` };
-      return payBy(money(payment.amount - payment.captured), payment.dueAt, instructions, reference);
+      if (owed <= payment.captured) return { text: 'Nothing more is due.' };
+      return payBy(money(owed - payment.captured), payment.dueAt, instructions, reference);
     case 'authorized': {
       const until = payment.authorizedUntil ? ` until ${formatDay(payment.authorizedUntil)}` : '';
       return { text: `${money(payment.authorized)} is held on your card${until}; you are charged ${chargedWhen(context.captureOn)}.` };
     }
     case 'captured': {
-      if (payment.provider === 'manual' && payment.captured < payment.amount) {
-        return payBy(`the remaining ${money(payment.amount - payment.captured)}`, payment.dueAt, instructions, `${reference}${dispute}`, `${paid(payment, money)}. Pay`);
+      if (payment.provider === 'manual' && payment.captured < owed) {
+        return payBy(`the remaining ${money(owed - payment.captured)}`, payment.dueAt, instructions, `${reference}${dispute}`, `${paid(payment, owed, money)}. Pay`);
       }
       const released = payment.provider !== 'manual' && payment.authorized > payment.captured ? '; the rest of the hold was released' : '';
-      return { text: `${paid(payment, money)}${released}.${dispute}` };
+      return { text: `${paid(payment, owed, money)}${released}.${dispute}` };
     }
     case 'partially_refunded':
-      return { text: `${paid(payment, money)}; ${money(payment.refunded)} of it was refunded${toYou}.${dispute}` };
+      return { text: `${paid(payment, owed, money)}; ${money(payment.refunded)} of it was refunded${toYou}.${dispute}` };
     case 'refunded':
-      return { text: `${paid(payment, money)}, and all of it was refunded${toYou}.${dispute}` };
+      return { text: `${paid(payment, owed, money)}, and all of it was refunded${toYou}.${dispute}` };
     case 'voided':
       return {
         text: payment.provider === 'manual' ? 'Nothing is due, as the order was canceled before it was paid.' : 'The hold on your card was released; you were not charged.',

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { amountForKeptUnits } from '../../src/orders/order-machine.js';
 import { readOrder, type Order } from '../../src/orders/orders.js';
 import type { MailMessage } from '../../src/outbox/outbox.js';
 import { formatDay } from '../../src/payments/payment-words.js';
@@ -128,6 +129,19 @@ for (const backend of backends) {
       assert.match(text, /This order was canceled: Asked by the buyer\./);
       assert.ok(text.includes('Payment voided: Nothing is due, as the order was canceled before it was paid.'), text);
       assert.doesNotMatch(text, /Pay \$|We mail you when/);
+    });
+
+    it('shipped in part, the rest canceled: says both, and a payment still due asks only for what was kept', async () => {
+      const order = await placed();
+      await t.store.orders.fulfill(t.store.db, order.id, { lines: new Map([[order.lines[0]!.id, 2]]) });
+      await t.store.orders.cancel(t.store.db, order.id);
+      const after = (await readOrder(t.store.db, order.id))!;
+      assert.equal(after.payment.state, 'pending');
+      const kept = amountForKeptUnits(after);
+      assert.ok(kept < order.total, `${kept} < ${order.total}`);
+      const { text, title } = await page(order);
+      assert.equal(title, `Part of order #${order.number} has shipped; the rest is canceled`);
+      assert.ok(text.includes(`Payment pending: Pay ${money(kept)} by ${formatDay(after.payment.dueAt!)} using: ${INSTRUCTIONS}. Quote order #${order.number} as the payment reference.`), text);
     });
 
     it('refunded in part, then in full: the amounts, and the headline once all of it is given back', async () => {

@@ -9,7 +9,7 @@ import { STORE_CURRENCY } from '../../catalog/types.js';
 import type { ProofOffer } from '../../checkout/buyer-proof.js';
 import type { Channel, CheckoutView } from '../../checkout/checkout.js';
 import type { Order } from '../../orders/orders.js';
-import { approvalPaymentWords, paymentLine, type PaymentPlan } from '../../payments/payment-words.js';
+import { approvalPaymentWords, paymentContextOf, paymentLine, type PaymentPlan } from '../../payments/payment-words.js';
 import { html, typed, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
@@ -259,7 +259,7 @@ ${formFields(approval)}
 export function approvalCompletedPage(context: PageContext, order: Order, note?: string): string {
   return messagePage(context, {
     title: `Order #${order.number} is placed`,
-    paragraphs: [note ?? `You approved this order on ${formatDate(order.createdAt)}.`, paymentLine(order.payment, { orderNumber: order.number, currency: order.currency })],
+    paragraphs: [note ?? `You approved this order on ${formatDate(order.createdAt)}.`, paymentLine(order.payment, paymentContextOf(order))],
     extra: html`<p><a href="${orderPath(order.id)}">See order #${order.number}</a></p>`,
   });
 }

@@ -9,7 +9,7 @@ import type { Product } from '../../catalog/types.js';
 import { plainMailAddress } from '../../mail/order-mail.js';
 import type { Order } from '../../orders/orders.js';
 import type { CaptureOn } from '../../orders/order-machine.js';
-import { PAYMENT_LABELS, paymentWords } from '../../payments/payment-words.js';
+import { PAYMENT_LABELS, paymentContextOf, paymentWords } from '../../payments/payment-words.js';
 import { formatDate, orderPath } from './approval-page.js';
 import { html, typed, type Html } from './html.js';
 import { layout, type PageContext } from './layout.js';
@@ -45,7 +45,7 @@ const unitsShipped = (order: Order) => order.lines.reduce((n, line) => n + line.
  */
 export function orderHeadline(order: Order): string {
   const number = `#${order.number}`;
-  if (order.status === 'canceled') return `Order ${number} is canceled`;
+  if (order.status === 'canceled') return unitsShipped(order) > 0 ? `Part of order ${number} has shipped; the rest is canceled` : `Order ${number} is canceled`;
   if (order.payment.state === 'refunded') return `Order ${number} is refunded`;
   if (unitsShipped(order) > 0) return unitsToShip(order) === 0 ? `Order ${number} has shipped` : `Part of order ${number} has shipped`;
   if (order.payment.state === 'failed') return `The payment for order ${number} failed`;
@@ -75,7 +75,7 @@ export function orderPage(context: PageContext, order: Order, options: OrderPage
   const enroll = passkeyEnrollPaths(order.id);
   const payment = order.payment;
   const body = html`<h1>${title}</h1>
-${paymentParagraphs(paymentWords(payment, { orderNumber: order.number, currency: order.currency, captureOn: options.captureOn }), { label: PAYMENT_LABELS[payment.state], className: 'payment' })}
+${paymentParagraphs(paymentWords(payment, paymentContextOf(order, options.captureOn)), { label: PAYMENT_LABELS[payment.state], className: 'payment' })}
 <p class="notice">${mailSentence(order)}</p>
 ${deliverySentence(order, options.deliveryEstimate)}
 ${

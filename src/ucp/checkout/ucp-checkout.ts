@@ -18,7 +18,7 @@ import type { ApprovalProofMode, PolicyKind } from '../../config.js';
 import type { Order } from '../../orders/orders.js';
 import type { PaymentHandler } from '../../payments/payment-handlers.js';
 import type { CaptureOn } from '../../orders/order-machine.js';
-import { paymentLine } from '../../payments/payment-words.js';
+import { paymentContextOf, paymentLine } from '../../payments/payment-words.js';
 import { Capability, type UcpRelease } from '../protocol.js';
 import type { UcpMessage } from '../tools/tool.js';
 import { ucpBuyerApprovalMessage, ucpMessage } from './ucp-messages.js';
@@ -247,7 +247,7 @@ export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'release' 
       {
         type: 'info',
         code: `payment_${order.payment.state}`,
-        content: paymentLine(order.payment, { orderNumber: order.number, currency: order.currency, captureOn: mapping.captureOn }),
+        content: paymentLine(order.payment, paymentContextOf(order, mapping.captureOn)),
       },
     ],
   };
