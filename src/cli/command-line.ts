@@ -76,7 +76,8 @@ const USAGE = `usage: storefront <command> [arguments]
   orders                     list the ${ORDER_LIST_LIMIT} newest orders: number, id, time, buyer email, total, status, agent or browser
   orders show ID             one order (ID is its id, ord_..., or its number, 1001 or #1001): lines, totals, address,
                              payment, shipments, refunds, and every change of its checkout's status (when, from, to, by whom, why)
-  orders capture ID          the payment was received: the order is paid
+  orders capture ID [AMOUNT] the payment was received, or a card's hold is captured: all that is owed, or AMOUNT
+                             (dollars and cents, such as 12.50: a manual payment arriving in parts, part of a hold)
   orders fulfill ID [--tracking-number N] [--tracking-url URL] [--carrier NAME] [--lines LINE=QTY,...]
                              units shipped (all that is left, or the lines given: LINE is a line id such as li_1, or a SKU)
   orders cancel ID [--reason TEXT]
@@ -150,7 +151,7 @@ function remoteCommands(socketPath: string): MerchantCommands {
     importCatalog: (catalog, options = {}) => sendCatalogFile(socketPath, (catalog as CatalogStream).file!, options),
     orders: () => sendControlCommand<OrderListing[]>(socketPath, 'GET', '/orders'),
     order: (idOrNumber) => sendControlCommand<OrderDetails | null>(socketPath, 'GET', `/orders/${encodeURIComponent(idOrNumber)}`),
-    capture: (id) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/capture', { id }),
+    capture: (id, amount) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/capture', { id, amount }),
     fulfill: (id, request) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/fulfill', { id, request }),
     cancel: (id, reason) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/cancel', { id, reason }),
     refund: (id, amount, reason) => sendControlCommand<OrderDetails>(socketPath, 'POST', '/orders/refund', { id, amount, reason }),
@@ -218,7 +219,9 @@ async function orders(args: string[], { say, withCommands }: CommandTools): Prom
   const known = { show: [], capture: [], fulfill: ['tracking-number', 'tracking-url', 'carrier', 'lines'], cancel: ['reason'], refund: ['reason'] }[action] ?? [];
   const { positional, values } = options(rest, known, usage);
   const [id, amountText, ...extra] = positional;
-  if (!id || extra.length > 0 || (action === 'refund') !== (amountText !== undefined)) throw new UsageError(usage);
+  // refund needs an AMOUNT, capture may take one, the others take none.
+  const amountAllowed = action === 'refund' || action === 'capture';
+  if (!id || extra.length > 0 || (action === 'refund' && amountText === undefined) || (!amountAllowed && amountText !== undefined)) throw new UsageError(usage);
   const show = (details: OrderDetails) => say(describeOrder(details.order, details.transitions));
   switch (action) {
     case 'show': {
@@ -226,8 +229,10 @@ async function orders(args: string[], { say, withCommands }: CommandTools): Prom
       if (!found) throw new NotFoundError(`no order has the id or number ${JSON.stringify(id.slice(0, 64))}`);
       return show(found);
     }
-    case 'capture':
-      return show(await withCommands((commands) => commands.capture(id)));
+    case 'capture': {
+      const amount = amountText === undefined ? undefined : parseAmount(amountText);
+      return show(await withCommands((commands) => commands.capture(id, amount)));
+    }
     case 'fulfill': {
       const lines = values.get('lines');
       const request: FulfillRequest = {
@@ -249,7 +254,7 @@ async function orders(args: string[], { say, withCommands }: CommandTools): Prom
 
 const ORDER_USAGE: Record<string, string> = {
   show: 'usage: storefront orders show ID (an order id, ord_..., or number, 1001 or #1001)',
-  capture: 'usage: storefront orders capture ID',
+  capture: 'usage: storefront orders capture ID [AMOUNT] (AMOUNT in dollars and cents, such as 12.50; all that is owed without it)',
   fulfill: 'usage: storefront orders fulfill ID [--tracking-number N] [--tracking-url URL] [--carrier NAME] [--lines LINE=QTY,...]',
   cancel: 'usage: storefront orders cancel ID [--reason TEXT]',
   refund: 'usage: storefront orders refund ID AMOUNT [--reason TEXT] (AMOUNT in dollars and cents, such as 12.50)',

@@ -35,7 +35,9 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   if (method === 'POST' && url === '/stock') return { status: 200, body: await commands.setStock(String(input.sku), Number(input.onHand)) };
   if (method === 'GET' && url === '/orders') return { status: 200, body: await commands.orders() };
   const id = String(input.id ?? '');
-  if (method === 'POST' && url === '/orders/capture') return { status: 200, body: await commands.capture(id) };
+  if (method === 'POST' && url === '/orders/capture') {
+    return { status: 200, body: await commands.capture(id, input.amount === undefined || input.amount === null ? undefined : Number(input.amount)) };
+  }
   if (method === 'POST' && url === '/orders/fulfill') return { status: 200, body: await commands.fulfill(id, (input.request ?? {}) as FulfillRequest) };
   const reason = typeof input.reason === 'string' ? input.reason : undefined;
   if (method === 'POST' && url === '/orders/cancel') return { status: 200, body: await commands.cancel(id, reason) };
