@@ -23,7 +23,7 @@ type Backend = 'pglite' | 'postgres';
 type Proof = Extract<ApprovalProofMode, 'link' | 'code'>;
 const BENCH_SKU = 'ESP-RIS-10';
 const STOCK = 1_000_000;
-const ADDRESS = { streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
+const ADDRESS = { firstName: 'Sam', lastName: 'Reed', streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
 
 export interface CheckoutBenchResult {
   backend: Backend;

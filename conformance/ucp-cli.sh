@@ -240,7 +240,7 @@ flow() {
     fail "checkout create (no cart to check out)"
   else
     status=0
-    ucp checkout-create checkout create --business "$BUSINESS" --input "{\"cart_id\":\"$CART_ID\",\"line_items\":[],\"buyer\":{\"email\":\"ci@example.com\"},\"fulfillment\":{\"methods\":[{\"type\":\"shipping\",\"destinations\":[{\"street_address\":\"1 Main St\",\"address_locality\":\"Springfield\",\"address_region\":\"IL\",\"postal_code\":\"62701\",\"address_country\":\"US\"}],\"groups\":[{\"selected_option_id\":\"standard\"}]}]}}" || status=$?
+    ucp checkout-create checkout create --business "$BUSINESS" --input "{\"cart_id\":\"$CART_ID\",\"line_items\":[],\"buyer\":{\"email\":\"ci@example.com\",\"first_name\":\"Casey\"},\"fulfillment\":{\"methods\":[{\"type\":\"shipping\",\"destinations\":[{\"street_address\":\"1 Main St\",\"address_locality\":\"Springfield\",\"address_region\":\"IL\",\"postal_code\":\"62701\",\"address_country\":\"US\"}],\"groups\":[{\"selected_option_id\":\"standard\"}]}]}}" || status=$?
     report checkout-create "checkout create" "$status" '
       if (out.ucp?.status !== "success") return "ucp.status is " + JSON.stringify(out.ucp?.status);
       const checkout = out.result ?? {};

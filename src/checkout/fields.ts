@@ -10,7 +10,7 @@ import { ADDRESS_KEYS, type AddressInput, type AddressKey } from './shipping.js'
 /** The parts of a shipping address a problem can name (the keys of PostalAddress): a missing recipient names firstName. */
 export type AddressField = 'firstName' | 'streetAddress' | 'locality' | 'region' | 'postalCode' | 'country' | 'phoneNumber';
 
-/** A field of a checkout: its lines (by position), the buyer's email, the destination (or one of its parts), the option. */
+/** A field of a checkout: its lines (by position), the buyer's email or phone, the destination (or one of its parts), the option. */
 export type FieldPath =
   | readonly ['lines']
   | readonly ['lines', number]

@@ -1,6 +1,7 @@
 /**
  * Every person-facing text field the store keeps, with its length and line rule: one table that both doors, the
- * form's maxlength and the domain read. A door names a field in its own words; the rule is the same. No I/O.
+ * form's maxlength and the domain read, and the two fields with a form of their own: an email (mailbox.ts) and a phone
+ * (phone.ts). A door names a field in its own words; the rule is the same. No I/O.
  */
 import { MAX_MAILBOX_LENGTH, parseMailbox } from './mailbox.js';
 import { parsePhone } from './phone.js';

@@ -542,4 +542,18 @@ export async function assertNoUnstorableTextStored(store: TestStore['store']): P
   }
 }
 
+/** A phone as the store keeps it, E.164: + and up to 15 digits. Written out here, not taken from src/fields. */
+const E164 = /^\+[1-9]\d{6,14}$/;
+
+/** Every phone a checkout or an order keeps (the buyer's, the address's) is E.164, whatever was sent; blank is none. */
+export async function assertPhonesStoredInE164(store: TestStore['store']): Promise<void> {
+  const rows = await store.db.query<{ place: string; phone: string | null }>(
+    `select 'checkouts.buyer' as place, buyer->>'phoneNumber' as phone from checkouts
+     union all select 'checkouts.destination', destination->>'phoneNumber' from checkouts
+     union all select 'orders.buyer', buyer->>'phoneNumber' from orders
+     union all select 'orders.shipping_address', shipping_address->>'phoneNumber' from orders`,
+  );
+  for (const { place, phone } of rows) if (phone !== null && phone.trim() !== '') assert.match(phone, E164, `${place} stores the phone ${JSON.stringify(phone.slice(0, 60))}`);
+}
+
 export { backends };

@@ -23,6 +23,7 @@ import {
   startFuzzStore,
   toolCall,
   assertNoUnstorableTextStored,
+  assertPhonesStoredInE164,
   type FuzzStore,
   type Mutation,
 } from './fuzz-harness.js';
@@ -137,6 +138,10 @@ for (const backend of backends) {
 
     it('no control, bidi or invisible character sent above reached a cart, a checkout or an order', async () => {
       await assertNoUnstorableTextStored(t.store);
+    });
+
+    it('every phone sent above that was kept is stored in E.164', async () => {
+      await assertPhonesStoredInE164(t.store);
     });
   });
 }

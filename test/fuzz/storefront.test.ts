@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { CHECKOUT_FORM } from '../helpers/orders.js';
 import { dropTestDatabases } from '../helpers/store.js';
-import { assertNoLeak, assertNoUnstorableTextStored, assertStorefrontError, backends, excerpt, fuzz, parseJson, startFuzzStore, withRequest, type FuzzStore } from './fuzz-harness.js';
+import { assertNoLeak, assertNoUnstorableTextStored, assertPhonesStoredInE164, assertStorefrontError, backends, excerpt, fuzz, parseJson, startFuzzStore, withRequest, type FuzzStore } from './fuzz-harness.js';
 import {
   assertOwnScripts,
   CART_WRITES,
@@ -221,6 +221,8 @@ for (const backend of backends) {
         { body: form(CHECKOUT_FORM), headers: own, cookie: checkoutCookie },
         { body: form({ ...CHECKOUT_FORM, email: 'x'.repeat(300) }), headers: own, cookie: checkoutCookie },
         { body: form({ ...CHECKOUT_FORM, zip: '\u0000', state: '\ud800' }), headers: own, cookie: checkoutCookie },
+        { body: form({ ...CHECKOUT_FORM, phone: 'abc' }), headers: own, cookie: checkoutCookie },
+        { body: form({ ...CHECKOUT_FORM, phone: '(415) 555-0100' }), headers: own, cookie: checkoutCookie },
         { body: form({ ...CHECKOUT_FORM, email: '<script>alert(1)</script>', city: '"><script>alert(1)</script>' }), headers: own, cookie: checkoutCookie },
         { body: form(CHECKOUT_FORM), headers: FORM_ORIGINS[3]!, cookie: checkoutCookie },
       ];
@@ -279,6 +281,10 @@ for (const backend of backends) {
 
     it('no control, bidi or invisible character sent above reached a cart, a checkout or an order', async () => {
       await assertNoUnstorableTextStored(t.store);
+    });
+
+    it('every phone sent above that was kept is stored in E.164', async () => {
+      await assertPhonesStoredInE164(t.store);
     });
   });
 }

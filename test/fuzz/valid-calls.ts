@@ -34,7 +34,8 @@ export const ADDRESS = {
   postal_code: '62701',
   address_country: 'US',
 };
-export const BUYER = { email: 'ann@example.com', first_name: 'Ann', last_name: 'Lee', phone_number: '+12175550100' };
+// The phone as people write it: the checkout stores it as +12175550100 (E.164), which the fuzz suite checks.
+export const BUYER = { email: 'ann@example.com', first_name: 'Ann', last_name: 'Lee', phone_number: '(217) 555-0100' };
 
 /** A published variant's id by SKU (a string, as the UCP tools name variants). */
 export function variant(t: FuzzStore, sku: string): string {

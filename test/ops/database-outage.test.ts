@@ -372,7 +372,7 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
   });
 
   it('a buyer approving while the server is down is told it could not be confirmed (503 page); once it is back, the same link places the order once', async () => {
-    const address = { street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
+    const address = { first_name: 'Ann', street_address: '1 Main St', address_locality: 'Springfield', address_region: 'IL', postal_code: '62701', address_country: 'US' };
     const created = await mcp('create_checkout', {
       meta: agent(),
       checkout: {

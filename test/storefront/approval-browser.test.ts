@@ -87,7 +87,7 @@ for (const backend of backends) {
         {
           lines: [{ variantId: variantIdOf('HYD-LEMONLIME-30'), quantity }],
           buyer: { email: 'ana@example.com' },
-          destination: { streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94103', country: 'US' },
+          destination: { firstName: 'Ana', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94103', country: 'US' },
           shippingOption: 'standard',
         },
         'agent',

@@ -158,8 +158,9 @@ async function refusing(tool: string, id: string, context: ToolContext, run: () 
 
 const CHECKOUT_DESCRIPTION =
   'Line items name variants by `item.id` (a variant id from search_catalog or lookup_catalog) with a quantity. Shipping: ' +
-  '`fulfillment.methods[0]` of type "shipping" with one US address in `destinations` and the chosen option in ' +
-  '`groups[0].selected_option_id` (the answer lists the options). Amounts are integer US cents. `messages` say what is ' +
+  '`fulfillment.methods[0]` of type "shipping" with one US address in `destinations` (its recipient in `first_name` and ' +
+  '`last_name`, else the buyer\'s name) and the chosen option in `groups[0].selected_option_id` (the answer lists the ' +
+  'options). A `phone_number` is one phone number, stored in E.164. Amounts are integer US cents. `messages` say what is ' +
   'missing, each with the JSONPath of its field; status becomes ready_for_complete when nothing is.';
 
 type CreateArgs = { checkout: Json & { cart_id?: string }; meta?: KeyedMeta };
