@@ -2,7 +2,7 @@
 // Chromium), then runs every test file under test/ with Node's own test runner (or only the files whose path
 // contains one of the arguments: `node scripts/test.mjs cart/ ucp/profile`).
 //
-// The tests run on JavaScript: src/ and test/ are first compiled file by file with esbuild (types stripped, the
+// The tests run on JavaScript: src/, test/ and bench/ are first compiled file by file with esbuild (types stripped, the
 // lines kept by an inline source map, in about a second) into node_modules/.test-build/RUN/, beside copies of their
 // other files (migrations, assets, fixtures). Loading TypeScript through tsx's module hooks instead cost every test
 // process about 2 s of CPU more to start, about 150 s of the suite's time on this machine's two cores (see
@@ -55,7 +55,7 @@ const only = process.argv.slice(2);
 const selected = only.length ? files.filter((file) => only.some((part) => file.includes(part))) : files;
 
 // The compiled tree of this run (two runs at once each have their own): test/x.test.ts runs as
-// node_modules/.test-build/RUN/test/x.test.js, importing ../src/… beside it. Deleted at the end of the run.
+// node_modules/.test-build/RUN/test/x.test.js, importing ../src/… (and the bench's catalog generator) beside it. Deleted at the end of the run.
 // A run stopped by Ctrl-C leaves its tree: those a day old are removed here.
 const BUILDS = path.join('node_modules', '.test-build');
 mkdirSync(BUILDS, { recursive: true });
@@ -65,7 +65,7 @@ for (const old of readdirSync(BUILDS)) {
 }
 const BUILD = mkdtempSync(path.join(BUILDS, 'run-'));
 await build({
-  entryPoints: [...typescript('src'), ...typescript('test')],
+  entryPoints: [...typescript('src'), ...typescript('test'), ...typescript('bench')],
   outdir: BUILD,
   outbase: '.',
   format: 'esm',
@@ -75,7 +75,7 @@ await build({
   tsconfig: 'tsconfig.json',
   logLevel: 'error',
 });
-for (const folder of ['src', 'test']) cpSync(folder, path.join(BUILD, folder), { recursive: true, filter: (from) => !from.endsWith('.ts') });
+for (const folder of ['src', 'test', 'bench']) cpSync(folder, path.join(BUILD, folder), { recursive: true, filter: (from) => !from.endsWith('.ts') });
 // Under node_modules/ no package.json above says these files are ES modules: this one does.
 writeFileSync(path.join(BUILD, 'package.json'), '{ "type": "module" }\n');
 const compiled = (file) => path.join(BUILD, file.replace(/\.ts$/, '.js'));
