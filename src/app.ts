@@ -10,6 +10,7 @@ import { cartPageRoutes } from './storefront/cart-page-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
 import { shopRoutes } from './storefront/shop-routes.js';
+import { stripeWebhookRoutes } from './storefront/stripe-webhook-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, sendError } from './http/errors.js';
@@ -227,6 +228,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     await storefront.register(cartPageRoutes, { store });
   });
   await app.register(ucpRoutes, { store });
+  await app.register(stripeWebhookRoutes, { store });
   metaRoutes(app, readinessCheck(store.db, loadMigrations()));
   metrics.routes(app);
 

@@ -23,7 +23,7 @@ import { CatalogSearch, SEARCH_INDEX_BUILD_FAILED } from './search/catalog-searc
 import { paymentHandlerFor, type PaymentHandler } from './payments/payment-handlers.js';
 import { manualProvider } from './payments/manual-provider.js';
 import type { PaymentProvider } from './payments/payment-provider.js';
-import { stripeProvider } from './payments/stripe-provider.js';
+import { STRIPE_SESSION_LIFETIME_MS, stripeProvider } from './payments/stripe-provider.js';
 import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
 import { merchantIdentity } from './mail/order-mail.js';
@@ -129,6 +129,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       buyerProof,
     });
     const orders = new OrderActions({ inventory, subscribers, provider: paymentProvider, captureOn: config.payment.captureOn });
+    // A provider holding the buyer's money: the approval sends the buyer to its page, and CAPTURE_ON=approval captures.
+    checkouts.approvals.usePaymentPage({ baseUrl: config.baseUrl, sessionLifetimeMs: STRIPE_SESSION_LIFETIME_MS, afterPlacement: (db, order) => orders.afterPlacement(db, order.id) });
     if (options.deliver ?? false) {
       // A failed attempt is one line (no address, no URL); the message waits in the outbox (`storefront outbox`).
       outbox = outboxDispatcher(db, config, signingKeys, mailer(), onError, (failure) =>

@@ -13,6 +13,7 @@ import { readApproval, readCheckout, type ApprovalRecord } from './checkout-stor
 import { approvalSentence, approvalVerdict, type ApprovalVerdict } from './approval-validity.js';
 import { CheckoutRefused } from './machine.js';
 import { placeApprovedOrder, type PlacementParts } from './order-placement.js';
+import { beginPayment, completePayment, paymentLeft, paymentSessionExpired, type PaymentCompleted, type PaymentParts } from './approval-payment.js';
 
 /** What the approval page shows for a link. */
 export type ApprovalState =
@@ -27,21 +28,55 @@ export type ApprovalOutcome =
   | { kind: 'declined' }
   | { kind: 'refused'; reason: string; changes: string[] }
   /** The proof was missing or not accepted: the page asks again, nothing else changed. */
-  | { kind: 'unproven'; reason: string };
+  | { kind: 'unproven'; reason: string }
+  /** With a hosted payment page: the buyer proved it is them and pays there next (the approval page links to it). */
+  | { kind: 'paying'; url: string }
+  /** The payment page could not be opened (the provider did not answer): nothing held, the page asks again. */
+  | { kind: 'unavailable'; reason: string };
 
 /** The order a used approval link placed. */
 async function placedOrder(db: Database, verdict: ApprovalVerdict): Promise<Order | undefined> {
   return verdict.code === 'used' ? readOrder(db, verdict.orderId) : undefined;
 }
 
+/** What paying on a hosted page needs from the store (store.ts gives it when the provider holds funds). */
+export type PaymentSetup = Pick<PaymentParts, 'baseUrl' | 'sessionLifetimeMs' | 'afterPlacement'>;
+
 export class ApprovalService {
   private readonly placement: PlacementParts;
+  private paymentParts: PaymentParts | undefined;
 
   constructor(
     private readonly checkouts: CheckoutService,
     private readonly options: CheckoutServiceOptions,
   ) {
     this.placement = { ...options, checkouts };
+  }
+
+  /** A provider holding the buyer's money (Stripe): the approval sends the buyer to its page before the order is placed. */
+  usePaymentPage(setup: PaymentSetup): void {
+    const provider = this.options.payments.provider;
+    this.paymentParts = provider?.holdsFunds ? { ...this.placement, ...setup, provider } : undefined;
+  }
+
+  private paying(): PaymentParts {
+    if (!this.paymentParts) throw new Error('this store sends no buyer to a payment page');
+    return this.paymentParts;
+  }
+
+  /** The buyer came back from the payment page, or the provider's event says its session completed. */
+  completePayment(db: Database, sessionId: string, token?: string): Promise<PaymentCompleted> {
+    return completePayment(db, this.paying(), sessionId, token);
+  }
+
+  /** The buyer left the payment page without paying (its cancel link): the approval page works again. */
+  async paymentCanceled(db: Database, token: string): Promise<void> {
+    await paymentLeft(db, this.paying(), token, 'the buyer left the payment page without paying');
+  }
+
+  /** The provider's event: a payment page expired. Whether an approval had sent the buyer there. */
+  paymentSessionExpired(db: Database, sessionId: string): Promise<boolean> {
+    return paymentSessionExpired(db, this.paying(), sessionId);
   }
 
   /** What the approval page shows for a link: the checkout to approve, the order it placed, or why it is closed. */
@@ -85,7 +120,19 @@ export class ApprovalService {
     const { buyerProof } = this.options;
     try {
       // A typed code is checked (and a wrong one counted) before anything else, in a transaction of its own.
-      const checkedCodeId = proof.kind === 'code' && buyerProof.mode !== 'link' ? await buyerProof.checkCode(db, state.approval, proof.code) : undefined;
+      const proven = state.approval.provenAt !== null;
+      const checkedCodeId = !proven && proof.kind === 'code' && buyerProof.mode !== 'link' ? await buyerProof.checkCode(db, state.approval, proof.code) : undefined;
+      if (this.paymentParts) {
+        const begun = await beginPayment(db, this.paymentParts, {
+          token,
+          digest: shownDigest,
+          formSecret,
+          confirm: (tx, approval) => buyerProof.consume(tx, approval, state.view.record.buyer.email!, proof, checkedCodeId),
+        });
+        if (begun.kind === 'redirect') return { kind: 'paying', url: begun.url };
+        if (begun.kind === 'placed') return { kind: 'placed', order: begun.order, placedNow: false };
+        return begun;
+      }
       return await placeApprovedOrder(db, this.placement, {
         token,
         digest: shownDigest,

@@ -21,7 +21,7 @@ export type ApprovalVerdict =
   /** The link was voided; `reason`, why, as it was written down then (one of the sentences below, mostly). */
   | { code: 'voided'; reason: string | null }
   | { code: 'expired' }
-  /** The checkout no longer waits for the buyer. */
+  /** The checkout no longer waits for the buyer (nor for the payment of a buyer who proved it was them). */
   | { code: 'closed'; status: CheckoutStatus };
 
 /** What the buyer reads, for each verdict but `valid`, and why a link is voided when that is about the link. */
@@ -47,7 +47,9 @@ export function approvalVerdict(approval: ApprovalRecord | undefined, checkout: 
   if (approval.usedAt && checkout.orderId) return { code: 'used', orderId: checkout.orderId };
   if (approval.voidedAt) return { code: 'voided', reason: approval.voidReason };
   if (approval.expiresAt <= now) return { code: 'expired' };
-  if (checkout.status !== 'requires_escalation') return { code: 'closed', status: checkout.status };
+  // With a hosted payment page the buyer proves it is them, then pays: the link still places the order meanwhile.
+  const paying = checkout.status === 'complete_in_progress' && approval.provenAt !== null;
+  if (checkout.status !== 'requires_escalation' && !paying) return { code: 'closed', status: checkout.status };
   return { code: 'valid', approval, checkout };
 }
 

@@ -15,6 +15,7 @@ import { demandByVariant, InsufficientStock } from '../inventory/inventory.js';
 import { announce } from '../orders/order-events.js';
 import { placeOrder, readOrder, type Order } from '../orders/orders.js';
 import { PaymentDeclined } from '../payments/payment-handlers.js';
+import type { ProviderAuthorization } from '../payments/payment-provider.js';
 import { approvalSentence, approvalVerdict } from './approval-validity.js';
 import type { ProvenBy } from './buyer-proof.js';
 import { approvalSummary, checkoutDigest, describeChanges, informationStatus, type CheckoutRecord, type CheckoutView } from './checkout.js';
@@ -39,6 +40,11 @@ export interface PlacementRequest {
    * the caller; it returns how the buyer was proven, which the checkout's history records.
    */
   confirm(tx: Queryable, approval: ApprovalRecord, checkout: CheckoutRecord): Promise<ProvenBy>;
+  /**
+   * A payment provider's hold, confirmed outside the transaction (the buyer paid on a hosted page): the order's payment
+   * starts authorized with it. The buyer proved it was them before being sent to pay (`confirm` answers how).
+   */
+  authorization?: ProviderAuthorization;
 }
 
 /** `placedNow`: false when the link had already placed its order (that order is answered). */
@@ -72,12 +78,16 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
       if (view.blockers.length > 0) throw new ApprovalRefused(view.blockers.map((b) => b.content).join(' '));
       // The person proves they are the buyer (or nothing, in link mode): consumed with the order, kept if it fails.
       provenBy = await request.confirm(tx, approval, locked);
-      const inProgress = await checkouts.apply(
-        tx,
-        locked,
-        { to: 'complete_in_progress', actor: 'buyer', reason: `approved by the buyer on the approval page (${PROVEN_BY_WORDS[provenBy]})` },
-        { approvedByBuyer: true },
-      );
+      // Already in progress while the buyer paid on a hosted page (unless they came back to the page first).
+      const inProgress =
+        locked.status === 'complete_in_progress'
+          ? locked
+          : await checkouts.apply(
+              tx,
+              locked,
+              { to: 'complete_in_progress', actor: 'buyer', reason: `approved by the buyer on the approval page (${PROVEN_BY_WORDS[provenBy]})` },
+              { approvedByBuyer: true },
+            );
       const beyondStock = await inventory.take(
         tx,
         demandByVariant(view.lines.map((priced) => ({ variantId: priced.line.variantId, quantity: priced.line.quantity }))),
@@ -115,6 +125,7 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
             properties: priced.line.properties,
             backordered,
           })),
+          ...(request.authorization ? { paymentAuthorization: request.authorization } : {}),
         },
         parts.payments,
       );
@@ -164,7 +175,7 @@ function backordersByLine(view: CheckoutView, beyondStock: ReadonlyMap<number, n
   return result;
 }
 
-const PROVEN_BY_WORDS: Record<ProvenBy, string> = { passkey: 'proven with a passkey', code: 'proven with a mailed code', link: 'no proof asked' };
+export const PROVEN_BY_WORDS: Record<ProvenBy, string> = { passkey: 'proven with a passkey', code: 'proven with a mailed code', link: 'no proof asked' };
 
 class ApprovalRefused extends Error {
   constructor(

@@ -27,7 +27,7 @@ import { APPROVAL_SENTENCES } from '../checkout/approval-validity.js';
 import { shippingOptions } from '../checkout/shipping.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { ErrorMessage, StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName, notFound } from '../http/errors.js';
-import { readOrder } from '../orders/orders.js';
+import { readOrder, type Order } from '../orders/orders.js';
 import { DeliveryError } from '../outbox/delivery.js';
 import type { Store } from '../store.js';
 import { urlencodedFields } from './form-body.js';
@@ -124,6 +124,9 @@ const SCRIPTS: Record<(typeof PASSKEY_SCRIPTS)[number], string> = {
 };
 
 const UNKNOWN_APPROVAL = APPROVAL_SENTENCES.unknown;
+/** A payment provider's session id as it comes back in the success URL (Stripe: cs_test_… or cs_live_…). */
+const PAYMENT_SESSION = /^cs_[A-Za-z0-9_]{1,250}$/;
+const PAYMENT_NOT_CONFIRMED = 'We could not confirm your payment with the payment provider just now, so your order is not placed yet.';
 
 export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
   const { checkouts, approvals, db, config } = store;
@@ -199,6 +202,8 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       now: new Date(),
       payment,
       offer,
+      proven: approval.provenAt !== null,
+      paymentUrl: view.record.status === 'complete_in_progress' ? approval.paymentSession?.url : undefined,
       ...said,
     };
     if (offersPasskey(offer)) reply.header('content-security-policy', policyNow('passkeys'));
@@ -288,6 +293,14 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       reply.clearCookie(FORM_COOKIE, formCookie(token));
       return sendPage(reply, 200, approvalDeclinedPage(context, channelOf(await approvals.approvalState(db, token))));
     }
+    // Proven: back to the page, which now links to the payment page (a plain link: no other origin in its policy).
+    if (outcome.kind === 'paying') return reply.redirect(approvalPath(token), 303);
+    if (outcome.kind === 'unavailable') {
+      const state = await approvals.approvalState(db, token);
+      reply.header('retry-after', '30');
+      if (state.kind === 'pending') return pendingPage(reply, 503, token, state.approval, state.view, { problem: outcome.reason });
+      return sendPage(reply, 503, messagePage(context, { title: 'Your order was not placed', tone: 'problem', paragraphs: [outcome.reason] }));
+    }
     const state = await approvals.approvalState(db, token);
     if (state.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
     if (state.kind === 'completed') return sendPage(reply, 409, approvalCompletedPage(context, state.order, 'This order was already placed, so it can no longer be declined here.'));
@@ -299,6 +312,49 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     });
     return sendPage(reply, 409, page);
   });
+
+  // The payment page sends the buyer back here: paid (the order is placed once the hold is confirmed), or left without paying.
+  app.get<{ Params: { token: string }; Querystring: { session_id?: string } }>(
+    '/checkout/approve/:token/paid',
+    { config: { rateLimit: 'page' }, schema: { hide: true } },
+    async (request, reply) => {
+      const { token } = request.params;
+      const sessionId = typeof request.query.session_id === 'string' ? request.query.session_id : '';
+      if (!APPROVAL_TOKEN.test(token) || !PAYMENT_SESSION.test(sessionId)) return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
+      let outcome;
+      try {
+        outcome = await approvals.completePayment(db, sessionId, token);
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) throw error;
+        // The payment provider did not answer: nothing is placed twice, so the buyer (or its event) may ask again.
+        request.log.warn({ cause: (error as Error)?.name ?? 'error' }, 'payment not confirmed: the provider did not answer');
+        reply.header('retry-after', '30');
+        return sendPage(reply, 503, messagePage(context, { title: 'Your payment is being confirmed', tone: 'problem', paragraphs: [PAYMENT_NOT_CONFIRMED, 'Reload this page in a moment: it shows your order once it is placed. One approval never places two orders, and nothing is charged twice.'] }));
+      }
+      if (outcome.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
+      if (outcome.kind === 'open') return reply.redirect(approvalPath(token), 303);
+      if (outcome.kind === 'placed') {
+        if (outcome.placedNow) logPlaced(request, outcome.order);
+        reply.clearCookie(FORM_COOKIE, formCookie(token));
+        if (outcome.enrollment) reply.setCookie(ENROLL_COOKIE, outcome.enrollment, { ...enrollCookie(outcome.order.id), maxAge: ENROLL_COOKIE_SECONDS });
+        return reply.redirect(orderPath(outcome.order.id), 303);
+      }
+      const state = await approvals.approvalState(db, token);
+      if (state.kind === 'pending') return pendingPage(reply, 409, token, state.approval, state.view, { problem: outcome.reason });
+      return sendPage(reply, 409, approvalClosedPage(context, { title: 'Your order was not placed', reason: outcome.reason, changes: outcome.changes, view: state.kind === 'closed' ? state.view : undefined }));
+    },
+  );
+
+  app.get<{ Params: { token: string } }>('/checkout/approve/:token/payment-canceled', { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
+    const { token } = request.params;
+    if (!APPROVAL_TOKEN.test(token)) return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
+    await approvals.paymentCanceled(db, token);
+    return reply.redirect(approvalPath(token), 303);
+  });
+
+  /** Once per order, with nothing personal: the merchant's log says an order came in (storefront orders show N has the rest). */
+  const logPlaced = (request: FastifyRequest, order: Order) =>
+    request.log.info({ order_number: order.number, total: order.total, currency: order.currency, channel: order.channel }, 'order placed');
 
   /** Who prepared the checkout an approval link belongs to (the words of its pages); an agent when it is not known. */
   const channelOf = (state: ApprovalState): Channel => (state.kind === 'pending' || state.kind === 'closed' ? state.view?.record.channel : undefined) ?? 'agent';

@@ -132,6 +132,10 @@ export interface PendingApproval {
   problem?: string;
   /** What just happened (a code was mailed). */
   notice?: string;
+  /** With a hosted payment page: the buyer already proved it is them (no proof is asked again). */
+  proven?: boolean;
+  /** The payment page the buyer pays on now (a plain link: the page's policy names no other origin). */
+  paymentUrl?: string;
 }
 
 export const passkeyOptionsPath = (token: string) => `${approvalPath(token)}/passkey`;
@@ -214,6 +218,30 @@ ${sendButton}
 </section>`;
 }
 
+/** The buyer proved it is them: the payment page next (its link), or the button that opens it again. */
+function paymentSection(approval: PendingApproval): Html {
+  const total = formatMoney(approval.view.totals.total);
+  const said = html`${approval.problem ? html`<p class="problem" role="alert" id="proof-problem">${approval.problem}</p>` : ''}
+${approval.notice ? html`<p class="notice" role="status">${approval.notice}</p>` : ''}`;
+  if (approval.paymentUrl) {
+    return html`<section class="proof" aria-labelledby="proof-title">
+<h2 id="proof-title">Pay for your order</h2>
+${said}
+<p>You confirmed it is you. Pay on the secure payment page; your order is placed as soon as the payment is authorized.</p>
+<p class="actions"><a class="button approve" id="pay-link" href="${approval.paymentUrl}">Continue to payment (${total})</a></p>
+</section>`;
+  }
+  return html`<section class="proof" aria-labelledby="proof-title">
+<h2 id="proof-title">Pay for your order</h2>
+${said}
+<p>You confirmed it is you. Nothing was charged yet.</p>
+<form method="post" action="${approvalPath(approval.token)}">
+${formFields(approval)}
+<div class="actions"><button type="submit" name="action" value="approve" class="approve">Continue to payment (${total})</button></div>
+</form>
+</section>`;
+}
+
 /**
  * The pending approval: the summary and the approve action first (a phone shows them without scrolling), then how
  * long the link works and the decline button, then every detail of the order.
@@ -225,7 +253,7 @@ export function approvalPendingPage(context: PageContext, approval: PendingAppro
 ${sellerLine(context)}
 <p class="lead">${askedBy(view.record.channel)} Review it, then approve or decline.</p>
 ${summary(view, { plan: approval.payment, now: approval.now })}
-${proofSection(approval)}
+${approval.proven ? paymentSection(approval) : proofSection(approval)}
 <p class="expiry">This link works for ${timeLeft(approval.expiresAt, approval.now)} (until ${clockTime(approval.expiresAt, approval.now)}).
 If the checkout changes before you approve, this page no longer places the order and says what changed.</p>
 <form method="post" action="${approvalPath(approval.token)}">
