@@ -157,6 +157,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
         // Money moves a stopped process left asked of the provider and unrecorded; holds that lapsed uncaptured.
         orders.settleUnsettled(db).catch((error: unknown) => onError('payment settlement sweep failed', error)),
         orders.expireLapsedAuthorizations(db).catch((error: unknown) => onError('authorization expiry sweep failed', error)),
+        // Holds lapsing within a day, uncaptured: the merchant is mailed once per order.
+        orders.warnExpiringAuthorizations(db).catch((error: unknown) => onError('authorization expiry warning sweep failed', error)),
       ]);
     await purge();
     const purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS);

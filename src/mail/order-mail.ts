@@ -4,7 +4,8 @@
  * them. Whatever a buyer or an agent typed is escaped in the HTML part and never reaches a header: the recipient
  * is a plain address or there is no message, and the subject holds only the store's name, numbers and money. The
  * payment is said in the words every surface uses (src/payments/payment-words.ts), its label once: "Payment pending:
- * Pay $21.38 by December 5, 2026 using: … Quote order #1001 as the payment reference."
+ * Pay $21.38 by December 5, 2026 using: … Quote order #1001 as the payment reference." The payment's news (a
+ * dispute, a failure, a hold released or about to lapse) has its mails in payment-mail.ts, made of these parts.
  */
 import { formatMoney } from '../catalog/types.js';
 import { formatAddress } from '../checkout/shipping.js';
@@ -16,6 +17,7 @@ import type { MailMessage } from '../outbox/outbox.js';
 import type { CaptureOn } from '../orders/order-machine.js';
 import { PAYMENT_LABELS, oneLineWords, paymentContextOf, paymentWords, textLines, type PaymentWords } from '../payments/payment-words.js';
 import { html, type Html } from '../storefront/pages/html.js';
+import { paymentNewsMails } from './payment-mail.js';
 
 /** Who the buyer's mail comes from, as its signature says: the store's name, where to write, its postal address. */
 export interface MerchantIdentity {
@@ -52,7 +54,7 @@ export const mailShop = (config: Config): MailShop => ({
 export function orderMails(event: OrderEvent, shop: MailShop): MailMessage[] {
   switch (event.type) {
     case 'placed':
-      return [...buyerMail(event.order, shop, confirmation(event.order, shop)), ...merchantMail(event.order, shop)];
+      return [...buyerMail(event.order, shop, confirmation(event.order, shop)), ...merchantMail(shop, newOrderNotice(event.order, shop))];
     case 'fulfilled':
       return buyerMail(event.order, shop, shipment(event.order, event.fulfillment, shop));
     case 'canceled':
@@ -61,6 +63,11 @@ export function orderMails(event: OrderEvent, shop: MailShop): MailMessage[] {
       return buyerMail(event.order, shop, refund(event.order, event.adjustment.amount, event.adjustment.lines, event.adjustment.reason, shop));
     case 'captured':
       return [];
+    case 'disputed':
+    case 'payment_failed':
+    case 'payment_voided':
+    case 'payment_expiring':
+      return paymentNewsMails(event, shop);
     default:
       return noMailFor(event);
   }
@@ -112,10 +119,10 @@ export function signatureHtml(who: MerchantIdentity): Html {
 }
 
 /** Where the buyer writes about an order, quoting its number. */
-const questionsLine = (order: Order, shop: MailShop) => `Questions? Write to ${oneLine(shop.contactEmail)} and quote #${order.number}.`;
+export const questionsLine = (order: Order, shop: MailShop) => `Questions? Write to ${oneLine(shop.contactEmail)} and quote #${order.number}.`;
 
 /** What one mail says, before it is addressed: the subject's words after the store's name, the text part's lines, the HTML body. */
-interface MailContent {
+export interface MailContent {
   subject: string;
   text: string[];
   body: Html;
@@ -128,7 +135,7 @@ function addressed(to: string, shop: MailShop, content: MailContent): MailMessag
 }
 
 /** A mail to the buyer: addressed only to a plain address, and signed by the store. */
-function buyerMail(order: Order, shop: MailShop, content: MailContent): MailMessage[] {
+export function buyerMail(order: Order, shop: MailShop, content: MailContent): MailMessage[] {
   const to = plainMailAddress(order.buyerEmail);
   const signed: MailContent = {
     ...content,
@@ -139,9 +146,10 @@ ${signatureHtml(shop)}`,
   return to ? [addressed(to, shop, signed)] : [];
 }
 
-function merchantMail(order: Order, shop: MailShop): MailMessage[] {
+/** A mail to the merchant (MERCHANT_EMAIL); none when it is not set. */
+export function merchantMail(shop: MailShop, content: MailContent): MailMessage[] {
   const to = shop.merchantEmail ? mailboxAddress(shop.merchantEmail) : undefined;
-  return to ? [addressed(to, shop, newOrderNotice(order, shop))] : [];
+  return to ? [addressed(to, shop, content)] : [];
 }
 
 function htmlDocument(title: string, body: Html): string {
@@ -165,7 +173,7 @@ interface MailLine {
 }
 
 const orderUrl = (order: Order, shop: MailShop) => `${shop.baseUrl.replace(/\/+$/, '')}/orders/${encodeURIComponent(order.id)}`;
-const money = (order: Order, cents: number) => formatMoney(cents, order.currency);
+export const money = (order: Order, cents: number) => formatMoney(cents, order.currency);
 
 function pricedLines(order: Order): MailLine[] {
   return order.lines.map((line) => ({
@@ -254,7 +262,7 @@ const addressLines = (order: Order) => formatAddress(order.shippingAddress).map(
 const addressHtml = (lines: readonly string[]) => html`<p style="margin:0 0 16px">${lines.map((line, index) => html`${index > 0 ? html`<br>` : ''}${line}`)}</p>`;
 
 const heading = (text: string) => html`<h2 style="font-size:17px;margin:20px 0 4px">${text}</h2>`;
-const paragraph = (text: string | Html) => html`<p style="margin:0 0 12px">${text}</p>`;
+export const paragraph = (text: string | Html) => html`<p style="margin:0 0 12px">${text}</p>`;
 const link = (url: string) => html`<a href="${url}" style="color:#0645ad">${url}</a>`;
 
 function buyerName(order: Order): string {
@@ -262,16 +270,16 @@ function buyerName(order: Order): string {
   return oneLine(name);
 }
 
-function greeting(order: Order): string {
+export function greeting(order: Order): string {
   const first = oneLine(order.buyer.firstName ?? order.shippingAddress.firstName ?? '');
   return first ? `Hello ${first},` : 'Hello,';
 }
 
-function orderLinkText(order: Order, shop: MailShop): string[] {
+export function orderLinkText(order: Order, shop: MailShop): string[] {
   return ['', `Your order: ${orderUrl(order, shop)}`];
 }
 
-function orderLinkHtml(order: Order, shop: MailShop): Html {
+export function orderLinkHtml(order: Order, shop: MailShop): Html {
   return paragraph(html`Your order: ${link(orderUrl(order, shop))}`);
 }
 
@@ -287,13 +295,13 @@ function payment(order: Order, shop: MailShop): { label: string; words: PaymentW
  * The payment in the text part, its label once: "Payment pending: Pay $21.38 by … using: … Quote order #1001 as the
  * payment reference.", the merchant's instructions on lines of their own when they have several.
  */
-const paymentText = (order: Order, shop: MailShop): string[] => {
+export const paymentText = (order: Order, shop: MailShop): string[] => {
   const { label, words } = payment(order, shop);
   return textLines(words, label).map((line) => (line.startsWith('  ') ? `  ${oneLine(line)}` : oneLine(line)));
 };
 
 /** The same in the HTML part: the label in bold, the instructions' lines kept. */
-function paymentHtml(order: Order, shop: MailShop): Html {
+export function paymentHtml(order: Order, shop: MailShop): Html {
   const { label, words } = payment(order, shop);
   const lines = words.instructions?.split('\n').map(oneLine) ?? [];
   if (lines.length <= 1) return paragraph(html`<strong>${label}:</strong> ${oneLine(oneLineWords(words))}`);

@@ -86,6 +86,9 @@ export interface OrderActionsOptions {
   now?: () => Date;
 }
 
+/** How long before a hold lapses the merchant is warned (once), by the store's hourly sweep. */
+export const EXPIRY_WARNING_MS = 24 * 60 * 60 * 1000;
+
 const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
 
 /** Units of a line still to ship: neither shipped nor canceled. */
@@ -499,8 +502,8 @@ export class OrderActions {
   }
 
   /**
-   * Authorizations that lapsed uncaptured: the payment failed (the provider usually says so first, by its event).
-   * How many orders were moved.
+   * Authorizations that lapsed uncaptured: the payment failed (the provider usually says so first, by its event),
+   * and the buyer and merchant are told. How many orders were moved.
    */
   async expireLapsedAuthorizations(db: Database): Promise<number> {
     const rows = await db.query<{ id: string }>(
@@ -514,16 +517,45 @@ export class OrderActions {
         await tx.query(`update orders set payment_state = 'failed' where id = $1`, [order.id]);
         await this.paymentRow(tx, order.id, 'failed');
         moved += 1;
-        return undefined;
+        return (after) => ({ type: 'payment_failed', order: after, reason: 'the hold on the card lapsed before it was captured' });
       });
     }
     return moved;
   }
 
   /**
+   * Holds that lapse within a day and are still uncaptured: the merchant is warned once per order (the order's
+   * `payment_expiry_warned_at` is set in the transaction that announces it, so two sweeps, or two instances, warn
+   * once). How many orders were warned.
+   */
+  async warnExpiringAuthorizations(db: Database): Promise<number> {
+    const now = this.now();
+    const within = new Date(now.getTime() + EXPIRY_WARNING_MS);
+    const due = (order: Order) =>
+      order.paymentState === 'authorized' && order.captured === 0 && order.payment.authorizedUntil !== null && order.payment.authorizedUntil > now && order.payment.authorizedUntil <= within;
+    const rows = await db.query<{ id: string }>(
+      `select id from orders where payment_state = 'authorized' and captured = 0 and capturing = 0 and payment_expiry_warned_at is null
+          and payment_authorized_until > $1 and payment_authorized_until <= $2`,
+      [now, within],
+    );
+    let warned = 0;
+    for (const { id } of rows) {
+      await this.change(db, id, async (tx, order, facts) => {
+        if (!due(order) || facts.payment.capturing > 0) return undefined;
+        const marked = await tx.query('update orders set payment_expiry_warned_at = $2 where id = $1 and payment_expiry_warned_at is null returning 1', [order.id, now]);
+        if (marked.length === 0) return undefined;
+        warned += 1;
+        return (after) => ({ type: 'payment_expiring', order: after });
+      });
+    }
+    return warned;
+  }
+
+  /**
    * A provider's event about an order's payment, applied once (its id kept in the transaction that applies it):
-   * a hold canceled at the provider voids the payment, a failure fails it, a refund made in the provider's dashboard
-   * is recorded (and the buyer mailed), a dispute flags the order. Session events are the approval's.
+   * a hold canceled at the provider voids the payment, a failure fails it (each told to the buyer and the merchant),
+   * a refund made in the provider's dashboard is recorded (and the buyer mailed), a dispute flags the order (and the
+   * merchant is mailed what to do). Session events are the approval's.
    */
   async applyProviderEvent(db: Database, event: ProviderEvent): Promise<ProviderEventOutcome> {
     if (event.type === 'session_completed' || event.type === 'session_expired') return 'not_for_orders';
@@ -546,12 +578,15 @@ export class OrderActions {
       const allowed = (move: PaymentMove) => paymentRefusal(move, facts) === undefined;
       switch (event.type) {
         case 'payment_canceled':
-          if (allowed('void')) await this.voidPayment(tx, order);
-          return undefined;
+          // Released at the provider (its dashboard, its expiry), not by the store's cancel: the buyer and merchant are told.
+          if (!allowed('void') || (order.paymentState !== 'pending' && order.paymentState !== 'authorized')) return undefined;
+          await this.voidPayment(tx, order);
+          return (after) => ({ type: 'payment_voided', order: after });
         case 'payment_failed':
           if (allowed('fail') && (order.paymentState === 'pending' || order.paymentState === 'authorized')) {
             await tx.query(`update orders set payment_state = 'failed' where id = $1`, [order.id]);
             await this.paymentRow(tx, order.id, 'failed');
+            return (after) => ({ type: 'payment_failed', order: after, reason: event.reason });
           }
           return undefined;
         case 'refunded': {
@@ -568,7 +603,8 @@ export class OrderActions {
             await tx.query(`update orders set payment_state = 'disputed' where id = $1`, [order.id]);
             await this.paymentRow(tx, order.id, 'disputed');
           }
-          return undefined;
+          // The merchant answers each dispute, whatever the payment's state: each is announced.
+          return (after) => ({ type: 'disputed', order: after, dispute: { amount: event.amount, reason: event.reason } });
         default:
           return undefined;
       }

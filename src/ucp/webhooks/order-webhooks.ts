@@ -3,7 +3,9 @@
  * kept on the order): each event becomes one outbox row in the transaction that made it happen, holding the full
  * order as UCP renders it, in the release of the agent that created the checkout (the order event webhook's request
  * body is the order entity, rest.openapi.json; the event's id and time travel in the Webhook-Id and Webhook-Timestamp
- * headers). The order carries its payment's state as `get_order` does (an info message `payment_<state>`).
+ * headers). The order carries its payment's state as `get_order` does (an info message `payment_<state>`): a payment
+ * that failed, was disputed or whose hold was released at the provider is sent as the order with its new state (UCP's
+ * order event has no event type of its own; the entity says what is true now).
  */
 import type { CaptureOn } from '../../orders/order-machine.js';
 import type { OrderEvent, OrderEventSubscriber } from '../../orders/order-events.js';
@@ -23,7 +25,8 @@ function occurredAt(event: OrderEvent): Date {
 export function orderWebhookSubscriber(options: { baseUrl: string; deadlineSeconds: number; captureOn?: CaptureOn }): OrderEventSubscriber {
   return async (tx, event) => {
     const url = event.order.webhookUrl;
-    if (!url) return;
+    // A hold about to lapse changes nothing the order entity carries: it is the merchant's alone (a mail).
+    if (!url || event.type === 'payment_expiring') return;
     // In the release of the agent behind the checkout (as it last created or updated it).
     const release = await releaseOf(tx, event.order.checkoutId);
     const body = JSON.stringify(ucpOrder(event.order, { release, baseUrl: options.baseUrl, versions: new Map(), captureOn: options.captureOn }));
