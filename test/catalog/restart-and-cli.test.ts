@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { openPglite } from '../../src/db/database.js';
-import { newDataDir, runCli } from '../helpers/cli.js';
+import { commandSession, newDataDir, runCli, runCommand, type CliResult } from '../helpers/cli.js';
 import { backends, dropTestDatabases, getJson, startTestStore } from '../helpers/store.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'storefront-test-'));
@@ -43,43 +43,53 @@ for (const backend of backends) {
   });
 }
 
-const cli = runCli;
-
 describe('the storefront CLI', () => {
-  it('a bad configuration value exits 1 with one line naming the variable', () => {
+  // Most commands run in this process, through the function the binary runs (runCommand); a process of its own
+  // (runCli) where the test is about one: its exit code, and an embedded database another process holds.
+  it('a bad configuration value exits 1 with one line naming the variable', async () => {
+    const oneLineNaming = (name: string, result: CliResult) => {
+      assert.equal(result.code, 1, `${name}: ${result.stderr}`);
+      const lines = result.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(lines[0]!, new RegExp(`\\b${name}\\b`));
+    };
+    // The process `storefront serve` starts exits 1.
+    oneLineNaming('PORT', runCli(['serve'], { PORT: 'eighty' }));
+    // The configuration is read, the same way, before any command runs: each bad value refused by that one reading.
     for (const [name, value] of [
       ['PORT', 'eighty'],
       ['BASE_URL', 'not a url'],
       ['LOG_LEVEL', 'loud'],
       ['DATABASE_URL', 'mysql://x'],
       ['RATE_LIMIT', 'maybe'],
-    ]) {
-      const result = cli(['serve'], { [name!]: value! });
-      assert.equal(result.code, 1, `${name}: ${result.stderr}`);
-      const lines = result.stderr.trim().split('\n');
-      assert.equal(lines.length, 1, result.stderr);
-      assert.match(lines[0]!, new RegExp(`\\b${name}\\b`));
+    ] as const) {
+      oneLineNaming(name, await runCommand(['migrate'], { DATA_DIR: path.join(scratch, 'never-opened'), [name]: value }));
     }
   });
 
-  it('`storefront import` loads a Shopify CSV into the embedded database and reports what it created', () => {
+  it('`storefront import` loads a Shopify CSV into the embedded database and reports what it created', async () => {
     const dataDir = newDataDir(path.join(scratch, 'cli-import'));
-    const result = cli(['import', 'test/fixtures/shopify-products.csv'], { DATA_DIR: dataDir });
-    assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /products: 5 created/);
-    const again = cli(['import', 'test/fixtures/shopify-products.csv'], { DATA_DIR: dataDir });
-    assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stdout, /products: 0 created, 0 changed, 5 unchanged/);
+    const session = commandSession(() => ({ DATA_DIR: dataDir }));
+    try {
+      const result = await session.run('import', 'test/fixtures/shopify-products.csv');
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /products: 5 created/);
+      const again = await session.run('import', 'test/fixtures/shopify-products.csv');
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /products: 0 created, 0 changed, 5 unchanged/);
+    } finally {
+      await session.close();
+    }
   });
 
   it('`storefront import` of a bad file exits 1 naming row and column, and imports nothing', async () => {
     const dataDir = newDataDir(path.join(scratch, 'cli-bad'));
-    const result = cli(['import', 'test/fixtures/shopify-products-bad.csv'], { DATA_DIR: dataDir });
-    assert.equal(result.code, 1);
-    assert.match(result.stderr, /row 9, column "Variant Price"/);
-    assert.match(result.stderr, /nothing was imported/);
     const db = await openPglite(dataDir);
     try {
+      const result = await runCommand(['import', 'test/fixtures/shopify-products-bad.csv'], { DATA_DIR: dataDir }, db);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /row 9, column "Variant Price"/);
+      assert.match(result.stderr, /nothing was imported/);
       const tables = await db.query("select 1 from information_schema.tables where table_name = 'products'");
       const rows = tables.length ? await db.query<{ n: number }>('select count(*)::int as n from products') : [{ n: 0 }];
       assert.equal(rows[0]!.n, 0);
@@ -88,20 +98,20 @@ describe('the storefront CLI', () => {
     }
   });
 
-  it('`storefront migrate` applies the migrations once', () => {
+  it('`storefront migrate` applies the migrations once', async () => {
     const dataDir = path.join(scratch, 'cli-migrate');
-    const first = cli(['migrate'], { DATA_DIR: dataDir });
+    const first = await runCommand(['migrate'], { DATA_DIR: dataDir });
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /applied 001_catalog/);
-    const second = cli(['migrate'], { DATA_DIR: dataDir });
+    const second = await runCommand(['migrate'], { DATA_DIR: dataDir });
     assert.match(second.stdout, /up to date/);
   });
 
   it('a second process cannot open an embedded database that is in use', async () => {
-    const dataDir = path.join(scratch, 'cli-locked');
+    const dataDir = newDataDir(path.join(scratch, 'cli-locked'));
     const db = await openPglite(dataDir);
     try {
-      const result = cli(['migrate'], { DATA_DIR: dataDir });
+      const result = runCli(['migrate'], { DATA_DIR: dataDir });
       assert.equal(result.code, 1);
       assert.match(result.stderr, /in use by process/);
     } finally {

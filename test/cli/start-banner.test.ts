@@ -4,7 +4,6 @@ import { after, before, describe, it } from 'node:test';
 import { startBanner } from '../../src/cli/start-banner.js';
 import { loadConfig } from '../../src/config.js';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
-import { generateCatalog } from '../../bench/generated-catalog.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 
 after(dropTestDatabases);
@@ -33,7 +32,7 @@ describe('the start banner', () => {
   });
 
   it('an imported catalog is not called the demo', async () => {
-    await importCatalog(t.store.db, generateCatalog(3));
+    await importCatalog(t.store.db, { products: [{ handle: 'travel-kettle', title: 'Travel Kettle', variants: [{ sku: 'KET-1', price: 3400, inventory_quantity: 4 }] }] });
     await t.store.catalog.refresh(t.store.db);
     const banner = startBanner(loadConfig({}), t.store.catalog.snapshot);
     assert.match(banner, /^ {2}Catalog: +\d+ products in \d+ collections$/m);

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { freePort } from '../helpers/browser.js';
-import { cliTargets, storefrontArgs } from '../helpers/cli.js';
+import { cliTargets, scriptArgs, storefrontArgs } from '../helpers/cli.js';
 import { POSTGRES_URL } from '../helpers/store.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sf-request-log-'));
@@ -42,7 +42,7 @@ interface Server {
 async function startServer(env: Record<string, string>, options: { crashRoute?: boolean } = {}): Promise<Server> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const args = options.crashRoute ? ['--import', 'tsx', '--input-type=module', '--eval', CRASH_APP] : storefrontArgs('serve');
+  const args = options.crashRoute ? scriptArgs(crashApp) : storefrontArgs('serve');
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: origin },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -74,11 +74,11 @@ async function startServer(env: Record<string, string>, options: { crashRoute?: 
 }
 
 /** The app of `serve`, plus GET /test/crash that throws; stops like serve on SIGTERM (close, flush, exit 0). */
-const CRASH_APP = `
-const { loadConfig } = await import('./src/config.ts');
-const { openStore } = await import('./src/store.ts');
-const { buildApp } = await import('./src/app.ts');
-const { flushRequestLog } = await import('./src/http/request-log.ts');
+const crashApp = (from: (name: string) => string) => `
+const { loadConfig } = await import(${JSON.stringify(from('config'))});
+const { openStore } = await import(${JSON.stringify(from('store'))});
+const { buildApp } = await import(${JSON.stringify(from('app'))});
+const { flushRequestLog } = await import(${JSON.stringify(from('http/request-log'))});
 const config = loadConfig();
 const store = await openStore(config);
 const app = await buildApp(store, {
@@ -100,8 +100,12 @@ const targets = cliTargets(scratch, 'sf_log', databases);
 
 for (const target of targets) {
   describe(`request logging (${target.name})`, () => {
+    // One database for the describe's stores, one after the other (a new one costs each start its migrations and seeding).
+    let env: Promise<Record<string, string>> | undefined;
+    const storeEnv = () => (env ??= target.env());
+
     it('one completion line per request with its id, route, status and time; none on arrival; no secret in any line', async () => {
-      const server = await startServer({ ...(await target.env()), RATE_LIMIT: 'off' });
+      const server = await startServer({ ...(await storeEnv()), RATE_LIMIT: 'off' });
       const sent: { id: string; status: number; method: string; path: string; route: string | null }[] = [];
       let cartToken = '';
       let lines: Line[] = [];
@@ -158,7 +162,7 @@ for (const target of targets) {
     });
 
     it('a 500: the error line (with its error) and the completion line carry the request id; LOG_LEVEL=warn writes only those', async () => {
-      const server = await startServer({ ...(await target.env()), RATE_LIMIT: 'off', LOG_LEVEL: 'warn' }, { crashRoute: true });
+      const server = await startServer({ ...(await storeEnv()), RATE_LIMIT: 'off', LOG_LEVEL: 'warn' }, { crashRoute: true });
       let lines: Line[] = [];
       let crashId = '';
       let readId = '';
@@ -188,7 +192,7 @@ for (const target of targets) {
     });
 
     it("behind a trusted proxy each line carries the proxy's X-Request-Id and the forwarded client address; an id it may not give is replaced", async () => {
-      const server = await startServer({ ...(await target.env()), RATE_LIMIT: 'off', TRUST_PROXY: 'loopback' });
+      const server = await startServer({ ...(await storeEnv()), RATE_LIMIT: 'off', TRUST_PROXY: 'loopback' });
       const sent = [
         // The product read, a collection read, a write, and a 404.
         { url: '/products/decaf-capsules.js', id: 'edge-7f3a.1:product', client: '203.0.113.7' },
@@ -224,7 +228,7 @@ for (const target of targets) {
     });
 
     it('a normal stop (SIGTERM) loses no line: every request answered before it has its line', async () => {
-      const server = await startServer({ ...(await target.env()), RATE_LIMIT: 'off' });
+      const server = await startServer({ ...(await storeEnv()), RATE_LIMIT: 'off' });
       const ids: string[] = [];
       let result: Awaited<ReturnType<Server['stop']>>;
       try {
