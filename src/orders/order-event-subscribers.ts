@@ -8,6 +8,6 @@ import type { OrderEventSubscriber } from './order-events.js';
 export function orderEventSubscribers(config: Config): OrderEventSubscriber[] {
   return [
     orderMailSubscriber(mailShop(config), config.outbox.mailDeadlineSeconds),
-    orderWebhookSubscriber({ baseUrl: config.baseUrl, deadlineSeconds: config.outbox.webhookDeadlineSeconds }),
+    orderWebhookSubscriber({ baseUrl: config.baseUrl, deadlineSeconds: config.outbox.webhookDeadlineSeconds, captureOn: config.payment.captureOn }),
   ];
 }

@@ -60,7 +60,7 @@ export interface Adjustment {
 }
 
 /**
- * The order's payment, in the one vocabulary of pages, mails, `get_order` and the CLI. The provider's own reference
+ * The order's payment, in the one vocabulary of pages, mails, the commerce door's order and the CLI. The provider's own reference
  * (a PaymentIntent id) is not here: it is for the store and the merchant, never buyers (`paymentReference`).
  */
 export interface OrderPayment {

@@ -104,6 +104,7 @@ function mapping(context: ToolContext) {
     payments,
     versions: context.capabilities,
     approvalProof: buyerProof.mode,
+    captureOn: config.payment.captureOn,
   };
 }
 
