@@ -62,8 +62,12 @@ async function startServer(name: string): Promise<Server> {
   );
   const start = Date.now();
   while ((await fetch(`${origin}/healthz`).catch(() => undefined))?.status !== 200) {
-    if (Date.now() - start > 60_000) assert.fail('the store did not start within 60 s');
     if (child.exitCode !== null) assert.fail(`the store exited with ${child.exitCode}`);
+    if (Date.now() - start > 60_000) {
+      // Left running, it would keep this test process from ending.
+      child.kill('SIGKILL');
+      assert.fail('the store did not start within 60 s');
+    }
     await sleep(100);
   }
   return { process: child, port, output: () => stdout, exited };
@@ -130,73 +134,8 @@ function logLines(server: Server): Record<string, unknown>[] {
   return server.output().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-describe('storefront serve stops gracefully', () => {
-  it('on SIGTERM: refuses new connections, finishes the request under way with 200, exits 0 within 10 s', async (t) => {
-    const server = await startServer('graceful');
-    try {
-      const read = await fetch(`http://127.0.0.1:${server.port}/products/decaf-capsules.js`);
-      assert.equal(read.status, 200);
-      const requestId = read.headers.get('x-request-id')!;
-
-      const inFlight = await slowRequest(t, server.port);
-      const signalled = Date.now();
-      server.process.kill('SIGTERM');
-      // A new connection is refused while draining (or the poll fails).
-      t.diagnostic(`connections refused ${await refusesConnections(server.port, signalled, inFlight, 'the request')} ms after SIGTERM`);
-      assert.equal(server.process.exitCode, null, 'the process waits for the request under way');
-
-      inFlight.finish();
-      const answer = await inFlight.answer;
-      assert.match(answer, /^HTTP\/1\.1 200 /);
-      assert.match(answer, /\r\nconnection: close\r\n/i);
-      assert.match(answer, /\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
-
-      const exit = await server.exited;
-      assert.equal(exit.code, 0, server.output());
-      t.diagnostic(`exited ${exit.at - signalled} ms after SIGTERM`);
-
-      const lines = logLines(server);
-      // Within the 10 s drain: the process ended because the request finished, not because the drain ran out.
-      assert.ok(!lines.some((line) => line.msg === DRAIN_RAN_OUT), 'the drain did not run out');
-      const ofRead = lines.filter((line) => line.request_id === requestId);
-      assert.equal(ofRead.length, 1, 'the request is logged once, when it is answered, with its id');
-      assert.equal(ofRead[0]!.msg, 'request completed');
-      for (const line of lines.filter((l) => l.msg === 'request completed')) assert.match(String(line.request_id), /^[0-9a-f-]{36}$/);
-      assert.ok(
-        lines.some((line) => line.msg === 'request completed' && line.path === '/cart/clear.js' && line.status === 200),
-        'the request finished during the drain is logged before the process exits',
-      );
-      assert.ok(lines.some((line) => line.msg === 'stopped'));
-    } finally {
-      server.process.kill('SIGKILL');
-    }
-  });
-
-  it('a merchant command half-sent on the control socket does not keep the app taking requests', async (t) => {
-    const server = await startServer('half-sent-command');
-    try {
-      // A command whose body has not come yet (a large import uploading, a merchant's CLI suspended): its connection is busy.
-      const command = net.connect(controlSocketPath(path.join(scratch, 'half-sent-command')));
-      await new Promise<void>((resolve, reject) => command.once('connect', resolve).once('error', reject));
-      command.on('error', () => {});
-      // The control socket is a Node HTTP server too: its 100 Continue says the command is under way.
-      const pending = await halfSent(t, command, 'POST /stock HTTP/1.1\r\nHost: localhost\r\n');
-      pending.answer.catch(() => {});
-      const signalled = Date.now();
-      server.process.kill('SIGTERM');
-      // The app stops taking connections at once, while the command is still under way (or the poll fails).
-      t.diagnostic(`connections refused ${await refusesConnections(server.port, signalled, pending, 'the command')} ms after SIGTERM`);
-      assert.equal(server.process.exitCode, null, 'the process waits for the command');
-      command.destroy(); // the merchant gives up
-      const exit = await server.exited;
-      assert.equal(exit.code, 0, server.output());
-      t.diagnostic(`exited ${exit.at - signalled} ms after SIGTERM`);
-      assert.ok(!logLines(server).some((line) => line.msg === DRAIN_RAN_OUT), 'the process ended when the command gave up, not when the drain ran out');
-    } finally {
-      server.process.kill('SIGKILL');
-    }
-  });
-
+// The drain test waits the 10 s drain out with nothing to do: the other cases run meanwhile, one after another.
+describe('storefront serve stops gracefully', { concurrency: true }, () => {
   it('a request still under way when the 10 s drain ends has its connection closed; the process then exits 0', async (t) => {
     const server = await startServer('drain-deadline');
     try {
@@ -217,59 +156,127 @@ describe('storefront serve stops gracefully', () => {
     }
   });
 
-  it('a signal while the store starts: the embedded database is opened whole and closed, the process exits 0, and the next start serves', async (t) => {
-    const port = await freePort();
-    const dataDir = path.join(scratch, 'stopped-while-starting');
-    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, RATE_LIMIT: 'off', LOG_LEVEL: 'info' };
-    const child = spawn(process.execPath, storefrontArgs('serve'), { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    try {
-      // The data directory appears when the store begins to open its database (creating it, migrating, seeding).
-      for (const deadline = Date.now() + 60_000; !existsSync(dataDir); await sleep(5)) {
-        assert.ok(Date.now() < deadline && child.exitCode === null, 'the store began to open its database');
-      }
-      child.kill('SIGTERM');
-      assert.equal(await exited, 0, `${stderr}\n${stdout}`);
-      const stoppedEarly = /SIGTERM while starting/.test(stderr) && /stopped before serving/.test(stderr);
-      t.diagnostic(stoppedEarly ? 'the signal came while the database was opening' : 'the signal came after the database was open');
-      assert.ok(stoppedEarly || stdout.includes('"msg":"stopped"'), `${stderr}\n${stdout}`);
-      assert.doesNotMatch(stderr, /Error|at .*\.(ts|js):\d+/, 'no stack trace');
-    } finally {
-      child.kill('SIGKILL');
-    }
-    // The database was left whole: the next start opens it and serves the demo catalog.
-    const server = await startServer('stopped-while-starting');
-    try {
-      const read = await fetch(`http://127.0.0.1:${server.port}/products/decaf-capsules.js`);
-      assert.equal(read.status, 200);
-      server.process.kill('SIGTERM');
-      assert.equal((await server.exited).code, 0);
-    } finally {
-      server.process.kill('SIGKILL');
-    }
-  });
+  describe('the other cases, one after another', { concurrency: 1 }, () => {
+    it('on SIGTERM: refuses new connections, finishes the request under way with 200, exits 0 within 10 s', async (t) => {
+      const server = await startServer('graceful');
+      try {
+        const read = await fetch(`http://127.0.0.1:${server.port}/products/decaf-capsules.js`);
+        assert.equal(read.status, 200);
+        const requestId = read.headers.get('x-request-id')!;
 
-  it('a second signal exits at once, without waiting for the request under way', async (t) => {
-    const server = await startServer('impatient');
-    try {
-      const inFlight = await slowRequest(t, server.port);
-      server.process.kill('SIGINT');
-      await until('the first signal handled (its "shutting down" log line)', () => server.output().includes('"msg":"shutting down'));
-      assert.equal(server.process.exitCode, null, 'the first signal waits for the request');
-      const second = Date.now();
-      server.process.kill('SIGINT');
-      const exit = await server.exited;
-      t.diagnostic(`exited ${exit.at - second} ms after the second signal`);
-      assert.notEqual(exit.code, 0);
-      // Waiting for the request would have ended the drain (its warning logged) and exited 0.
-      assert.ok(!server.output().includes(DRAIN_RAN_OUT), 'the process did not wait for the drain to run out');
-      await inFlight.answer.catch(() => '');
-    } finally {
-      server.process.kill('SIGKILL');
-    }
+        const inFlight = await slowRequest(t, server.port);
+        const signalled = Date.now();
+        server.process.kill('SIGTERM');
+        // A new connection is refused while draining (or the poll fails).
+        t.diagnostic(`connections refused ${await refusesConnections(server.port, signalled, inFlight, 'the request')} ms after SIGTERM`);
+        assert.equal(server.process.exitCode, null, 'the process waits for the request under way');
+
+        inFlight.finish();
+        const answer = await inFlight.answer;
+        assert.match(answer, /^HTTP\/1\.1 200 /);
+        assert.match(answer, /\r\nconnection: close\r\n/i);
+        assert.match(answer, /\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
+
+        const exit = await server.exited;
+        assert.equal(exit.code, 0, server.output());
+        t.diagnostic(`exited ${exit.at - signalled} ms after SIGTERM`);
+
+        const lines = logLines(server);
+        // Within the 10 s drain: the process ended because the request finished, not because the drain ran out.
+        assert.ok(!lines.some((line) => line.msg === DRAIN_RAN_OUT), 'the drain did not run out');
+        const ofRead = lines.filter((line) => line.request_id === requestId);
+        assert.equal(ofRead.length, 1, 'the request is logged once, when it is answered, with its id');
+        assert.equal(ofRead[0]!.msg, 'request completed');
+        for (const line of lines.filter((l) => l.msg === 'request completed')) assert.match(String(line.request_id), /^[0-9a-f-]{36}$/);
+        assert.ok(
+          lines.some((line) => line.msg === 'request completed' && line.path === '/cart/clear.js' && line.status === 200),
+          'the request finished during the drain is logged before the process exits',
+        );
+        assert.ok(lines.some((line) => line.msg === 'stopped'));
+      } finally {
+        server.process.kill('SIGKILL');
+      }
+    });
+
+    it('a merchant command half-sent on the control socket does not keep the app taking requests', async (t) => {
+      const server = await startServer('half-sent-command');
+      try {
+        // A command whose body has not come yet (a large import uploading, a merchant's CLI suspended): its connection is busy.
+        const command = net.connect(controlSocketPath(path.join(scratch, 'half-sent-command')));
+        await new Promise<void>((resolve, reject) => command.once('connect', resolve).once('error', reject));
+        command.on('error', () => {});
+        // The control socket is a Node HTTP server too: its 100 Continue says the command is under way.
+        const pending = await halfSent(t, command, 'POST /stock HTTP/1.1\r\nHost: localhost\r\n');
+        pending.answer.catch(() => {});
+        const signalled = Date.now();
+        server.process.kill('SIGTERM');
+        // The app stops taking connections at once, while the command is still under way (or the poll fails).
+        t.diagnostic(`connections refused ${await refusesConnections(server.port, signalled, pending, 'the command')} ms after SIGTERM`);
+        assert.equal(server.process.exitCode, null, 'the process waits for the command');
+        command.destroy(); // the merchant gives up
+        const exit = await server.exited;
+        assert.equal(exit.code, 0, server.output());
+        t.diagnostic(`exited ${exit.at - signalled} ms after SIGTERM`);
+        assert.ok(!logLines(server).some((line) => line.msg === DRAIN_RAN_OUT), 'the process ended when the command gave up, not when the drain ran out');
+      } finally {
+        server.process.kill('SIGKILL');
+      }
+    });
+
+    it('a signal while the store starts: the embedded database is opened whole and closed, the process exits 0, and the next start serves', async (t) => {
+      const port = await freePort();
+      const dataDir = path.join(scratch, 'stopped-while-starting');
+      const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, RATE_LIMIT: 'off', LOG_LEVEL: 'info' };
+      const child = spawn(process.execPath, storefrontArgs('serve'), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        // The data directory appears when the store begins to open its database (creating it, migrating, seeding).
+        for (const deadline = Date.now() + 60_000; !existsSync(dataDir); await sleep(5)) {
+          assert.ok(Date.now() < deadline && child.exitCode === null, 'the store began to open its database');
+        }
+        child.kill('SIGTERM');
+        assert.equal(await exited, 0, `${stderr}\n${stdout}`);
+        const stoppedEarly = /SIGTERM while starting/.test(stderr) && /stopped before serving/.test(stderr);
+        t.diagnostic(stoppedEarly ? 'the signal came while the database was opening' : 'the signal came after the database was open');
+        assert.ok(stoppedEarly || stdout.includes('"msg":"stopped"'), `${stderr}\n${stdout}`);
+        assert.doesNotMatch(stderr, /Error|at .*\.(ts|js):\d+/, 'no stack trace');
+      } finally {
+        child.kill('SIGKILL');
+      }
+      // The database was left whole: the next start opens it and serves the demo catalog.
+      const server = await startServer('stopped-while-starting');
+      try {
+        const read = await fetch(`http://127.0.0.1:${server.port}/products/decaf-capsules.js`);
+        assert.equal(read.status, 200);
+        server.process.kill('SIGTERM');
+        assert.equal((await server.exited).code, 0);
+      } finally {
+        server.process.kill('SIGKILL');
+      }
+    });
+
+    it('a second signal exits at once, without waiting for the request under way', async (t) => {
+      const server = await startServer('impatient');
+      try {
+        const inFlight = await slowRequest(t, server.port);
+        server.process.kill('SIGINT');
+        await until('the first signal handled (its "shutting down" log line)', () => server.output().includes('"msg":"shutting down'));
+        assert.equal(server.process.exitCode, null, 'the first signal waits for the request');
+        const second = Date.now();
+        server.process.kill('SIGINT');
+        const exit = await server.exited;
+        t.diagnostic(`exited ${exit.at - second} ms after the second signal`);
+        assert.notEqual(exit.code, 0);
+        // Waiting for the request would have ended the drain (its warning logged) and exited 0.
+        assert.ok(!server.output().includes(DRAIN_RAN_OUT), 'the process did not wait for the drain to run out');
+        await inFlight.answer.catch(() => '');
+      } finally {
+        server.process.kill('SIGKILL');
+      }
+    });
   });
 });
