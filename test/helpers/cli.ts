@@ -44,8 +44,8 @@ export function storefrontArgs(...args: string[]): string[] {
 /**
  * The node arguments that run `script`, an ES module's text, in a process of its own (a store built with a route of
  * the test's own, say). It loads the storefront's modules through `from`: `await import(${JSON.stringify(from('config'))})`
- * loads src/config.ts. Like storefrontArgs, it runs on the run's build when scripts/test.mjs made one (a process
- * starts about 2 s of CPU sooner), else on src/ through tsx.
+ * loads src/config.ts. Like storefrontArgs, it runs on the run's build when scripts/test.mjs made one (without tsx's
+ * module hooks, which cost a process about 2 s of CPU to start: see scripts/test.mjs), else on src/ through tsx.
  */
 export function scriptArgs(script: (from: (name: string) => string) => string): string[] {
   const built = process.env[BUILT_MAIN_ENV];
