@@ -209,7 +209,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
 }
 
 /** The provider PAYMENT_PROVIDER names: Stripe with the account's keys, or manual with the merchant's instructions and due days. */
-function openPaymentProvider(config: Config): PaymentProvider {
+export function openPaymentProvider(config: Config): PaymentProvider {
   if (config.payment.provider === 'stripe' && config.payment.stripe) return stripeProvider(config.payment.stripe);
   return manualProvider({ instructions: config.payment.instructions, dueDays: config.payment.dueDays });
 }

@@ -137,7 +137,9 @@ async function runMerchantCommand<T>(config: Config, held: Database | undefined,
 async function commandsOn(db: Database, config: Config): Promise<MerchantCommands> {
   await migrate(db);
   const inventory = await Inventory.load(db);
-  const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config) });
+  // The provider and CAPTURE_ON the store has: a card hold captured, released or refunded here is asked of Stripe.
+  const { openPaymentProvider } = await import('../store.js');
+  const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config), provider: openPaymentProvider(config), captureOn: config.payment.captureOn });
   // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
   const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);
   return merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey) });

@@ -4,6 +4,8 @@
  * capture and a capture of more than is owed are refused with nothing changed, and an AMOUNT that is not one is a
  * usage error. With the embedded database held by a running store, the AMOUNT reaches it through its control socket:
  * the store here serves the socket in this process, and the command runs in a process of its own, as a merchant's.
+ * With PAYMENT_PROVIDER=stripe the command asks Stripe (here a port nothing listens on): a card hold is never recorded
+ * as captured without the provider.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,7 +15,8 @@ import { storeCommands } from '../../src/cli/merchant-commands.js';
 import { loadConfig } from '../../src/config.js';
 import type { Order } from '../../src/orders/orders.js';
 import { openStore, type Store } from '../../src/store.js';
-import { cliScratch, cliTargets, commandSession, storefrontArgs, type CliResult } from '../helpers/cli.js';
+import { freePort } from '../helpers/browser.js';
+import { cliScratch, cliTargets, commandSession, runCommand, storefrontArgs, type CliResult } from '../helpers/cli.js';
 import { placeOrder } from '../helpers/orders.js';
 
 const { scratch, databases } = cliScratch('sf-capture-amount');
@@ -98,6 +101,36 @@ for (const target of cliTargets(scratch, 'sf_capture_amount', databases)) {
       const help = await ok('help');
       assert.match(help, /^ {2}orders capture ID \[AMOUNT\] /m);
     });
+
+    if (target.name === 'PostgreSQL') {
+      it('with PAYMENT_PROVIDER=stripe the capture is asked of Stripe: one that does not answer captures nothing', async () => {
+        const store = await openStore(loadConfig({ ...env, LOG_LEVEL: 'silent' }), { onBackgroundError: () => {} });
+        let held: Order;
+        try {
+          held = await placeOne(store, 'card@example.com');
+          // As a Stripe approval places it: the total held on the card under its PaymentIntent.
+          await store.db.query(
+            `update orders set payment_provider = 'stripe', payment_state = 'authorized', payment_authorized = total,
+                    payment_authorized_until = now() + interval '7 days', payment_due_at = null, payment_reference = $2 where id = $1`,
+            [held.id, `pi_cli_${held.number}`],
+          );
+          await store.db.query(`update payments set state = 'authorized' where order_id = $1`, [held.id]);
+        } finally {
+          await store.close();
+        }
+        const stripe = {
+          ...env,
+          PAYMENT_PROVIDER: 'stripe',
+          STRIPE_SECRET_KEY: 'sk_test_cli',
+          STRIPE_WEBHOOK_SECRET: 'whsec_cli',
+          STRIPE_API_URL: `http://127.0.0.1:${await freePort()}`,
+        };
+        const result = await runCommand(['orders', 'capture', String(held.number), '5.00'], stripe);
+        assert.equal(result.code, 1, result.stdout);
+        assert.match(result.stderr, new RegExp(`the payment provider did not answer the capture of order #${held.number}`));
+        assert.match(await ok('orders', 'show', held.id), /^Captured\s+\$0\.00$/m);
+      });
+    }
 
     if (target.name === 'embedded database') {
       it('while a store holds the embedded database, the AMOUNT reaches it through its control socket', async () => {
