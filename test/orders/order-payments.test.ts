@@ -11,7 +11,15 @@ import { after, before, describe, it } from 'node:test';
 import { OrderActionRefused, OrderActions } from '../../src/orders/order-actions.js';
 import { readOrder, type Order } from '../../src/orders/orders.js';
 import { manualProvider } from '../../src/payments/manual-provider.js';
-import type { OperationOutcome, PaymentProvider, ProviderOperation } from '../../src/payments/payment-provider.js';
+import type {
+  OperationOutcome,
+  PaymentProvider,
+  PaymentSessionRequest,
+  PaymentStep,
+  ProviderAuthorization,
+  ProviderOperation,
+  SessionOutcome,
+} from '../../src/payments/payment-provider.js';
 import { openStore, type Store } from '../../src/store.js';
 import { placeOrder } from '../helpers/orders.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
@@ -34,14 +42,28 @@ class HoldingProvider implements PaymentProvider {
   calls: Call[] = [];
   answer: (call: Call) => Promise<OperationOutcome> = async () => ({ ok: true, providerReference: `re_${this.calls.length}` });
   private next = 0;
-  async begin(): Promise<never> {
-    throw new Error('not used');
+  /** Each hosted page begun, as the buyer pays it at once: what it was begun for. */
+  private readonly sessions = new Map<string, PaymentSessionRequest>();
+  async begin(request: PaymentSessionRequest): Promise<PaymentStep> {
+    const sessionId = `cs_test_${this.sessions.size + 1}_${request.idempotencyKey.slice(0, 8)}`;
+    this.sessions.set(sessionId, request);
+    return { kind: 'redirect', url: `https://pay.example/${sessionId}`, sessionId, expiresAt: request.expiresAt };
   }
-  async confirm(): Promise<never> {
-    throw new Error('not used');
-  }
-  start(order: { total: number; placedAt: Date }) {
+  async confirm(sessionId: string): Promise<SessionOutcome> {
+    const paid = this.sessions.get(sessionId);
+    if (!paid) return { kind: 'closed', reason: 'no such session' };
     this.next += 1;
+    return {
+      kind: 'authorized',
+      checkoutId: paid.checkoutId,
+      digest: paid.digest,
+      reference: `pi_test_${Date.now()}_${this.next}`,
+      amount: paid.total,
+      currency: paid.currency,
+      authorizedUntil: new Date(Date.now() + 7 * DAY_MS),
+    };
+  }
+  start(order: { total: number; placedAt: Date }, authorization?: ProviderAuthorization) {
     return {
       provider: 'stripe' as const,
       state: 'authorized' as const,
@@ -49,7 +71,7 @@ class HoldingProvider implements PaymentProvider {
       authorizedUntil: new Date(order.placedAt.getTime() + 7 * DAY_MS),
       dueAt: null,
       instructions: null,
-      reference: `pi_test_${Date.now()}_${this.next}`,
+      reference: authorization?.reference ?? `pi_test_${Date.now()}`,
     };
   }
   private record(kind: Call['kind']) {
