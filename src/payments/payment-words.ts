@@ -1,7 +1,7 @@
 /**
  * The words for an order's payment, one vocabulary for every surface that tells a buyer about it: the approval page
  * (before the order exists: how and by when they will pay), the order page, the order mails, the policy pages, and
- * the order as UCP shows it (`get_order`, the platform's order webhooks). Each state has a short label ("Payment
+ * the order as the commerce door shows it (an agent's order lookup, the platform's order webhooks). Each state has a short label ("Payment
  * pending", "Paid", …) and a sentence that says what is true and what the buyer does next ("Pay $21.38 by December
  * 5, 2026 using: … Quote order #1001 as the payment reference."). A sentence never repeats its label, so a surface
  * shows either, or the label then the sentence. Pure: no I/O, no clock but the one passed in.
