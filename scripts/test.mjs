@@ -108,7 +108,9 @@ try {
     env[TEMPLATE_ENV] = template;
     if (await migrated) env[DATA_DIR_TEMPLATE_ENV] = dataDirTemplate; // else each test's store creates its own
   }
-  execFileSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...selected.map(compiled)], {
+  // Absolute paths: from Node 22 on, the test runner takes its arguments as glob patterns, and a relative pattern
+  // under node_modules/ matches nothing ("Could not find …" on Node 24).
+  execFileSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...selected.map((file) => path.resolve(compiled(file)))], {
     stdio: 'inherit',
     env,
   });
