@@ -112,7 +112,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     const carts = await CartService.open(db, { catalog, stock: inventory, maxLineQuantity: config.cartMaxLineQuantity });
     const idempotency = new IdempotencyStore(onError);
     const paymentProvider = options.paymentProvider ?? openPaymentProvider(config);
-    const payments = paymentHandlerFor(config.baseUrl, LATEST_UCP_RELEASE, paymentProvider);
+    const payments = paymentHandlerFor(config.baseUrl, LATEST_UCP_RELEASE, paymentProvider, config.payment.captureOn);
     const signingKeys = await SigningKeys.open(db, config.signingKey);
     // A key rotated by another instance or the CLI is signed with, and published, within a minute.
     signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));

@@ -20,11 +20,11 @@ import { createHash } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.js';
 import { STORE_CURRENCY } from '../catalog/types.js';
 import { readOrder, type Order } from '../orders/orders.js';
-import type { PaymentProvider, PaymentSessionRequest } from '../payments/payment-provider.js';
+import { PaymentSessionRefused, type PaymentProvider, type PaymentSessionRequest } from '../payments/payment-provider.js';
 import { approvalSentence, approvalVerdict } from './approval-validity.js';
 import type { ProvenBy } from './buyer-proof.js';
 import { approvalSummary, checkoutDigest, describeChanges, informationStatus, type ApprovalSummary } from './checkout.js';
-import { markApprovalProven, readApproval, readApprovalByPaymentSession, readCheckout, recordPaymentSession, voidPendingApprovals, type ApprovalRecord } from './checkout-store.js';
+import { endPaymentSession, markApprovalProven, readApproval, readApprovalByPaymentSession, readCheckout, readPendingApproval, recordPaymentSession, voidApproval, type ApprovalRecord } from './checkout-store.js';
 import { placeApprovedOrder, PROVEN_BY_WORDS, type PlacementParts } from './order-placement.js';
 
 /** What paying needs besides placing: the provider, where the buyer comes back to, what runs after an order is placed. */
@@ -41,7 +41,7 @@ export interface PaymentParts extends PlacementParts {
 export type PaymentBegun =
   /** Send the buyer to the provider's page (a 303). */
   | { kind: 'redirect'; url: string }
-  | { kind: 'placed'; order: Order }
+  | { kind: 'placed'; order: Order; enrollment?: string }
   | { kind: 'refused'; reason: string; changes: string[] }
   /** The provider could not be reached: nothing is held; the approval stays proven, the page asks again. */
   | { kind: 'unavailable'; reason: string };
@@ -56,6 +56,12 @@ export type PaymentCompleted =
 
 /** A session still taking payment for this long is reused rather than begun again. */
 const REUSE_MARGIN_MS = 5 * 60 * 1000;
+
+/** The payment page the approval sends the buyer back to: its session while it takes payment long enough to pay. */
+export function reusablePaymentSession(approval: ApprovalRecord, now: Date): ApprovalRecord['paymentSession'] {
+  const session = approval.paymentSession;
+  return session !== null && session.expiresAt.getTime() - now.getTime() > REUSE_MARGIN_MS ? session : null;
+}
 const UNAVAILABLE = 'The payment page could not be opened just now, so nothing was charged. Try again in a moment.';
 const RELEASED = 'The hold on your card was released.';
 
@@ -83,6 +89,8 @@ export async function beginPayment(
   db: Database,
   parts: PaymentParts,
   request: { token: string; digest: string; formSecret: string; confirm(tx: Queryable, approval: ApprovalRecord): Promise<ProvenBy> },
+  /** The session begun before was just closed at the provider: begin another. */
+  ended = false,
 ): Promise<PaymentBegun> {
   const { checkouts } = parts;
   const { token } = request;
@@ -98,10 +106,13 @@ export async function beginPayment(
       return { kind: 'refused' as const, reason: 'The checkout changed after this page was shown. Review it again.', changes: describeChanges(approval.summary, summary) };
     }
     if (view.blockers.length > 0) return { kind: 'refused' as const, reason: view.blockers.map((b) => b.content).join(' '), changes: [] };
-    const provenBy = approval.provenBy ?? (await request.confirm(tx, approval));
     const now = checkouts.now();
     const session = approval.paymentSession;
-    const reusable = session !== null && session.expiresAt.getTime() - now.getTime() > REUSE_MARGIN_MS;
+    // A session about to end still takes payment: it is closed at the provider before another is begun (below), so
+    // the buyer can never pay two.
+    if (!ended && session !== null && reusablePaymentSession(approval, now) === null && session.expiresAt > now) return { kind: 'ending' as const, sessionId: session.id };
+    const provenBy = approval.provenBy ?? (await request.confirm(tx, approval));
+    const reusable = reusablePaymentSession(approval, now) !== null;
     // A session being begun by another request (no URL yet) keeps its attempt, so both ask with the same key.
     const pending = session === null && approval.paymentSessionExpiresAt !== null && approval.paymentSessionExpiresAt.getTime() - now.getTime() > parts.sessionLifetimeMs - REUSE_MARGIN_MS;
     if (!reusable && !pending) await markApprovalProven(tx, token, provenBy, new Date(now.getTime() + parts.sessionLifetimeMs));
@@ -117,6 +128,23 @@ export async function beginPayment(
   });
   if (prepared.kind === 'used') return { kind: 'placed', order: (await readOrder(db, prepared.orderId))! };
   if (prepared.kind === 'refused') return prepared;
+  if (prepared.kind === 'ending') {
+    let closed: 'expired' | 'completed';
+    try {
+      closed = await parts.provider.expire(prepared.sessionId);
+    } catch {
+      return { kind: 'unavailable', reason: UNAVAILABLE };
+    }
+    if (closed === 'completed') {
+      // The buyer paid it meanwhile (another tab): that payment is the approval's.
+      const completed = await completePayment(db, parts, prepared.sessionId, token);
+      if (completed.kind === 'placed') return { kind: 'placed', order: completed.order, enrollment: completed.enrollment };
+      if (completed.kind === 'refused') return completed;
+      return { kind: 'unavailable', reason: UNAVAILABLE };
+    }
+    await endPaymentSession(db, prepared.sessionId);
+    return beginPayment(db, parts, request, true);
+  }
   if (prepared.reuse) return { kind: 'redirect', url: prepared.reuse.url };
   const { approval } = prepared;
   const summary = approval.summary;
@@ -137,9 +165,13 @@ export async function beginPayment(
       cancelUrl: `${parts.baseUrl}${paymentCancelPath(token)}`,
       metadata: {},
     });
-  } catch {
-    // Nothing is held: the checkout waits for the buyer again (still proven), and the page offers to try again.
+  } catch (error) {
+    // Nothing is held: the checkout waits for the buyer again (still proven), and the page offers to try again, or
+    // says why trying again would not help.
     await paymentLeft(db, parts, token, 'the payment page could not be opened');
+    if (error instanceof PaymentSessionRefused) {
+      return { kind: 'refused', reason: `The payment page could not be opened for this order: ${error.message} Nothing was charged; contact the store.`, changes: [] };
+    }
     return { kind: 'unavailable', reason: UNAVAILABLE };
   }
   if (step.kind !== 'redirect') throw new Error(`the ${parts.provider.name} provider sends the buyer to no payment page`);
@@ -162,6 +194,7 @@ export async function completePayment(db: Database, parts: PaymentParts, session
   const outcome = await parts.provider.confirm(sessionId, { amount: totals.total, currency: STORE_CURRENCY, checkoutId: approval.checkoutId, digest: approval.digest });
   if (outcome.kind === 'open') return { kind: 'open' };
   if (outcome.kind === 'closed') {
+    await endPaymentSession(db, sessionId);
     await paymentLeft(db, parts, approval.token, outcome.reason);
     return { kind: 'refused', reason: 'The payment was not completed, so nothing was charged. You can approve and pay again on this page.', changes: [] };
   }
@@ -187,31 +220,62 @@ export async function completePayment(db: Database, parts: PaymentParts, session
 /**
  * The buyer left the payment page without paying (its cancel link), it expired, or it could not be opened: the
  * checkout, still in progress, waits for the buyer again; the approval keeps its proof and, while it takes payment,
- * its session.
+ * its session. A checkout that ran out meanwhile is canceled (expired) instead.
  */
 export async function paymentLeft(db: Database, parts: PaymentParts, token: string, reason: string): Promise<void> {
   const approval = await readApproval(db, token);
   if (!approval) return;
-  await parts.checkouts.change(db, approval.checkoutId, (locked) =>
-    locked.status === 'complete_in_progress' && approval.usedAt === null ? { to: 'requires_escalation', actor: 'system', reason: `back to the buyer: ${reason}` } : undefined,
-  );
+  await parts.checkouts.change(db, approval.checkoutId, (locked) => {
+    if (locked.status !== 'complete_in_progress' || approval.usedAt !== null) return undefined;
+    if (parts.checkouts.view(locked).expired) return { to: 'canceled', actor: 'system', reason: 'expired' };
+    return { to: 'requires_escalation', actor: 'system', reason: `back to the buyer: ${reason}` };
+  });
 }
 
 /** The provider says a session expired: the approval that sent the buyer there (if it is still this one's) waits again. */
 export async function paymentSessionExpired(db: Database, parts: PaymentParts, sessionId: string): Promise<boolean> {
   const approval = await readApprovalByPaymentSession(db, sessionId);
   if (!approval) return false;
+  await endPaymentSession(db, sessionId);
   await paymentLeft(db, parts, approval.token, 'the payment page expired');
   return true;
 }
 
 /**
- * The order cannot be placed with this hold: the hold is released (asked again with the same key if the provider does
- * not answer: the settlement sweep's job is the orders', so a failure here is thrown for the caller's retry), and a
- * checkout still in progress goes back to what its information says, its link void with the reason.
+ * The order cannot be placed with this hold: first, in one transaction, this approval's link is voided (so nothing
+ * places an order with it any more) and its checkout, if this approval is the one it is in progress for, goes back
+ * to what its information says (canceled if it ran out); then the hold is released (asked again with the same key if
+ * the provider does not answer: a failure here is thrown for the caller's retry). A hold that an order of this
+ * checkout was placed with meanwhile (the webhook and the return racing) is that order's, and is left alone.
  */
 async function release(db: Database, parts: PaymentParts, approval: ApprovalRecord, reference: string | null, reason: string, voidReason = reason): Promise<void> {
   const { totals } = approval.summary;
+  const ordered = await db.transaction(async (tx) => {
+    const link = await readApproval(tx, approval.token, { lock: true });
+    if (reference !== null) {
+      const placed = await tx.query('select 1 from orders where checkout_id = $1 and payment_reference = $2', [approval.checkoutId, reference]);
+      if (placed.length > 0) return true;
+    }
+    if (!link || link.usedAt !== null) return false;
+    const current = await readPendingApproval(tx, approval.checkoutId);
+    await voidApproval(tx, approval.token, voidReason);
+    const locked = await readCheckout(tx, approval.checkoutId, { lock: true });
+    // Another approval of the checkout (the agent changed it, the buyer was asked again) is not this payment's to move.
+    if (!locked || current?.token !== approval.token) return false;
+    if (locked.status === 'complete_in_progress' || locked.status === 'requires_escalation') {
+      if (parts.checkouts.view(locked).expired) {
+        await parts.checkouts.apply(tx, locked, { to: 'canceled', actor: 'system', reason: 'expired' });
+        return false;
+      }
+      const waiting =
+        locked.status === 'complete_in_progress'
+          ? await parts.checkouts.apply(tx, locked, { to: 'requires_escalation', actor: 'system', reason: `the payment's hold was released: ${reason}` })
+          : locked;
+      await parts.checkouts.apply(tx, waiting, { to: informationStatus(parts.checkouts.view(waiting)), actor: 'system', reason: voidReason });
+    }
+    return false;
+  });
+  if (ordered) return;
   const outcome = await parts.provider.cancel({
     reference,
     amount: totals.total,
@@ -219,18 +283,4 @@ async function release(db: Database, parts: PaymentParts, approval: ApprovalReco
     idempotencyKey: `storefront_release_${createHash('sha256').update(`${approval.token}:${reference ?? ''}`).digest('base64url').slice(0, 32)}`,
   });
   if (!outcome.ok) throw new Error(`the payment provider refused to release a hold: ${outcome.reason.slice(0, 200)}`);
-  await db.transaction(async (tx) => {
-    const locked = await readCheckout(tx, approval.checkoutId, { lock: true });
-    if (!locked || locked.status !== 'complete_in_progress') {
-      // Not in progress (the buyer came back to the page meanwhile): its link no longer places this order.
-      if (locked && locked.status === 'requires_escalation') await voidPendingApprovals(tx, locked.id, voidReason);
-      return;
-    }
-    if (parts.checkouts.view(locked).expired) {
-      await parts.checkouts.apply(tx, locked, { to: 'canceled', actor: 'system', reason: 'expired' });
-      return;
-    }
-    const waiting = await parts.checkouts.apply(tx, locked, { to: 'requires_escalation', actor: 'system', reason: `the payment's hold was released: ${reason}` });
-    await parts.checkouts.apply(tx, waiting, { to: informationStatus(parts.checkouts.view(waiting)), actor: 'system', reason: voidReason });
-  });
 }

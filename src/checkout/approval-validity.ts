@@ -46,7 +46,8 @@ export function approvalVerdict(approval: ApprovalRecord | undefined, checkout: 
   if (formSecret !== undefined && !sameSecret(approval.formSecret, formSecret)) return { code: 'wrong_form' };
   if (approval.usedAt && checkout.orderId) return { code: 'used', orderId: checkout.orderId };
   if (approval.voidedAt) return { code: 'voided', reason: approval.voidReason };
-  if (approval.expiresAt <= now) return { code: 'expired' };
+  // The link, or the checkout it approves (which may end first), ran out.
+  if (approval.expiresAt <= now || (checkout.status !== 'completed' && checkout.status !== 'canceled' && checkout.expiresAt <= now)) return { code: 'expired' };
   // With a hosted payment page the buyer proves it is them, then pays: the link still places the order meanwhile.
   const paying = checkout.status === 'complete_in_progress' && approval.provenAt !== null;
   if (checkout.status !== 'requires_escalation' && !paying) return { code: 'closed', status: checkout.status };

@@ -231,6 +231,11 @@ export async function voidPendingApprovals(db: Queryable, checkoutId: string, re
   ]);
 }
 
+/** Voids one approval still waiting (not used, not voided), saying why. */
+export async function voidApproval(db: Queryable, token: string, reason: string): Promise<void> {
+  await db.query('update checkout_approvals set voided_at = now(), void_reason = $2 where token = $1 and used_at is null and voided_at is null', [token, reason]);
+}
+
 /** The approval that sent the buyer to this payment session (the session id is the provider's). */
 export async function readApprovalByPaymentSession(db: Queryable, sessionId: string): Promise<ApprovalRecord | undefined> {
   const rows = await db.query<ApprovalRow>(`select ${APPROVAL_COLUMNS} from checkout_approvals where payment_session_id = $1`, [sessionId]);
@@ -258,6 +263,14 @@ export async function recordPaymentSession(db: Queryable, token: string, session
     session.url,
     session.expiresAt.toISOString(),
   ]);
+}
+
+/**
+ * The provider says this payment session takes no payment any more (it expired, or was expired): the approval keeps
+ * its id (a late event still finds it) but never sends the buyer there again; its next approval begins a new one.
+ */
+export async function endPaymentSession(db: Queryable, sessionId: string): Promise<void> {
+  await db.query('update checkout_approvals set payment_session_expires_at = least(payment_session_expires_at, now()) where payment_session_id = $1', [sessionId]);
 }
 
 export async function markApprovalUsed(db: Queryable, token: string): Promise<void> {

@@ -232,11 +232,22 @@ export function fulfilRefusal(facts: Pick<OrderFacts, 'number' | 'status'>): Ord
     : undefined;
 }
 
-/** Cancel: what has not shipped, once. */
-export function cancelRefusal(facts: Pick<OrderFacts, 'number' | 'status' | 'lines'>): OrderRefusal | undefined {
+/**
+ * Cancel: what has not shipped, once. Not while the provider has not answered a capture or refund: what a cancel
+ * gives back depends on what that move took (a capture of everything still under way would otherwise keep the
+ * canceled units' money).
+ */
+export function cancelRefusal(facts: Pick<OrderFacts, 'number' | 'status' | 'lines' | 'payment'>): OrderRefusal | undefined {
   if (facts.status === 'canceled') return { code: 'already_canceled', content: `order #${facts.number} is already canceled`, params: { number: facts.number } };
   if (facts.lines.every((line) => unitsLeft(line) === 0)) {
     return { code: 'shipped_in_full', content: `order #${facts.number} has shipped in full; nothing is left to cancel (refund instead)`, params: { number: facts.number } };
+  }
+  if (facts.payment.capturing > 0 || facts.payment.refunding > 0) {
+    return {
+      code: 'payment_under_way',
+      content: `order #${facts.number} has a payment the provider has not answered yet; the store asks again every few minutes: cancel once it is settled`,
+      params: { number: facts.number },
+    };
   }
   return undefined;
 }

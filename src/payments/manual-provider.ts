@@ -43,6 +43,9 @@ export function manualProvider(options: Partial<ManualProviderOptions> = {}): Pa
     async confirm() {
       throw new PaymentProviderUnsupported('manual', 'send the buyer to a payment page');
     },
+    async expire() {
+      throw new PaymentProviderUnsupported('manual', 'send the buyer to a payment page');
+    },
     start(order): PaymentStart {
       return { provider: 'manual', state: 'pending', authorized: 0, authorizedUntil: null, dueAt: dueAfter(order.placedAt), instructions, reference: null };
     },

@@ -7,8 +7,10 @@
  * stored or echoed.
  */
 import type { Queryable } from '../db/database.js';
+import type { CaptureOn } from '../orders/order-machine.js';
 import { manualProvider } from './manual-provider.js';
 import type { PaymentProvider, PaymentStart, ProviderAuthorization } from './payment-provider.js';
+import { chargedWhen } from './payment-words.js';
 
 /**
  * An order's payment: pending (manual: until the merchant says it arrived), authorized (a provider holds it), captured,
@@ -53,6 +55,12 @@ export interface PaymentHandler {
   title: string;
   /** What the buyer is told on the approval page about paying. */
   buyerNotice: string;
+  /**
+   * How an agent reads it (the handler's `config` in the profile and every checkout): where the buyer pays
+   * (`paid_on`: the store's payment instructions, or a hosted payment page after the approval), when the money is
+   * taken (`capture`: `manual` when the merchant records it, else CAPTURE_ON's moment), and the buyer's notice.
+   */
+  config: { paid_on: 'instructions' | 'hosted_payment_page'; capture: 'manual' | 'on_fulfillment' | 'on_approval'; provider: string; description: string };
   /** Authorizes the payment inside the order's transaction; throws PaymentDeclined to refuse. */
   authorize(tx: Queryable, request: PaymentRequest): Promise<PaymentResult>;
   /** The provider behind it (the manual one when absent). */
@@ -67,6 +75,8 @@ export function handlerNamespace(baseUrl: string): string {
   return isName ? labels.join('.') : 'local.storefront';
 }
 
+const MANUAL_NOTICE = 'Nothing is charged now: once the order is placed, pay the store as its payment instructions say, by the due date.';
+
 /**
  * The manual provider's handler: nothing is charged at the approval; the buyer pays by the merchant's instructions
  * by the due date, and the merchant captures when the money arrived.
@@ -77,7 +87,8 @@ export function manualCapture(baseUrl: string, version: string, provider: Paymen
     id: 'manual_capture',
     version,
     title: 'Pay the store after ordering',
-    buyerNotice: 'Nothing is charged now: once the order is placed, pay the store as its payment instructions say, by the due date.',
+    buyerNotice: MANUAL_NOTICE,
+    config: { paid_on: 'instructions', capture: 'manual', provider: provider.name, description: MANUAL_NOTICE },
     provider,
     async authorize(_tx, request) {
       const start = provider.start({ total: request.amount, currency: request.currency, placedAt: request.placedAt ?? new Date() });
@@ -90,12 +101,20 @@ export function manualCapture(baseUrl: string, version: string, provider: Paymen
  * A provider that holds the buyer's money (a hosted payment page): the order is placed only with the confirmed
  * hold, handed over in the request; without one the approval is refused.
  */
-export function providerCapture(baseUrl: string, version: string, provider: PaymentProvider, words: { title: string; buyerNotice: string }): PaymentHandler {
+export function providerCapture(
+  baseUrl: string,
+  version: string,
+  provider: PaymentProvider,
+  words: { title: string; buyerNotice: string },
+  captureOn: CaptureOn,
+): PaymentHandler {
+  const capture = captureOn === 'manual' ? 'manual' : captureOn === 'approval' ? 'on_approval' : 'on_fulfillment';
   return {
     name: `${handlerNamespace(baseUrl)}.${provider.name}`,
     id: provider.name,
     version,
     ...words,
+    config: { paid_on: 'hosted_payment_page', capture, provider: provider.name, description: words.buyerNotice },
     provider,
     async authorize(_tx, request) {
       const hold = request.authorization;
@@ -109,12 +128,18 @@ export function providerCapture(baseUrl: string, version: string, provider: Paym
 }
 
 /** The handler of the store's provider: Stripe's card hold, or the manual provider's instructions. */
-export function paymentHandlerFor(baseUrl: string, version: string, provider: PaymentProvider): PaymentHandler {
+export function paymentHandlerFor(baseUrl: string, version: string, provider: PaymentProvider, captureOn: CaptureOn = 'fulfillment'): PaymentHandler {
   if (provider.name === 'stripe') {
-    return providerCapture(baseUrl, version, provider, {
-      title: 'Card, on Stripe’s secure payment page',
-      buyerNotice: 'After you approve, you pay by card on Stripe’s secure page; the amount is held on your card and charged as the store’s capture policy says.',
-    });
+    return providerCapture(
+      baseUrl,
+      version,
+      provider,
+      {
+        title: 'Card, on Stripe’s secure payment page',
+        buyerNotice: `After you approve, you pay by card on Stripe’s secure page: the amount is held on your card and charged ${chargedWhen(captureOn)}.`,
+      },
+      captureOn,
+    );
   }
   return manualCapture(baseUrl, version, provider);
 }

@@ -117,6 +117,17 @@ export type ProviderEvent =
   | { id: string; type: 'disputed'; reference: string; amount: number; reason: string }
   | { id: string; type: 'ignored'; providerType: string };
 
+/**
+ * The provider answered that it will not open a payment page for this order (an amount under its minimum, a request
+ * it refuses): asking again would not help. `message` is the buyer's sentence.
+ */
+export class PaymentSessionRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PaymentSessionRefused';
+  }
+}
+
 /** A webhook that is not the provider's (bad or missing signature, stale timestamp, unreadable body): answer 400, change nothing. */
 export class WebhookRefused extends Error {
   constructor(message: string) {
@@ -147,6 +158,11 @@ export interface PaymentProvider {
   begin(request: PaymentSessionRequest): Promise<PaymentStep>;
   /** After the buyer's return or the provider's event: the session's outcome, checked against the approved total. */
   confirm(sessionId: string, expected: { amount: number; currency: string; checkoutId: string; digest: string }): Promise<SessionOutcome>;
+  /**
+   * Closes a hosted session so it takes no payment any more: `expired`, or `completed` when the buyer paid it first
+   * (then `confirm` says what is held). No answer from the provider is thrown.
+   */
+  expire(sessionId: string): Promise<'expired' | 'completed'>;
   /** How a new order's payment starts: pending with instructions (manual), or authorized with the confirmed hold. */
   start(order: { total: number; currency: string; placedAt: Date }, authorization?: ProviderAuthorization): PaymentStart;
   capture(operation: ProviderOperation): Promise<OperationOutcome>;

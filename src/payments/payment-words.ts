@@ -87,7 +87,7 @@ export function textLines(words: PaymentWords, label?: string): string[] {
 }
 
 /** When a hold is charged, as CAPTURE_ON says: "… is charged when the order ships". */
-function chargedWhen(captureOn: CaptureOn | undefined): string {
+export function chargedWhen(captureOn: CaptureOn | undefined): string {
   switch (captureOn) {
     case 'fulfillment':
       return 'when the order ships';

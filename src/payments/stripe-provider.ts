@@ -16,6 +16,7 @@
 import Stripe from 'stripe';
 import type { StripeConfig } from '../config.js';
 import {
+  PaymentSessionRefused,
   WebhookRefused,
   type OperationOutcome,
   type PaymentProvider,
@@ -32,6 +33,8 @@ import {
  * when the request arrives, so a few minutes more leave room for the request's travel and a retry.
  */
 export const STRIPE_SESSION_LIFETIME_MS = 35 * 60 * 1000;
+/** Stripe's smallest charge in US dollars (its documented minimum charge amounts). */
+const STRIPE_MINIMUM_USD_CENTS = 50;
 /** A card authorization Stripe holds uncaptured lapses after seven days (most cards). */
 const AUTHORIZATION_DAYS = 7;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -57,14 +60,29 @@ function refusalOf(error: unknown): Stripe.errors.StripeError | undefined {
   return error;
 }
 
-/** Lines as Stripe Checkout lists them: each line its unit price and quantity (one line of its total if they disagree), and tax as a line. */
-function lineItems(request: PaymentSessionRequest): Stripe.Checkout.SessionCreateParams.LineItem[] {
+/** Stripe Checkout takes at most this many line items in payment mode. */
+export const STRIPE_MAX_LINE_ITEMS = 100;
+
+/**
+ * Lines as Stripe Checkout lists them: each line its unit price and quantity (one line of its total if they disagree),
+ * and tax as a line. A cart may hold 100 lines (MAX_CART_LINES), and tax takes one more: past Stripe's limit, the
+ * last lines are listed as one ("3 more items") of their total, so the amount is the same.
+ */
+export function lineItems(request: PaymentSessionRequest): Stripe.Checkout.SessionCreateParams.LineItem[] {
   const currency = request.currency.toLowerCase();
-  const items: Stripe.Checkout.SessionCreateParams.LineItem[] = request.lines.map((line) => ({
-    quantity: line.quantity,
-    price_data: { currency, unit_amount: line.unitAmount, product_data: { name: line.title.slice(0, 250) || 'Item' } },
-  }));
-  if (request.tax > 0) items.push({ quantity: 1, price_data: { currency, unit_amount: request.tax, product_data: { name: 'Tax' } } });
+  const item = (name: string, quantity: number, unitAmount: number): Stripe.Checkout.SessionCreateParams.LineItem => ({
+    quantity,
+    price_data: { currency, unit_amount: unitAmount, product_data: { name: name.slice(0, 250) || 'Item' } },
+  });
+  const room = STRIPE_MAX_LINE_ITEMS - (request.tax > 0 ? 1 : 0);
+  const listed = request.lines.length <= room ? request.lines : request.lines.slice(0, room - 1);
+  const folded = request.lines.slice(listed.length);
+  const items = listed.map((line) => item(line.title, line.quantity, line.unitAmount));
+  if (folded.length > 0) {
+    const units = folded.reduce((sum, line) => sum + line.quantity, 0);
+    items.push(item(`${folded.length} more items (${units} units)`, 1, folded.reduce((sum, line) => sum + line.unitAmount * line.quantity, 0)));
+  }
+  if (request.tax > 0) items.push(item('Tax', 1, request.tax));
   return items;
 }
 
@@ -99,31 +117,53 @@ export function stripeProvider(options: StripeProviderOptions): PaymentProvider 
     async begin(request): Promise<PaymentStep> {
       const metadata = { ...request.metadata, [CHECKOUT_KEY]: request.checkoutId, [DIGEST_KEY]: request.digest };
       const currency = request.currency.toLowerCase();
-      const session = await stripe.checkout.sessions.create(
-        {
-          mode: 'payment',
-          line_items: lineItems(request),
-          shipping_options: [
-            {
-              shipping_rate_data: {
-                type: 'fixed_amount',
-                display_name: request.shipping.title.slice(0, 100) || 'Shipping',
-                fixed_amount: { amount: request.shipping.amount, currency },
+      if (request.currency.toUpperCase() === 'USD' && request.total < STRIPE_MINIMUM_USD_CENTS) {
+        throw new PaymentSessionRefused('Card payments start at $0.50, and this order comes to less.');
+      }
+      let session: Stripe.Checkout.Session;
+      try {
+        session = await stripe.checkout.sessions.create(
+          {
+            mode: 'payment',
+            line_items: lineItems(request),
+            shipping_options: [
+              {
+                shipping_rate_data: {
+                  type: 'fixed_amount',
+                  display_name: request.shipping.title.slice(0, 100) || 'Shipping',
+                  fixed_amount: { amount: request.shipping.amount, currency },
+                },
               },
-            },
-          ],
-          customer_email: request.buyerEmail,
-          client_reference_id: request.checkoutId,
-          metadata,
-          payment_intent_data: { capture_method: 'manual', metadata },
-          expires_at: toSeconds(request.expiresAt),
-          success_url: request.successUrl,
-          cancel_url: request.cancelUrl,
-        },
-        { idempotencyKey: request.idempotencyKey },
-      );
+            ],
+            customer_email: request.buyerEmail,
+            client_reference_id: request.checkoutId,
+            metadata,
+            payment_intent_data: { capture_method: 'manual', metadata },
+            expires_at: toSeconds(request.expiresAt),
+            success_url: request.successUrl,
+            cancel_url: request.cancelUrl,
+          },
+          { idempotencyKey: request.idempotencyKey },
+        );
+      } catch (error) {
+        // Stripe answered and refused (not a lost answer, not Stripe down): asking again gives the same answer.
+        if (refusalOf(error)) throw new PaymentSessionRefused('The card payment page refused this order.');
+        throw error;
+      }
       if (!session.url) throw new Error('Stripe answered a Checkout Session without a URL');
       return { kind: 'redirect', url: session.url, sessionId: session.id, expiresAt: new Date(session.expires_at * 1000) };
+    },
+
+    async expire(sessionId) {
+      try {
+        await stripe.checkout.sessions.expire(sessionId);
+        return 'expired';
+      } catch (error) {
+        // Stripe refuses to expire a session that is not open: it completed (paid) or expired already.
+        if (!refusalOf(error)) throw error;
+        const session = await stripe.checkout.sessions.retrieve(sessionId);
+        return session.status === 'complete' ? 'completed' : 'expired';
+      }
     },
 
     async confirm(sessionId, expected): Promise<SessionOutcome> {

@@ -22,6 +22,7 @@ import { CART_LIFETIME_DAYS } from '../cart/cart.js';
 import { MAX_CREDENTIAL_JSON, ProofRefused, type ApprovalProof } from '../checkout/buyer-proof.js';
 import type { ApprovalRecord } from '../checkout/checkout-store.js';
 import { approvalSummary, checkoutDigest, type Channel, type CheckoutView } from '../checkout/checkout.js';
+import { reusablePaymentSession } from '../checkout/approval-payment.js';
 import type { ApprovalState } from '../checkout/approval-service.js';
 import { APPROVAL_SENTENCES } from '../checkout/approval-validity.js';
 import { shippingOptions } from '../checkout/shipping.js';
@@ -203,7 +204,8 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       payment,
       offer,
       proven: approval.provenAt !== null,
-      paymentUrl: view.record.status === 'complete_in_progress' ? approval.paymentSession?.url : undefined,
+      // Its payment page while it takes payment long enough; else the button, which begins another.
+      paymentUrl: view.record.status === 'complete_in_progress' ? reusablePaymentSession(approval, new Date())?.url : undefined,
       ...said,
     };
     if (offersPasskey(offer)) reply.header('content-security-policy', policyNow('passkeys'));

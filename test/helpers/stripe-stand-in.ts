@@ -950,6 +950,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       throw invalid('The Stripe stand-in takes cards only.', 'payment_method_types');
     const items = required(params.line_items, 'line_items');
     if (items.length === 0) throw invalid('Missing required param: line_items.', 'line_items', 'parameter_missing');
+    // Stripe's documented limit for a session in payment mode.
+    if (items.length > 100) throw invalid('A Checkout Session in payment mode takes at most 100 line items.', 'line_items');
     let currency: string | undefined;
     const lines = items.map((item, index): SessionLine => {
       const where = `line_items[${index}]`;

@@ -182,6 +182,9 @@ describe('the order machine', () => {
       const shipped = facts({ lines: [{ quantity: 2, fulfilled: 2, canceled: 0, unitPrice: 1000 }] });
       assert.equal(cancelRefusal(shipped)?.code, 'shipped_in_full');
       assert.equal(cancelRefusal(facts()), undefined);
+      // A capture the provider has not answered: what the cancel gives back is not known yet.
+      assert.equal(cancelRefusal(facts({ payment: { holdsFunds: true, state: 'authorized', authorized: 3250, capturing: 3250 } }))?.code, 'payment_under_way');
+      assert.equal(cancelRefusal(facts({ payment: { holdsFunds: true, state: 'captured', captured: 3250, refunding: 500 } }))?.code, 'payment_under_way');
     });
 
     it('what the kept units ask: their prices, the shipping and their share of the tax (rounded down); nothing kept asks nothing', () => {

@@ -49,6 +49,10 @@ class HoldingProvider implements PaymentProvider {
     this.sessions.set(sessionId, request);
     return { kind: 'redirect', url: `https://pay.example/${sessionId}`, sessionId, expiresAt: request.expiresAt };
   }
+  async expire(sessionId: string): Promise<'expired'> {
+    this.sessions.delete(sessionId);
+    return 'expired';
+  }
   async confirm(sessionId: string): Promise<SessionOutcome> {
     const paid = this.sessions.get(sessionId);
     if (!paid) return { kind: 'closed', reason: 'no such session' };
@@ -339,6 +343,56 @@ for (const backend of backends) {
 
         assert.equal(await store.orders.applyProviderEvent(store.db, { id: 'evt_unknown_payment', type: 'payment_failed', reference: 'pi_nobody', reason: 'x' }), 'ignored');
         assert.equal(await store.orders.applyProviderEvent(store.db, { id: 'evt_session', type: 'session_completed', sessionId: 'cs_1', checkoutId: null }), 'not_for_orders');
+      });
+
+      it('the provider’s news of the store’s own release, arriving before its answer, is the cancellation’s: nobody is told the hold was released at the provider', async () => {
+        const order = await placed();
+        const [row] = await store.db.query<{ payment_reference: string }>('select payment_reference from orders where id = $1', [order.id]);
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let reached!: () => void;
+        const asked = new Promise<void>((resolve) => (reached = resolve));
+        provider.answer = async () => {
+          reached();
+          await gate;
+          return { ok: true, providerReference: null };
+        };
+        try {
+          const canceling = store.orders.cancel(store.db, order.id, 'the buyer asked');
+          await asked;
+          // The provider released the hold and sent its event before its answer reached the store.
+          assert.equal(await store.orders.applyProviderEvent(store.db, { id: `evt_own_release_${order.id}`, type: 'payment_canceled', reference: row!.payment_reference }), 'applied');
+          release();
+          assert.equal((await canceling).paymentState, 'voided');
+        } finally {
+          provider.answer = async () => ({ ok: true, providerReference: null });
+        }
+        const topics = (await store.db.query<{ topic: string }>(`select topic from outbox where order_id = $1 and kind = 'mail'`, [order.id])).map((r) => r.topic);
+        assert.ok(topics.includes('order.canceled'), topics.join());
+        assert.ok(!topics.includes('order.payment_voided'), topics.join());
+      });
+
+      it('a cancel while a capture waits for the provider’s answer is refused until it is settled', async () => {
+        const order = await placed();
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let reached!: () => void;
+        const asked = new Promise<void>((resolve) => (reached = resolve));
+        provider.answer = async (call) => {
+          reached();
+          await gate;
+          return { ok: true, providerReference: `ch_${call.idempotencyKey}` };
+        };
+        try {
+          const capturing = byCommand.capture(store.db, order.id);
+          await asked;
+          await assert.rejects(store.orders.cancel(store.db, order.id), (error: unknown) => error instanceof OrderActionRefused && error.code === 'payment_under_way');
+          release();
+          assert.equal((await capturing).paymentState, 'captured');
+        } finally {
+          provider.answer = async () => ({ ok: true, providerReference: null });
+        }
+        assert.equal((await readOrder(store.db, order.id))!.status, 'placed', 'the refused cancel changed nothing');
       });
 
       it('an authorization that lapsed uncaptured fails the payment (the sweep)', async () => {

@@ -40,6 +40,7 @@ function cardHolds(): PaymentProvider {
     holdsFunds: true,
     begin: unused,
     confirm: unused,
+    expire: unused,
     start: () => {
       throw new Error('the orders are held on the card after they are placed');
     },

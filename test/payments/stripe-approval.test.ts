@@ -8,17 +8,16 @@
  * applied once; after the sale, capture at the first shipment, a dashboard refund and a dispute arrive by webhook.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.js';
 import { readApproval } from '../../src/checkout/checkout-store.js';
 import { readOrder } from '../../src/orders/orders.js';
-import { freePort } from '../helpers/browser.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, dropTestDatabases, type TestStore } from '../helpers/store.js';
+import { checkoutAwaitingApproval, ordersOfCheckout, startStripeStore, STRIPE_TEST_SKU as SKU } from '../helpers/stripe-checkout.js';
 import { startStripeStandIn, type StandInWebhookEndpoint, type StripeStandIn } from '../helpers/stripe-stand-in.js';
 
 after(dropTestDatabases);
 
-const SKU = 'HYD-LEMONLIME-30';
 
 for (const backend of backends) {
   describe(`the approval pays on Stripe (${backend.name})`, () => {
@@ -29,20 +28,9 @@ for (const backend of backends) {
 
     before(async () => {
       standIn = await startStripeStandIn();
-      const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
-      endpoint = standIn.webhookEndpoint({ url: `${base}/payments/stripe/webhook`, hold: true });
-      const config = loadConfig({
-        BASE_URL: base,
-        DATA_DIR: 'unused',
-        APPROVAL_PROOF: 'link',
-        PAYMENT_PROVIDER: 'stripe',
-        STRIPE_SECRET_KEY: standIn.secretKey,
-        STRIPE_WEBHOOK_SECRET: endpoint.secret,
-        STRIPE_API_URL: standIn.apiUrl,
-      });
-      t = await startTestStore(backend, { config });
-      await t.app.listen({ host: '127.0.0.1', port });
+      const webhookSecret = `whsec_${randomBytes(24).toString('hex')}`;
+      ({ t, base } = await startStripeStore(backend, { secretKey: standIn.secretKey, webhookSecret, apiUrl: standIn.apiUrl }));
+      endpoint = standIn.webhookEndpoint({ url: `${base}/payments/stripe/webhook`, secret: webhookSecret, hold: true });
     });
     after(async () => {
       await t?.close();
@@ -55,25 +43,7 @@ for (const backend of backends) {
       await t.store.inventory.setOnHand(t.store.db, SKU, 50);
     });
 
-    const variantId = () => t.store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === SKU)!.id;
-
-    async function awaitingApproval(quantity = 2) {
-      const { checkouts, db } = t.store;
-      const created = await checkouts.create(
-        db,
-        {
-          lines: [{ variantId: variantId(), quantity }],
-          buyer: { email: 'ana@example.com' },
-          destination: { firstName: 'Ana', streetAddress: '1 Market St', locality: 'San Francisco', region: 'CA', postalCode: '94103', country: 'US' },
-          shippingOption: 'standard',
-        },
-        'agent',
-        'agent',
-      );
-      const asked = await checkouts.requestCompletion(db, created.view.record.id, 'agent');
-      const approval = asked.approval!;
-      return { id: created.view.record.id, token: approval.token, formSecret: approval.formSecret, digest: approval.digest, total: asked.view.totals.total };
-    }
+    const awaitingApproval = (quantity = 2) => checkoutAwaitingApproval(t, quantity);
 
     /** The buyer proved it is them (link mode): the approval sends them to the payment page. */
     async function approveAndPayPage(token: string, formSecret: string, digest: string): Promise<string> {
@@ -84,8 +54,7 @@ for (const backend of backends) {
 
     const sessionIdOf = (url: string) => url.split('/').at(-1)!;
     const status = async (id: string) => (await t.store.checkouts.get(t.store.db, id))!.view.record.status;
-    const ordersOf = async (checkoutId: string) =>
-      (await t.store.db.query<{ id: string }>('select id from orders where checkout_id = $1', [checkoutId])).map((row) => row.id);
+    const ordersOf = (checkoutId: string) => ordersOfCheckout(t, checkoutId);
     const get = (url: string) => fetch(url.startsWith('http') ? url : `${base}${url}`, { redirect: 'manual' });
 
     it('proof, payment page, Pay, back: one order with its payment authorized; the webhook after it changes nothing', async () => {

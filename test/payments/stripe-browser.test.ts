@@ -11,6 +11,7 @@
  * - The stock sold out while the buyer was on the payment page: after Pay the buyer reads why, the hold is canceled
  *   at the stand-in, no order exists.
  * - The browser never comes back after Pay: the webhook places the order, once.
+ * - The browser's return and the webhook racing (the event delivered as the browser's request leaves): one order.
  *
  * On every page of the store these walks show, no Content-Security-Policy violation (the console's reports and the
  * page's securitypolicyviolation events both; the first test shows that the listener catches one).
@@ -302,6 +303,33 @@ for (const backend of backends) {
       // The buyer opens the approval link later: the order, placed.
       assert.equal((await page.goto(continueUrl))?.status(), 200);
       assert.match((await page.getByRole('heading', { level: 1 }).textContent()) ?? '', /^Order #\d+ is placed$/);
+    }));
+
+    it('the browser’s return and Stripe’s webhook racing: one order, and the buyer lands on it', () => inWindow(async ({ page }) => {
+      const email = 'race@example.com';
+      const { id, continueUrl, total } = await agentCheckout('HYD-LEMONLIME-30', 1, email);
+      await proveWithCode(page, continueUrl, email);
+      await toPaymentPage(page, total);
+      // Stripe's event is delivered as the payment page's answer (its redirect back to the store) reaches the
+      // browser: the browser's return and the webhook reach the store at once.
+      let deliveries: Promise<Awaited<ReturnType<StripeStandIn['deliverHeld']>>> | undefined;
+      await page.route(
+        (url) => url.href.startsWith(`${standIn.checkoutOrigin}/`),
+        async (route) => {
+          if (route.request().method() !== 'POST') return route.continue();
+          const response = await route.fetch({ maxRedirects: 0 });
+          deliveries = standIn.deliverHeld(endpoint);
+          await route.fulfill({ response });
+        },
+      );
+      await Promise.all([page.waitForURL(/\/orders\/ord_[A-Za-z0-9_-]{22}$/), page.getByRole('button', { name: 'Pay' }).click()]);
+      const delivered = await deliveries!;
+      const completed = delivered.find((d) => d.type === 'checkout.session.completed');
+      assert.equal(completed?.status, 200, JSON.stringify(delivered));
+      const orderId = page.url().split('/').pop()!;
+      assert.deepEqual(await ordersOf(id), [orderId], 'one order, the one the buyer sees');
+      assert.equal((await readOrder(shop.t.store.db, orderId))!.paymentState, 'authorized');
+      assert.equal((await call('get_checkout', { id })).order.id, orderId);
     }));
   });
 }

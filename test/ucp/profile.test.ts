@@ -27,6 +27,7 @@ for (const backend of backends) {
       assert.deepEqual(Object.keys(body.ucp.payment_handlers), ['example.shop.manual_capture']);
       assert.equal(body.ucp.payment_handlers['example.shop.manual_capture'][0].id, 'manual_capture');
       assert.equal(body.ucp.payment_handlers['example.shop.manual_capture'][0].config.capture, 'manual');
+      assert.equal(body.ucp.payment_handlers['example.shop.manual_capture'][0].config.paid_on, 'instructions');
     });
 
     it('lists exactly one MCP service entry whose endpoint is BASE_URL + /api/ucp/mcp', async () => {

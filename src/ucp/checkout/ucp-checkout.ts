@@ -54,7 +54,7 @@ export const orderPageUrl = (baseUrl: string, id: string) => `${baseUrl}/orders/
 
 /** The payment handlers as a checkout's `ucp` block and the profile advertise them. */
 export function paymentHandlersEntry(payments: PaymentHandler): Record<string, object[]> {
-  return { [payments.name]: [{ id: payments.id, version: payments.version, config: { capture: 'manual', description: payments.buyerNotice } }] };
+  return { [payments.name]: [{ id: payments.id, version: payments.version, config: payments.config }] };
 }
 
 function totalsJson(totals: CheckoutTotals): object[] {
