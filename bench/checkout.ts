@@ -10,17 +10,31 @@
  * code): each buyer first asks for a code (timed apart: one SMTP delivery to a real server on loopback per post),
  * and each approval then carries it, so its time adds the code's own check (a short transaction) to the order's.
  *
- *   node --import tsx bench/checkout.ts [approvals] [connections] [link|code]
+ * `payment`: `manual` (the default provider: the post places the order) or `stripe` (PAYMENT_PROVIDER=stripe against
+ * the Stripe stand-in of the tests, served by this thread: the post creates the Checkout Session through the official
+ * SDK and answers a 303 to its page; the buyer's Pay there is the stand-in's, without a browser; the return, a GET,
+ * retrieves the session and its PaymentIntent, checks the hold and places the order). An approval with Stripe is
+ * timed from its post to the return's 303 to the order page, the stand-in's own work included.
+ *
+ *   node --import tsx bench/checkout.ts [approvals] [connections] [link|code] [manual|stripe]
  */
 import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import type { ApprovalProofMode } from '../src/config.js';
+import { loadConfig, type ApprovalProofMode } from '../src/config.js';
+import { freePort } from '../test/helpers/browser.js';
 import { startSmtpServer, type TestSmtpServer } from '../test/helpers/smtp.js';
 import { backends, dropTestDatabases, startTestStore, testConfig } from '../test/helpers/store.js';
+import { startStripeStandIn, type StripeStandIn } from '../test/helpers/stripe-stand-in.js';
 
 type Backend = 'pglite' | 'postgres';
 type Proof = Extract<ApprovalProofMode, 'link' | 'code'>;
+type Payment = 'manual' | 'stripe';
+/** Where the worker's store finds the stand-in (PAYMENT_PROVIDER=stripe). */
+interface StripeAccount {
+  apiUrl: string;
+  secretKey: string;
+}
 const BENCH_SKU = 'ESP-RIS-10';
 const STOCK = 1_000_000;
 const ADDRESS = { firstName: 'Sam', lastName: 'Reed', streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
@@ -28,6 +42,7 @@ const ADDRESS = { firstName: 'Sam', lastName: 'Reed', streetAddress: '1 Main St'
 export interface CheckoutBenchResult {
   backend: Backend;
   proof: Proof;
+  payment: Payment;
   /** With the code: codes mailed per second (each post hands one message to the SMTP server), and failures. */
   codesPerSecond?: number;
   approvals: number;
@@ -41,12 +56,17 @@ export interface CheckoutBenchResult {
 
 type FromServer = { port: number; tokens: string[] } | { codes: Record<string, string> } | { orders: number; onHand: number };
 
-async function serveBenchApp(backendName: Backend, approvals: number, proof: Proof): Promise<void> {
+async function serveBenchApp(backendName: Backend, approvals: number, proof: Proof, stripe: StripeAccount | undefined): Promise<void> {
   const backend = backends.find((b) => b.name === backendName)!;
   const base = testConfig();
   const smtp: TestSmtpServer | undefined = proof === 'code' ? await startSmtpServer() : undefined;
+  const payment = stripe
+    ? loadConfig({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: 'whsec_bench', STRIPE_API_URL: stripe.apiUrl }).payment
+    : base.payment;
+  // The port first: the payment page's success and cancel URLs name the store where it listens (BASE_URL).
+  const port = await freePort();
   const t = await startTestStore(backend, {
-    config: { rateLimit: false, logLevel: 'silent', checkout: { ...base.checkout, approvalProof: proof }, mail: { ...base.mail, smtpUrl: smtp?.url } },
+    config: { baseUrl: `http://127.0.0.1:${port}`, rateLimit: false, logLevel: 'silent', checkout: { ...base.checkout, approvalProof: proof }, mail: { ...base.mail, smtpUrl: smtp?.url }, payment },
   });
   const { store } = t;
   const variant = store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === BENCH_SKU)!;
@@ -62,8 +82,7 @@ async function serveBenchApp(backendName: Backend, approvals: number, proof: Pro
     const asked = await store.checkouts.requestCompletion(store.db, created.view.record.id, 'agent');
     tokens.push(asked.approval!.token);
   }
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = t.app.server.address() as { port: number };
+  await t.app.listen({ port, host: '127.0.0.1' });
   parentPort!.postMessage({ port, tokens } satisfies FromServer);
   if (smtp) {
     // The codes as the buyers read them, by approval link (each checkout has its own buyer).
@@ -97,8 +116,8 @@ async function openPage(origin: string, token: string): Promise<PreparedForm> {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
-/** Posts one form per prepared page, `connections` at a time; the latencies and the answers that were not `expected`. */
-async function postForms(origin: string, forms: readonly PreparedForm[], connections: number, fields: (form: PreparedForm) => Record<string, string>, expected: number) {
+/** Runs `step` once per prepared page, `connections` at a time; the latencies and how many steps failed. */
+async function timeSteps(forms: readonly PreparedForm[], connections: number, step: (form: PreparedForm) => Promise<boolean>) {
   const latencies: number[] = [];
   let failures = 0;
   let next = 0;
@@ -108,27 +127,57 @@ async function postForms(origin: string, forms: readonly PreparedForm[], connect
       while (next < forms.length) {
         const form = forms[next++]!;
         const begin = performance.now();
-        const response = await fetch(`${origin}/checkout/approve/${form.token}`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
-          body: new URLSearchParams({ ...form.fields, ...fields(form) }).toString(),
-        });
-        await response.arrayBuffer();
+        const ok = await step(form);
         latencies.push(performance.now() - begin);
-        if (response.status !== expected) failures++;
+        if (!ok) failures++;
       }
     }),
   );
   return { latencies: latencies.sort((a, b) => a - b), failures, seconds: (performance.now() - started) / 1000 };
 }
 
-export async function benchCheckoutApprovals(options: { backend: Backend; approvals: number; connections: number; proof?: Proof }): Promise<CheckoutBenchResult> {
+/** The page's form posted with `fields`: the answer's status and Location. */
+async function postForm(origin: string, form: PreparedForm, fields: Record<string, string>) {
+  const response = await fetch(`${origin}/checkout/approve/${form.token}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
+    body: new URLSearchParams({ ...form.fields, ...fields }).toString(),
+  });
+  await response.arrayBuffer();
+  return { status: response.status, location: response.headers.get('location') ?? '' };
+}
+
+/** Posts one form per prepared page, `connections` at a time; the latencies and the answers that were not `expected`. */
+function postForms(origin: string, forms: readonly PreparedForm[], connections: number, fields: (form: PreparedForm) => Record<string, string>, expected: number) {
+  return timeSteps(forms, connections, async (form) => (await postForm(origin, form, fields(form))).status === expected);
+}
+
+/**
+ * With Stripe: the post (a 303 to the stand-in's payment page), Pay there (the stand-in's, in this thread), and the
+ * buyer's return (a 303 to the order page).
+ */
+function approveAndPay(origin: string, standIn: StripeStandIn, forms: readonly PreparedForm[], connections: number, fields: (form: PreparedForm) => Record<string, string>) {
+  return timeSteps(forms, connections, async (form) => {
+    const posted = await postForm(origin, form, fields(form));
+    if (posted.status !== 303 || !posted.location.startsWith(standIn.checkoutOrigin)) return false;
+    const paid = standIn.pay(posted.location.split('/').at(-1)!);
+    if (paid.status !== 'authorized' || !paid.redirect) return false;
+    const back = await fetch(paid.redirect, { redirect: 'manual' });
+    await back.arrayBuffer();
+    return back.status === 303 && (back.headers.get('location') ?? '').startsWith('/orders/');
+  });
+}
+
+export async function benchCheckoutApprovals(options: { backend: Backend; approvals: number; connections: number; proof?: Proof; payment?: Payment }): Promise<CheckoutBenchResult> {
   const proof = options.proof ?? 'link';
+  const payment = options.payment ?? 'manual';
+  const standIn = payment === 'stripe' ? await startStripeStandIn() : undefined;
+  const stripe: StripeAccount | undefined = standIn && { apiUrl: standIn.apiUrl, secretKey: standIn.secretKey };
   // On Node 20 a worker's .ts entry loads before --import hooks apply: register tsx first, then import this file.
   const entry = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
     .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
-  const worker = new Worker(entry, { eval: true, workerData: { role: 'checkout-bench-server', backend: options.backend, approvals: options.approvals, proof } });
+  const worker = new Worker(entry, { eval: true, workerData: { role: 'checkout-bench-server', backend: options.backend, approvals: options.approvals, proof, stripe } });
   const failed = once(worker, 'error').then(([error]) => Promise.reject(error as Error));
   failed.catch(() => {});
   const [ready] = (await Promise.race([once(worker, 'message'), failed])) as [{ port: number; tokens: string[] }];
@@ -146,13 +195,16 @@ export async function benchCheckoutApprovals(options: { backend: Backend; approv
     worker.postMessage('codes');
     [{ codes }] = (await once(worker, 'message')) as [{ codes: Record<string, string> }];
   }
-  const approved = await postForms(origin, forms, options.connections, (form) => ({ action: 'approve', ...(proof === 'code' ? { code: codes[form.token]! } : {}) }), 303);
+  const fields = (form: PreparedForm) => ({ action: 'approve', ...(proof === 'code' ? { code: codes[form.token]! } : {}) });
+  const approved = standIn ? await approveAndPay(origin, standIn, forms, options.connections, fields) : await postForms(origin, forms, options.connections, fields, 303);
   worker.postMessage('done');
   const [tally] = (await once(worker, 'message')) as [{ orders: number; onHand: number }];
   await once(worker, 'exit');
+  await standIn?.close();
   return {
     backend: options.backend,
     proof,
+    payment,
     ...(codesPerSecond === undefined ? {} : { codesPerSecond }),
     approvals: forms.length,
     approvalsPerSecond: (forms.length - approved.failures) / approved.seconds,
@@ -165,13 +217,14 @@ export async function benchCheckoutApprovals(options: { backend: Backend; approv
 }
 
 if (!isMainThread && (workerData as { role?: string })?.role === 'checkout-bench-server') {
-  const { backend, approvals, proof } = workerData as { backend: Backend; approvals: number; proof: Proof };
-  await serveBenchApp(backend, approvals, proof);
+  const { backend, approvals, proof, stripe } = workerData as { backend: Backend; approvals: number; proof: Proof; stripe?: StripeAccount };
+  await serveBenchApp(backend, approvals, proof, stripe);
 } else if (isMainThread && import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const approvals = Number(process.argv[2] ?? 500);
   const connections = Number(process.argv[3] ?? 10);
   const proof = process.argv[4] === 'code' ? 'code' : 'link';
+  const payment = process.argv[5] === 'stripe' ? 'stripe' : 'manual';
   for (const backend of ['pglite', 'postgres'] as const) {
-    console.log(await benchCheckoutApprovals({ backend, approvals, connections, proof }));
+    console.log(await benchCheckoutApprovals({ backend, approvals, connections, proof, payment }));
   }
 }

@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import { Redis } from 'ioredis';
 import type { Config } from '../../src/config.js';
-import { backends } from './store.js';
+import { ALL_BACKENDS } from './store.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 
 export interface CounterSetup {
   name: string;
-  backend: (typeof backends)[number];
+  backend: (typeof ALL_BACKENDS)[number];
   config: Partial<Config>;
 }
 
@@ -32,9 +32,9 @@ export function counterSetups(label: string): { redisKeyPrefix: string; setups: 
   return {
     redisKeyPrefix,
     setups: [
-      { name: 'counters in memory', backend: backends.find((b) => b.name === 'pglite')!, config: {} },
+      { name: 'counters in memory', backend: ALL_BACKENDS.find((b) => b.name === 'pglite')!, config: {} },
       // A command slower than the 200 ms default would serve a request unlimited: a budget's edge is exact only without.
-      { name: 'counters in Redis', backend: backends.find((b) => b.name === 'postgres')!, config: { redisUrl: REDIS_URL, redisKeyPrefix, redisCommandTimeoutMs: 5000 } },
+      { name: 'counters in Redis', backend: ALL_BACKENDS.find((b) => b.name === 'postgres')!, config: { redisUrl: REDIS_URL, redisKeyPrefix, redisCommandTimeoutMs: 5000 } },
     ],
   };
 }
