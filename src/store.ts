@@ -156,6 +156,8 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
         purgeExpiredProofs(db).catch((error: unknown) => onError('approval proof purge failed', error)),
         // Money moves a stopped process left asked of the provider and unrecorded; holds that lapsed uncaptured.
         orders.settleUnsettled(db).catch((error: unknown) => onError('payment settlement sweep failed', error)),
+        // CAPTURE_ON=approval: holds a stopped process placed and did not capture.
+        orders.captureMissedAtApproval(db).catch((error: unknown) => onError('capture-at-approval sweep failed', error)),
         orders.expireLapsedAuthorizations(db).catch((error: unknown) => onError('authorization expiry sweep failed', error)),
         // Holds lapsing within a day, uncaptured: the merchant is mailed once per order.
         orders.warnExpiringAuthorizations(db).catch((error: unknown) => onError('authorization expiry warning sweep failed', error)),

@@ -51,9 +51,11 @@ export function paymentNewsMails(event: PaymentNewsEvent, shop: MailShop): MailM
   }
 }
 
+const TIME_FORMAT = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
+
 /** A moment as the merchant reads it, in UTC: "December 5, 2026, 14:03 UTC". */
 function momentUtc(date: Date): string {
-  const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' }).format(date);
+  const time = TIME_FORMAT.format(date);
   return `${formatDay(date)}, ${time} UTC`;
 }
 

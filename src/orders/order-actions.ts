@@ -361,6 +361,21 @@ export class OrderActions {
   }
 
   /**
+   * CAPTURE_ON=approval: holds left uncaptured after their order was placed more than `olderThanSeconds` ago (the
+   * process stopped between placing the order and capturing) are captured now. How many orders were asked.
+   */
+  async captureMissedAtApproval(db: Database, olderThanSeconds = 300): Promise<number> {
+    if (this.captureOn !== 'approval' || !this.provider.holdsFunds) return 0;
+    const rows = await db.query<{ id: string }>(
+      `select id from orders where payment_provider = $1 and payment_state = 'authorized' and captured = 0 and capturing = 0
+          and created_at <= now() - make_interval(secs => $2) order by created_at limit 100`,
+      [this.provider.name, olderThanSeconds],
+    );
+    for (const { id } of rows) await this.afterPlacement(db, id);
+    return rows.length;
+  }
+
+  /**
    * Units shipped, with tracking: every unit not yet shipped, or the lines and quantities given. With a provider's
    * hold and CAPTURE_ON=fulfillment, the first shipment captures everything not canceled (after the shipment is
    * committed: a refused capture does not unship it, the order's payment says how it went).

@@ -46,8 +46,12 @@ export const PAYMENT_LABELS: Record<PaymentState, string> = {
 };
 
 /** A day as the buyer reads it, in UTC so every instance writes the same words: "December 5, 2026". */
+// One formatter for the process: making one costs about a millisecond (measured: a fifth of a second of every 200
+// orders' mails in the checkout bench's profile).
+const DAY_FORMAT = new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: 'UTC' });
+
 export function formatDay(date: Date): string {
-  return new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: 'UTC' }).format(date);
+  return DAY_FORMAT.format(date);
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { MAX_CART_LINES } from '../../src/cart/cart.js';
-import { OrderActionRefused } from '../../src/orders/order-actions.js';
+import { OrderActionRefused, OrderActions } from '../../src/orders/order-actions.js';
 import { readOrder } from '../../src/orders/orders.js';
 import { PaymentSessionRefused } from '../../src/payments/payment-provider.js';
 import { lineItems, stripeProvider } from '../../src/payments/stripe-provider.js';
@@ -270,13 +270,21 @@ for (const backend of backends) {
       assert.equal(standIn.sessions().length, sessions);
     });
 
-    it('CAPTURE_ON=approval: the hold is captured as the order is placed', async () => {
+    it('CAPTURE_ON=approval: the hold is captured as the order is placed, or by the sweep when the process stopped between', async () => {
       const { orderId, intent } = await paidOrder(atApproval, 1);
       const order = (await readOrder(atApproval.store.db, orderId))!;
       assert.equal(order.paymentState, 'captured');
       assert.equal(order.captured, order.total);
       assert.equal(standIn.paymentIntent(intent).status, 'succeeded');
       assert.equal(standIn.paymentIntent(intent).amount_received, order.total);
+      // A process that stopped between placing an order and capturing it: the sweep captures it, once.
+      const missed = await paidOrder(t, 1);
+      const sweep = new OrderActions({ inventory: t.store.inventory, subscribers: [], provider: t.store.paymentProvider, captureOn: 'approval' });
+      // (This store's other held orders, of earlier tests, are swept too.)
+      assert.ok((await sweep.captureMissedAtApproval(t.store.db, 0)) >= 1);
+      assert.equal(await sweep.captureMissedAtApproval(t.store.db, 0), 0, 'once');
+      assert.equal((await readOrder(t.store.db, missed.orderId))!.paymentState, 'captured');
+      assert.equal(standIn.paymentIntent(missed.intent).status, 'succeeded');
     });
 
     it('refunds through Stripe: partial, two racing for the rest (one refused), never above what was captured; Stripe’s charge.refunded about them adds nothing', async () => {

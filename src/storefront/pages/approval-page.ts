@@ -16,15 +16,18 @@ import { messagePage, sentence } from './message-page.js';
 import { paymentParagraphs } from './payment-parts.js';
 import { addressBlock, addressLines, checkoutLines, formatMoney, linesTable, thumbnailImage, totalsList, type Thumbnail } from './purchase-parts.js';
 
+const MOMENT_FORMAT = new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
+const TIME_FORMAT = new Intl.DateTimeFormat('en-US', { timeStyle: 'short', timeZone: 'UTC' });
+
 /** Dates as the buyer reads them, in UTC so every instance writes the same page. */
 export function formatDate(date: Date): string {
-  return `${new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(date).replace(/\u202f/g, ' ')} UTC`;
+  return `${MOMENT_FORMAT.format(date).replace(/\u202f/g, ' ')} UTC`;
 }
 
 /** A clock time, "10:42 PM UTC"; with its date when that is not `now`'s day (UTC). */
 export function clockTime(date: Date, now: Date): string {
   if (date.toISOString().slice(0, 10) !== now.toISOString().slice(0, 10)) return formatDate(date);
-  return `${new Intl.DateTimeFormat('en-US', { timeStyle: 'short', timeZone: 'UTC' }).format(date).replace(/\u202f/g, ' ')} UTC`;
+  return `${TIME_FORMAT.format(date).replace(/\u202f/g, ' ')} UTC`;
 }
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
