@@ -26,7 +26,7 @@ import type { PaymentProvider } from './payments/payment-provider.js';
 import { STRIPE_SESSION_LIFETIME_MS, stripeProvider } from './payments/stripe-provider.js';
 import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
-import { merchantIdentity } from './mail/order-mail.js';
+import { merchantIdentity } from './mail/mail-parts.js';
 import { OrderActions } from './orders/order-actions.js';
 import { orderEventSubscribers } from './orders/order-event-subscribers.js';
 import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';

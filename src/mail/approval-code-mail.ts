@@ -7,7 +7,7 @@ import { formatMoney } from '../catalog/types.js';
 import type { CodeMail } from '../checkout/buyer-proof.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import { html } from '../storefront/pages/html.js';
-import { oneLine, signatureHtml, signatureText, type MerchantIdentity } from './order-mail.js';
+import { oneLine, signatureHtml, signatureText, type MerchantIdentity } from './mail-parts.js';
 
 export function approvalCodeMail(mail: CodeMail, store: MerchantIdentity): MailMessage {
   const storeName = oneLine(store.storeName);

@@ -10,7 +10,7 @@ import nodemailer, { type NodemailerError, type SendMailOptions } from 'nodemail
 import type { MailConfig } from '../config.js';
 import { DeliveryError } from '../outbox/delivery.js';
 import type { MailMessage } from '../outbox/outbox.js';
-import { oneLine, plainMailAddress } from './order-mail.js';
+import { oneLine, plainMailAddress } from './mail-parts.js';
 
 export interface MailSender {
   /** Sends one message; `eventId` (the outbox event's id) makes its Message-ID, the same on every attempt. Throws DeliveryError. */

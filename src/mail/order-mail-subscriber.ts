@@ -1,7 +1,8 @@
 /** Turns each order event into its mail (buyer, merchant), written to the outbox in the event's transaction. */
 import type { OrderEventSubscriber } from '../orders/order-events.js';
 import { addToOutbox } from '../outbox/outbox.js';
-import { orderMails, type MailShop } from './order-mail.js';
+import type { MailShop } from './mail-parts.js';
+import { orderMails } from './order-mail.js';
 
 export function orderMailSubscriber(shop: MailShop, deadlineSeconds: number): OrderEventSubscriber {
   return async (tx, event) => {

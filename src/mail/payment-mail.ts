@@ -32,7 +32,7 @@ import {
   questionsLine,
   type MailContent,
   type MailShop,
-} from './order-mail.js';
+} from './mail-parts.js';
 
 /** The events whose mails are made here. */
 export type PaymentNewsEvent = Extract<OrderEvent, { type: 'disputed' | 'payment_failed' | 'payment_voided' | 'payment_expiring' }>;

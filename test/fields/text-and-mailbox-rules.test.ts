@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { mailboxKey, parseMailbox } from '../../src/fields/mailbox.js';
 import { textFault, type TextRule } from '../../src/fields/text.js';
-import { plainMailAddress } from '../../src/mail/order-mail.js';
+import { plainMailAddress } from '../../src/mail/mail-parts.js';
 
 const ONE_LINE: TextRule = { max: 200, lines: 'single' };
 const LINES: TextRule = { max: 200, lines: 'multi' };

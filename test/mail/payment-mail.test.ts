@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { orderMails, type MailShop } from '../../src/mail/order-mail.js';
+import type { MailShop } from '../../src/mail/mail-parts.js';
+import { orderMails } from '../../src/mail/order-mail.js';
 import type { OrderEvent } from '../../src/orders/order-events.js';
 import type { Order } from '../../src/orders/orders.js';
 import { orderFixture } from '../helpers/orders.js';

@@ -6,7 +6,7 @@
  * shipping and totals, and a way back to the store.
  */
 import type { Product } from '../../catalog/types.js';
-import { plainMailAddress } from '../../mail/order-mail.js';
+import { plainMailAddress } from '../../mail/mail-parts.js';
 import type { Order } from '../../orders/orders.js';
 import type { CaptureOn } from '../../orders/order-machine.js';
 import { PAYMENT_LABELS, paymentContextOf, paymentWords } from '../../payments/payment-words.js';
