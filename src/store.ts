@@ -130,7 +130,12 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     });
     const orders = new OrderActions({ inventory, subscribers, provider: paymentProvider, captureOn: config.payment.captureOn });
     // A provider holding the buyer's money: the approval sends the buyer to its page, and CAPTURE_ON=approval captures.
-    checkouts.approvals.usePaymentPage({ baseUrl: config.baseUrl, sessionLifetimeMs: STRIPE_SESSION_LIFETIME_MS, afterPlacement: (db, order) => orders.afterPlacement(db, order.id) });
+    checkouts.approvals.usePaymentPage({
+      baseUrl: config.baseUrl,
+      sessionLifetimeMs: STRIPE_SESSION_LIFETIME_MS,
+      // Only CAPTURE_ON=approval does anything once a paid order is placed (its order's row read and locked otherwise for nothing).
+      afterPlacement: config.payment.captureOn === 'approval' ? (db, order) => orders.afterPlacement(db, order.id) : undefined,
+    });
     if (options.deliver ?? false) {
       // A failed attempt is one line (no address, no URL); the message waits in the outbox (`storefront outbox`).
       outbox = outboxDispatcher(db, config, signingKeys, mailer(), onError, (failure) =>

@@ -187,9 +187,11 @@ export async function completePayment(db: Database, parts: PaymentParts, session
   const approval = await readApprovalByPaymentSession(db, sessionId);
   // The return names its approval link: another link's session is not this one's.
   if (!approval || (token !== undefined && approval.token !== token)) return { kind: 'unknown' };
-  const checkout = await readCheckout(db, approval.checkoutId);
-  const before = approvalVerdict(approval, checkout, parts.checkouts.now());
-  if (before.code === 'used') return { kind: 'placed', order: (await readOrder(db, before.orderId))!, placedNow: false };
+  // Placed already (the return after the event, a reload): its order, without asking the provider again.
+  if (approval.usedAt !== null) {
+    const before = approvalVerdict(approval, await readCheckout(db, approval.checkoutId), parts.checkouts.now());
+    if (before.code === 'used') return { kind: 'placed', order: (await readOrder(db, before.orderId))!, placedNow: false };
+  }
   const { totals } = approval.summary;
   const outcome = await parts.provider.confirm(sessionId, { amount: totals.total, currency: STORE_CURRENCY, checkoutId: approval.checkoutId, digest: approval.digest });
   if (outcome.kind === 'open') return { kind: 'open' };
