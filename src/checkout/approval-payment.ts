@@ -56,14 +56,14 @@ export type PaymentCompleted =
 
 /** A session still taking payment for this long is reused rather than begun again. */
 const REUSE_MARGIN_MS = 5 * 60 * 1000;
+const UNAVAILABLE = 'The payment page could not be opened just now, so nothing was charged. Try again in a moment.';
+const RELEASED = 'The hold on your card was released.';
 
 /** The payment page the approval sends the buyer back to: its session while it takes payment long enough to pay. */
 export function reusablePaymentSession(approval: ApprovalRecord, now: Date): ApprovalRecord['paymentSession'] {
   const session = approval.paymentSession;
   return session !== null && session.expiresAt.getTime() - now.getTime() > REUSE_MARGIN_MS ? session : null;
 }
-const UNAVAILABLE = 'The payment page could not be opened just now, so nothing was charged. Try again in a moment.';
-const RELEASED = 'The hold on your card was released.';
 
 /** The approval link's own path (the success and cancel URLs are under it). */
 export const paymentReturnPath = (token: string) => `/checkout/approve/${token}/paid`;
@@ -108,14 +108,14 @@ export async function beginPayment(
     if (view.blockers.length > 0) return { kind: 'refused' as const, reason: view.blockers.map((b) => b.content).join(' '), changes: [] };
     const now = checkouts.now();
     const session = approval.paymentSession;
+    const reuse = reusablePaymentSession(approval, now);
     // A session about to end still takes payment: it is closed at the provider before another is begun (below), so
     // the buyer can never pay two.
-    if (!ended && session !== null && reusablePaymentSession(approval, now) === null && session.expiresAt > now) return { kind: 'ending' as const, sessionId: session.id };
+    if (!ended && session !== null && reuse === null && session.expiresAt > now) return { kind: 'ending' as const, sessionId: session.id };
     const provenBy = approval.provenBy ?? (await request.confirm(tx, approval));
-    const reusable = reusablePaymentSession(approval, now) !== null;
     // A session being begun by another request (no URL yet) keeps its attempt, so both ask with the same key.
     const pending = session === null && approval.paymentSessionExpiresAt !== null && approval.paymentSessionExpiresAt.getTime() - now.getTime() > parts.sessionLifetimeMs - REUSE_MARGIN_MS;
-    if (!reusable && !pending) await markApprovalProven(tx, token, provenBy, new Date(now.getTime() + parts.sessionLifetimeMs));
+    if (!reuse && !pending) await markApprovalProven(tx, token, provenBy, new Date(now.getTime() + parts.sessionLifetimeMs));
     if (checkout.status === 'requires_escalation') {
       await checkouts.apply(
         tx,
@@ -124,7 +124,7 @@ export async function beginPayment(
         { approvedByBuyer: true },
       );
     }
-    return { kind: 'ready' as const, approval: (await readApproval(tx, token))!, reuse: reusable ? session : null };
+    return { kind: 'ready' as const, approval: (await readApproval(tx, token))!, reuse };
   });
   if (prepared.kind === 'used') return { kind: 'placed', order: (await readOrder(db, prepared.orderId))! };
   if (prepared.kind === 'refused') return prepared;

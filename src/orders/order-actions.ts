@@ -594,11 +594,10 @@ export class OrderActions {
       switch (event.type) {
         case 'payment_canceled': {
           // Released at the provider (its dashboard, its expiry), not by the store's cancel: the buyer and merchant are
-          // told. The provider tells of the store's own cancel too, sometimes before its answer is recorded: that one
-          // is the cancel's to record (the order canceled, or its release still under way).
+          // told. The provider tells of the store's own release too, sometimes before its answer is recorded: that one
+          // is the cancellation's to record (only a canceled order's release is asked for).
           if (!allowed('void') || (order.paymentState !== 'pending' && order.paymentState !== 'authorized')) return undefined;
-          const releasing = await tx.query(`select 1 from payment_operations where order_id = $1 and kind = 'cancel' and state = 'requested'`, [order.id]);
-          if (order.status === 'canceled' || releasing.length > 0) return undefined;
+          if (order.status === 'canceled') return undefined;
           await this.voidPayment(tx, order);
           return (after) => ({ type: 'payment_voided', order: after });
         }

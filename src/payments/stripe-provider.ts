@@ -61,7 +61,7 @@ function refusalOf(error: unknown): Stripe.errors.StripeError | undefined {
 }
 
 /** Stripe Checkout takes at most this many line items in payment mode. */
-export const STRIPE_MAX_LINE_ITEMS = 100;
+const STRIPE_MAX_LINE_ITEMS = 100;
 
 /**
  * Lines as Stripe Checkout lists them: each line its unit price and quantity (one line of its total if they disagree),

@@ -127,6 +127,8 @@ const SCRIPTS: Record<(typeof PASSKEY_SCRIPTS)[number], string> = {
 const UNKNOWN_APPROVAL = APPROVAL_SENTENCES.unknown;
 /** A payment provider's session id as it comes back in the success URL (Stripe: cs_test_… or cs_live_…). */
 const PAYMENT_SESSION = /^cs_[A-Za-z0-9_]{1,250}$/;
+/** When to try again after the mail server or the payment provider did not answer. */
+const OUTSIDE_SERVICE_RETRY_AFTER_SECONDS = 30;
 const PAYMENT_NOT_CONFIRMED = 'We could not confirm your payment with the payment provider just now, so your order is not placed yet.';
 
 export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
@@ -299,7 +301,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     if (outcome.kind === 'paying') return reply.redirect(approvalPath(token), 303);
     if (outcome.kind === 'unavailable') {
       const state = await approvals.approvalState(db, token);
-      reply.header('retry-after', '30');
+      reply.header('retry-after', String(OUTSIDE_SERVICE_RETRY_AFTER_SECONDS));
       if (state.kind === 'pending') return pendingPage(reply, 503, token, state.approval, state.view, { problem: outcome.reason });
       return sendPage(reply, 503, messagePage(context, { title: 'Your order was not placed', tone: 'problem', paragraphs: [outcome.reason] }));
     }
@@ -330,7 +332,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
         if (isDatabaseUnavailable(error)) throw error;
         // The payment provider did not answer: nothing is placed twice, so the buyer (or its event) may ask again.
         request.log.warn({ cause: (error as Error)?.name ?? 'error' }, 'payment not confirmed: the provider did not answer');
-        reply.header('retry-after', '30');
+        reply.header('retry-after', String(OUTSIDE_SERVICE_RETRY_AFTER_SECONDS));
         return sendPage(reply, 503, messagePage(context, { title: 'Your payment is being confirmed', tone: 'problem', paragraphs: [PAYMENT_NOT_CONFIRMED, 'Reload this page in a moment: it shows your order once it is placed. One approval never places two orders, and nothing is charged twice.'] }));
       }
       if (outcome.kind === 'unknown') return sendPage(reply, 404, notFoundPage(context, UNKNOWN_APPROVAL));
@@ -388,7 +390,7 @@ export const approvalRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
       if (isDatabaseUnavailable(error)) throw error;
       // The mail server did not take it. Its answer can quote the address, so the log gets only the failure's kind.
       request.log.warn({ cause: error instanceof DeliveryError ? error.logReason : 'mail error' }, 'approval code not sent');
-      reply.header('retry-after', '30');
+      reply.header('retry-after', String(OUTSIDE_SERVICE_RETRY_AFTER_SECONDS));
       return pendingPage(reply, 503, token, approval, view, { problem: 'We could not send the code just now. Try again in a moment.' });
     }
     if (sent.kind === 'limited') {
