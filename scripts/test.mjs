@@ -9,19 +9,32 @@
 // docs/performance.md). `npm run typecheck` checks the types; the tests that start the CLI in processes of their
 // own run the compiled src/main.js, as `npm start` runs dist/main.js.
 //
-// Test stores on PGlite start from a copy of a migrated template database (see test/helpers/store.ts). For a
-// run of several files it is made here, once, from the migrations as they are now, handed to the test
-// processes as a file and deleted afterwards; for one or two files each process makes its own (quicker than
-// waiting for the shared one). For such a run the CLI tests also start on a copy of an embedded database's
+// Test stores start from a copy of a migrated template database (see test/helpers/store.ts). For a run of several
+// files both are made here, once, from the migrations as they are now: PGlite's handed to the test processes as a
+// file, PostgreSQL's as a database on the test server, both deleted afterwards; for one or two files each process
+// makes its own PGlite template (quicker than waiting for the shared one) and migrates each new PostgreSQL database. For such a run the CLI tests also start on a copy of an embedded database's
 // DATA_DIR migrated once here where they need a new one.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import pg from 'pg';
 
 const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function adminQuery(sql) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query(sql);
+  } catch {
+    // a database left behind is dropped by hand; the run's result stands
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
 
 async function postgresAnswers() {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
@@ -81,6 +94,9 @@ writeFileSync(path.join(BUILD, 'package.json'), '{ "type": "module" }\n');
 const compiled = (file) => path.join(BUILD, file.replace(/\.ts$/, '.js'));
 
 const TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE'; // read by test/helpers/store.ts
+const POSTGRES_TEMPLATE_ENV = 'STOREFRONT_TEST_POSTGRES_TEMPLATE'; // read by test/helpers/store.ts
+// A migrated database on the test server that the run's stores on PostgreSQL are created from; dropped at the end.
+const postgresTemplate = `sf_template_${process.pid}_${Date.now().toString(36)}`;
 const PROJECT_ROOT_ENV = 'STOREFRONT_PROJECT_ROOT'; // read by test/helpers/project-root.ts
 const BUILT_MAIN_ENV = 'STOREFRONT_TEST_BUILT_MAIN'; // read by test/helpers/cli.ts
 const DATA_DIR_TEMPLATE_ENV = 'STOREFRONT_TEST_DATA_DIR_TEMPLATE'; // read by test/helpers/cli.ts
@@ -88,9 +104,38 @@ const SHARED_TEMPLATE_FROM_FILES = 3;
 const scratch = mkdtempSync(path.join(tmpdir(), 'storefront-test-run-'));
 const env = { ...process.env, [PROJECT_ROOT_ENV]: process.cwd() };
 delete env[TEMPLATE_ENV];
+delete env[POSTGRES_TEMPLATE_ENV];
 delete env[BUILT_MAIN_ENV];
 delete env[DATA_DIR_TEMPLATE_ENV];
 let status = 0;
+
+/**
+ * The files each test process runs. The runner starts one process per file it is given, and each start costs about
+ * three seconds of CPU before the first test (Node, the app's modules, PGlite's WebAssembly compiled): about 150
+ * files made that a fifth of the suite's time on two cores. A run of many files is given groups instead: a group is a
+ * file importing FILES_PER_GROUP test files, whose tests then run one file after another in one process, as a
+ * file's own do (top-level `before` hooks all run before its first test, `after` hooks after its last). Dealt in
+ * turn from the sorted list, so that each group mixes folders (the browser walks and process tests apart).
+ */
+const FILES_PER_GROUP = 6;
+// A test of the process itself (what a whole app made in it, say) says so in its file and keeps a process of its own.
+const OWN_PROCESS = '// test-runner: own process';
+function processes(files) {
+  const run = (file) => path.resolve(compiled(file));
+  if (files.length < 2 * FILES_PER_GROUP) return files.map(run);
+  const alone = files.filter((file) => readFileSync(file, 'utf8').includes(OWN_PROCESS));
+  const groups = Array.from({ length: Math.ceil((files.length - alone.length) / FILES_PER_GROUP) }, () => []);
+  files.filter((file) => !alone.includes(file)).forEach((file, i) => groups[i % groups.length].push(run(file)));
+  const folder = path.join(BUILD, 'test-groups');
+  mkdirSync(folder);
+  const grouped = groups.map((group, i) => {
+    const file = path.resolve(folder, `group-${String(i + 1).padStart(2, '0')}.test.js`);
+    writeFileSync(file, group.map((member) => `import ${JSON.stringify(pathToFileURL(member).href)};\n`).join(''));
+    return file;
+  });
+  return [...grouped, ...alone.map(run)];
+}
+
 try {
   // The tests that start the storefront CLI in processes of its own start it compiled, about a second sooner each
   // than through tsx.
@@ -103,20 +148,24 @@ try {
     const migrating = spawn(process.execPath, [main, 'migrate'], { stdio: 'ignore', env: { ...env, DATA_DIR: dataDirTemplate, LOG_LEVEL: 'silent' } });
     const migrated = new Promise((resolve) => migrating.once('exit', (code) => resolve(code === 0)));
     const template = path.join(scratch, 'pglite-template.tar');
-    const write = `const { writePgliteTemplate } = await import('./${compiled('test/helpers/store.ts')}'); await writePgliteTemplate(process.argv[1]);`;
-    execFileSync(process.execPath, ['--input-type=module', '--eval', write, template], { stdio: 'inherit' });
+    const write =
+      `const { writePgliteTemplate, writePostgresTemplate } = await import('./${compiled('test/helpers/store.ts')}');` +
+      'await Promise.all([writePgliteTemplate(process.argv[1]), writePostgresTemplate(process.argv[2])]);';
+    execFileSync(process.execPath, ['--input-type=module', '--eval', write, template, postgresTemplate], { stdio: 'inherit', env: { ...env, TEST_DATABASE_URL: url } });
     env[TEMPLATE_ENV] = template;
+    env[POSTGRES_TEMPLATE_ENV] = postgresTemplate;
     if (await migrated) env[DATA_DIR_TEMPLATE_ENV] = dataDirTemplate; // else each test's store creates its own
   }
   // Absolute paths: from Node 22 on, the test runner takes its arguments as glob patterns, and a relative pattern
   // under node_modules/ matches nothing ("Could not find …" on Node 24).
-  execFileSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...selected.map((file) => path.resolve(compiled(file)))], {
+  execFileSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...processes(selected)], {
     stdio: 'inherit',
     env,
   });
 } catch (error) {
   status = error.status ?? 1;
 } finally {
+  if (selected.length >= SHARED_TEMPLATE_FROM_FILES) await adminQuery(`drop database if exists ${postgresTemplate} with (force)`);
   rmSync(scratch, { recursive: true, force: true });
   rmSync(BUILD, { recursive: true, force: true });
 }

@@ -3,7 +3,9 @@
  * validates on it, src/storefront/body-validation.ts), the cart's JSON bodies (the same without coercion), and the
  * commerce door's (JSON Schema 2020-12, every error). For the UCP schemas, the tool-input validators (one-ajv.ts) and
  * the MCP SDK's JSON Schema validator (the SDK servers' `jsonSchemaValidator`) are built on the same instance.
+ * It counts every Ajv its process made, so no other test file may share that process:
  */
+// test-runner: own process
 import { compilingAjvs, optionSet } from './ajv-census.js';
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
