@@ -1,6 +1,7 @@
 // `npm test`: starts or installs what the tests need and is missing (scripts/start-services.sh: PostgreSQL, Redis,
 // Chromium), then runs every test file under test/ with Node's own test runner (or only the files whose path
-// contains one of the arguments: `node scripts/test.mjs cart/ ucp/profile`).
+// contains one of the arguments: `node scripts/test.mjs cart/ ucp/profile`); `npm test` adds `--checks`, the type
+// check and the linter run beside the tests.
 //
 // The tests run on JavaScript: src/, test/ and bench/ are first compiled file by file with esbuild (types stripped, the
 // lines kept by an inline source map, in about a second) into node_modules/.test-build/RUN/, beside copies of their
@@ -64,8 +65,22 @@ const typescript = (folder) =>
 const files = typescript('test')
   .filter((file) => file.endsWith('.test.ts'))
   .sort();
-const only = process.argv.slice(2);
+// `--checks` (npm test) also runs the type check and the linter, beside the tests rather than before them: the
+// tests leave a core idle often enough (waiting on timers, sockets, processes) that they cost the run little. Their
+// output is printed after the tests', and either failing fails the run.
+const withChecks = process.argv.includes('--checks');
+const only = process.argv.slice(2).filter((arg) => arg !== '--checks');
 const selected = only.length ? files.filter((file) => only.some((part) => file.includes(part))) : files;
+
+/** `npm run NAME` with its output kept: resolves to its exit code and output. */
+function npmRun(name) {
+  const child = spawn('npm', ['run', name, '--silent'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ name, code: code ?? 1, output })));
+}
+const checks = withChecks ? [npmRun('typecheck'), npmRun('lint')] : [];
 
 // The compiled tree of this run (two runs at once each have their own): test/x.test.ts runs as
 // node_modules/.test-build/RUN/test/x.test.js, importing ../src/… (and the bench's catalog generator) beside it. Deleted at the end of the run.
@@ -158,15 +173,21 @@ try {
   }
   // Absolute paths: from Node 22 on, the test runner takes its arguments as glob patterns, and a relative pattern
   // under node_modules/ matches nothing ("Could not find …" on Node 24).
-  execFileSync(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...processes(selected)], {
+  const tests = spawn(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...processes(selected)], {
     stdio: 'inherit',
     env,
   });
+  status = await new Promise((resolve) => tests.once('close', (code) => resolve(code ?? 1)));
 } catch (error) {
   status = error.status ?? 1;
 } finally {
   if (selected.length >= SHARED_TEMPLATE_FROM_FILES) await adminQuery(`drop database if exists ${postgresTemplate} with (force)`);
   rmSync(scratch, { recursive: true, force: true });
   rmSync(BUILD, { recursive: true, force: true });
+}
+for (const check of await Promise.all(checks)) {
+  process.stdout.write(check.output);
+  console.log(`npm run ${check.name}: ${check.code === 0 ? 'passed' : `failed (exit ${check.code})`}`);
+  if (check.code !== 0) status ||= 1;
 }
 process.exit(status);
