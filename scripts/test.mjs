@@ -129,8 +129,10 @@ let status = 0;
  * three seconds of CPU before the first test (Node, the app's modules, PGlite's WebAssembly compiled): about 150
  * files made that a fifth of the suite's time on two cores. A run of many files is given groups instead: a group is a
  * file importing FILES_PER_GROUP test files, whose tests then run one file after another in one process, as a
- * file's own do (top-level `before` hooks all run before its first test, `after` hooks after its last). Dealt in
- * turn from the sorted list, so that each group mixes folders (the browser walks and process tests apart).
+ * file's own do (top-level `before` hooks all run before its first test, `after` hooks after its last). The files are
+ * dealt in turn, heaviest first by a rough guess (the file's length, times three for a Chromium walk, two for a test
+ * that starts processes): each group gets one of the heaviest, the first groups (run first) the heavier ones, so the
+ * run does not end on one long group while a core idles.
  */
 const FILES_PER_GROUP = 6;
 // A test of the process itself (what a whole app made in it, say) says so in its file and keeps a process of its own.
@@ -138,9 +140,17 @@ const OWN_PROCESS = '// test-runner: own process';
 function processes(files) {
   const run = (file) => path.resolve(compiled(file));
   if (files.length < 2 * FILES_PER_GROUP) return files.map(run);
-  const alone = files.filter((file) => readFileSync(file, 'utf8').includes(OWN_PROCESS));
+  const source = new Map(files.map((file) => [file, readFileSync(file, 'utf8')]));
+  const weight = (file) => {
+    const text = source.get(file);
+    return text.length * (text.includes('launchChromium') ? 3 : text.includes('node:child_process') ? 2 : 1);
+  };
+  const alone = files.filter((file) => source.get(file).includes(OWN_PROCESS));
   const groups = Array.from({ length: Math.ceil((files.length - alone.length) / FILES_PER_GROUP) }, () => []);
-  files.filter((file) => !alone.includes(file)).forEach((file, i) => groups[i % groups.length].push(run(file)));
+  files
+    .filter((file) => !alone.includes(file))
+    .sort((a, b) => weight(b) - weight(a))
+    .forEach((file, i) => groups[i % groups.length].push(run(file)));
   const folder = path.join(BUILD, 'test-groups');
   mkdirSync(folder);
   const grouped = groups.map((group, i) => {

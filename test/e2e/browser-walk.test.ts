@@ -9,7 +9,7 @@
  * On every page type: one h1 saying where the shopper is, the store's name in the title and its contact in the
  * footer, no console error (a script or style the page's CSP refuses logs one), no sideways scrolling at 390 px, and
  * screenshots at 390 and 1280 px wide saved to test-output/screenshots/{backend}/{js|nojs}/{nn-page}-{width}.png for
- * review. With JavaScript on, axe-core finds no serious or critical violation.
+ * review (on the first backend the run has; a failed walk's on either). With JavaScript on, axe-core finds no serious or critical violation.
  * At the end the database holds the order with the walked line, placed from a checkout prepared by a browser, the
  * variant's stock went down by the quantity ordered, and the cart page is empty again (the order closed the cart).
  */
@@ -82,7 +82,8 @@ for (const backend of backends) {
         assert.ok((await page.locator('footer').innerText()).includes(MERCHANT.STORE_CONTACT_EMAIL), `${name}: the merchant's contact`);
         // axe-core once per page type and backend: in the walk with JavaScript on.
         if (javaScriptEnabled) assert.deepEqual(await seriousViolations(page), [], `${name}: axe finds no serious or critical violation`);
-        await saveScreenshots(page, folder, name);
+        // For review, once: the pages are the same whichever database is behind them.
+        if (backend === backends[0]) await saveScreenshots(page, folder, name);
         await page.setViewportSize({ width: 390, height: 800 });
         assert.equal(await scrollsSideways(page), false, `${name}: no sideways scrolling at 390 px`);
         await page.setViewportSize({ width: 1280, height: 800 });
