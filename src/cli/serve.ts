@@ -17,12 +17,20 @@ export const DRAIN_SECONDS = 10;
  */
 const STOP_GRACE_SECONDS = 5;
 
-/** Exits 1, saying why, if the process is still running DRAIN_SECONDS + STOP_GRACE_SECONDS from now. */
-function exitIfStillRunning(why: string): void {
+/**
+ * How long a start signalled to stop may still take. A first start on the embedded database creates it (initdb),
+ * migrates and seeds: seconds on a quiet machine, over 15 s on a busy one (seen in CI), and a process cut short there
+ * leaves a DATA_DIR the next start cannot open. Only a start that cannot finish (a database server that does not
+ * answer, a migration waiting on a lock) should hit this.
+ */
+const START_STOP_SECONDS = 60;
+
+/** Exits 1, saying why, if the process is still running `seconds` from now. */
+function exitIfStillRunning(why: string, seconds = DRAIN_SECONDS + STOP_GRACE_SECONDS): void {
   setTimeout(() => {
     process.stderr.write(`storefront: ${why}; exiting\n`);
     process.exit(1);
-  }, (DRAIN_SECONDS + STOP_GRACE_SECONDS) * 1000).unref();
+  }, seconds * 1000).unref();
 }
 
 /** A HOST naming no address stops the start before the database is opened, in one line naming HOST. */
@@ -48,7 +56,7 @@ export async function serve(config: Config, stdout: TextStream): Promise<void> {
     stopWhileStarting = signal;
     process.stderr.write(`storefront: ${signal} while starting: stopping once the store has started (a second signal exits at once)\n`);
     // A start that cannot finish (a database server that does not answer, a migration waiting on a lock) still ends.
-    exitIfStillRunning(`the start did not finish within ${DRAIN_SECONDS + STOP_GRACE_SECONDS} s of ${signal}`);
+    exitIfStillRunning(`the start did not finish within ${START_STOP_SECONDS} s of ${signal}`, START_STOP_SECONDS);
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
