@@ -13,8 +13,9 @@
 // Test stores start from a copy of a migrated template database (see test/helpers/store.ts). For a run of several
 // files both are made here, once, from the migrations as they are now: PGlite's handed to the test processes as a
 // file, PostgreSQL's as a database on the test server, both deleted afterwards; for one or two files each process
-// makes its own PGlite template (quicker than waiting for the shared one) and migrates each new PostgreSQL database. For such a run the CLI tests also start on a copy of an embedded database's
-// DATA_DIR migrated once here where they need a new one.
+// makes its own PGlite template (quicker than waiting for the shared one) and migrates each new PostgreSQL database.
+// For a run of several files the CLI tests also start on a copy of an embedded database's DATA_DIR migrated once
+// here where they need a new one.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,23 +26,12 @@ import pg from 'pg';
 
 const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-async function adminQuery(sql) {
+/** Runs one statement on the test server; whether it answered (a failure is the caller's to report or shrug off). */
+async function postgresQuery(sql) {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
   try {
     await client.connect();
     await client.query(sql);
-  } catch {
-    // a database left behind is dropped by hand; the run's result stands
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-async function postgresAnswers() {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
     return true;
   } catch {
     return false;
@@ -53,7 +43,7 @@ async function postgresAnswers() {
 // What the tests need and a fresh machine may lack (PostgreSQL or Redis not running, Chromium for the browser tests
 // not installed) is started or installed first; the script does nothing for what is already there.
 spawnSync('bash', ['scripts/start-services.sh'], { stdio: 'inherit' });
-if (!(await postgresAnswers())) {
+if (!(await postgresQuery('select 1'))) {
   console.error(`PostgreSQL at ${url} does not answer; the tests run on both backends and need it (set TEST_DATABASE_URL).`);
   process.exit(1);
 }
@@ -191,7 +181,8 @@ try {
 } catch (error) {
   status = error.status ?? 1;
 } finally {
-  if (selected.length >= SHARED_TEMPLATE_FROM_FILES) await adminQuery(`drop database if exists ${postgresTemplate} with (force)`);
+  // A template the drop could not remove is left for a hand; the run's result stands.
+  if (selected.length >= SHARED_TEMPLATE_FROM_FILES) await postgresQuery(`drop database if exists ${postgresTemplate} with (force)`);
   rmSync(scratch, { recursive: true, force: true });
   rmSync(BUILD, { recursive: true, force: true });
 }

@@ -33,9 +33,15 @@ export interface Backend {
 /** Names the file holding a dumped, migrated PGlite data directory made for this test run (scripts/test.mjs). */
 export const PGLITE_TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE';
 
+/**
+ * A test store's PGlite starts with a smaller page cache than the store's default (shared_buffers 128MB, zeroed at
+ * every start): a test database holds a few hundred rows, and the suite starts hundreds of them.
+ */
+const TEST_PGLITE_SETTINGS = { shared_buffers: '8MB', max_connections: '20' };
+
 /** A new PGlite with the store's migrations applied, dumped (uncompressed: loads fastest). */
 async function dumpMigratedPglite(): Promise<Blob> {
-  const db = await openPglite(undefined);
+  const db = await openPglite(undefined, { settings: TEST_PGLITE_SETTINGS });
   try {
     await migrate(db);
     return await db.dumpDataDir!();
@@ -68,12 +74,6 @@ class TemplateBlob extends Blob {
 }
 
 let pgliteTemplate: Promise<Blob> | undefined;
-
-/**
- * A test store's PGlite starts with a smaller page cache than the store's default (shared_buffers 128MB, zeroed at
- * every start): a test database holds a few hundred rows, and the suite starts hundreds of them.
- */
-const TEST_PGLITE_SETTINGS = { shared_buffers: '8MB', max_connections: '20' };
 
 /** The migrated template: the run's file when scripts/test.mjs made one, else made once in this process. */
 function migratedPgliteTemplate(): Promise<Blob> {
