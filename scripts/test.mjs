@@ -10,9 +10,9 @@
 // docs/performance.md). `npm run typecheck` checks the types; the tests that start the CLI in processes of their
 // own run the compiled src/main.js, as `npm start` runs dist/main.js.
 //
-// Test stores start from a copy of a migrated template database (see test/helpers/store.ts). For a run of several
-// files both are made here, once, from the migrations as they are now: PGlite's handed to the test processes as a
-// file, PostgreSQL's as a database on the test server, both deleted afterwards; for one or two files each process
+// Test stores start from a copy of a migrated template database, with the demo catalog where the store has it (see
+// test/helpers/store.ts). For a run of several files they are made here, once, from the migrations as they are now:
+// PGlite's handed to the test processes as files, PostgreSQL's as databases on the test server, all deleted afterwards; for one or two files each process
 // makes its own PGlite template (quicker than waiting for the shared one) and migrates each new PostgreSQL database.
 // For a run of several files the CLI tests also start on a copy of an embedded database's DATA_DIR migrated once
 // here where they need a new one.
@@ -100,7 +100,8 @@ const compiled = (file) => path.join(BUILD, file.replace(/\.ts$/, '.js'));
 
 const TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE'; // read by test/helpers/store.ts
 const POSTGRES_TEMPLATE_ENV = 'STOREFRONT_TEST_POSTGRES_TEMPLATE'; // read by test/helpers/store.ts
-// A migrated database on the test server that the run's stores on PostgreSQL are created from; dropped at the end.
+// A migrated database on the test server that the run's stores on PostgreSQL are created from, and one with the demo
+// catalog seeded too (its name and `_demo`, test/helpers/store.ts); both dropped at the end.
 const postgresTemplate = `sf_template_${process.pid}_${Date.now().toString(36)}`;
 const PROJECT_ROOT_ENV = 'STOREFRONT_PROJECT_ROOT'; // read by test/helpers/project-root.ts
 const BUILT_MAIN_ENV = 'STOREFRONT_TEST_BUILT_MAIN'; // read by test/helpers/cli.ts
@@ -182,7 +183,9 @@ try {
   status = error.status ?? 1;
 } finally {
   // A template the drop could not remove is left for a hand; the run's result stands.
-  if (selected.length >= SHARED_TEMPLATE_FROM_FILES) await postgresQuery(`drop database if exists ${postgresTemplate} with (force)`);
+  if (selected.length >= SHARED_TEMPLATE_FROM_FILES) {
+    for (const database of [postgresTemplate, `${postgresTemplate}_demo`]) await postgresQuery(`drop database if exists ${database} with (force)`);
+  }
   rmSync(scratch, { recursive: true, force: true });
   rmSync(BUILD, { recursive: true, force: true });
 }

@@ -14,6 +14,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifySchema, FastifySchemaCompiler, FastifyServerOptions, preValidationHookHandler } from 'fastify';
 import { nonDecimalNumber } from '../http/decimal-numbers.js';
 import { invalidParameter } from '../http/errors.js';
+import { sharedSerializers } from '../http/shared-serializers.js';
 import { MAX_INPUT_DEPTH, findUnstorable, inputPathText, unstorableProblemText, type UnstorableInput } from '../http/storable-input.js';
 
 /**
@@ -41,10 +42,11 @@ type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
  * Fastify's schemaController option (src/app.ts): every scope validates on the app's Ajv, also a scope that adds
  * shared schemas (setValidatorCompiler at the root would leave such a scope to a new instance of Fastify's own).
  * @fastify/ajv-compiler's types describe a compiler as taking a bare schema; Fastify calls it with the route
- * definition, as its own FastifySchemaCompiler type says, hence the cast.
+ * definition, as its own FastifySchemaCompiler type says, hence the cast. Responses are serialized by Fastify's own
+ * compiler, each distinct schema compiled once per process (src/http/shared-serializers.ts).
  */
 export const appSchemaController: FastifyServerOptions['schemaController'] = {
-  compilersFactory: { buildValidator: (() => appValidatorCompiler) as unknown as ValidatorFactory },
+  compilersFactory: { buildValidator: (() => appValidatorCompiler) as unknown as ValidatorFactory, buildSerializer: sharedSerializers },
 };
 
 /** In the plugin scope: bodies validated without coercion, other request parts as the app does. */
