@@ -98,6 +98,12 @@ for (const folder of ['src', 'test', 'bench']) cpSync(folder, path.join(BUILD, f
 writeFileSync(path.join(BUILD, 'package.json'), '{ "type": "module" }\n');
 const compiled = (file) => path.join(BUILD, file.replace(/\.ts$/, '.js'));
 
+// Every test process (and every process a test starts: test/helpers/cli.ts) runs WebAssembly on V8's baseline compiler
+// alone. PGlite is 9 MB of it, and V8 otherwise optimizes its hot functions again in every process, on background
+// threads: a `storefront serve` in a test cost 7 s of CPU to start and stop, 3.5-4.8 s with this; a run of the commerce
+// door's and the checkout's tests 12% less CPU (docs/performance.md). What the tests check does not depend on how V8
+// compiles; the store itself runs with V8's defaults.
+const WASM_FLAGS = ['--liftoff-only'];
 const TEMPLATE_ENV = 'STOREFRONT_TEST_PGLITE_TEMPLATE'; // read by test/helpers/store.ts
 const POSTGRES_TEMPLATE_ENV = 'STOREFRONT_TEST_POSTGRES_TEMPLATE'; // read by test/helpers/store.ts
 // A migrated database on the test server that the run's stores on PostgreSQL are created from, and one with the demo
@@ -161,20 +167,20 @@ try {
     // An embedded database created and migrated once, which the tests that start the CLI on a new DATA_DIR copy
     // (made while the template below is).
     const dataDirTemplate = path.join(scratch, 'data-dir-template');
-    const migrating = spawn(process.execPath, [main, 'migrate'], { stdio: 'ignore', env: { ...env, DATA_DIR: dataDirTemplate, LOG_LEVEL: 'silent' } });
+    const migrating = spawn(process.execPath, [...WASM_FLAGS, main, 'migrate'], { stdio: 'ignore', env: { ...env, DATA_DIR: dataDirTemplate, LOG_LEVEL: 'silent' } });
     const migrated = new Promise((resolve) => migrating.once('exit', (code) => resolve(code === 0)));
     const template = path.join(scratch, 'pglite-template.tar');
     const write =
       `const { writePgliteTemplate, writePostgresTemplate } = await import('./${compiled('test/helpers/store.ts')}');` +
       'await Promise.all([writePgliteTemplate(process.argv[1]), writePostgresTemplate(process.argv[2])]);';
-    execFileSync(process.execPath, ['--input-type=module', '--eval', write, template, postgresTemplate], { stdio: 'inherit', env: { ...env, TEST_DATABASE_URL: url } });
+    execFileSync(process.execPath, [...WASM_FLAGS, '--input-type=module', '--eval', write, template, postgresTemplate], { stdio: 'inherit', env: { ...env, TEST_DATABASE_URL: url } });
     env[TEMPLATE_ENV] = template;
     env[POSTGRES_TEMPLATE_ENV] = postgresTemplate;
     if (await migrated) env[DATA_DIR_TEMPLATE_ENV] = dataDirTemplate; // else each test's store creates its own
   }
   // Absolute paths: from Node 22 on, the test runner takes its arguments as glob patterns, and a relative pattern
   // under node_modules/ matches nothing ("Could not find …" on Node 24).
-  const tests = spawn(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...processes(selected)], {
+  const tests = spawn(process.execPath, [...WASM_FLAGS, '--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...processes(selected)], {
     stdio: 'inherit',
     env,
   });

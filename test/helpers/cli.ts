@@ -33,12 +33,19 @@ export function newDataDir(dir: string): string {
 }
 
 /**
+ * The processes a test starts run WebAssembly as the test's own process does: scripts/test.mjs runs the tests with
+ * V8's baseline WebAssembly compiler alone (`--liftoff-only`, see there), and a CLI process, seconds long, gains the
+ * most from it.
+ */
+const WASM_FLAGS = process.execArgv.filter((flag) => flag === '--liftoff-only');
+
+/**
  * The node arguments that run the storefront CLI with `args`: the run's build when scripts/test.mjs made one (a
  * process starts about a second sooner than through tsx, and it is what `npm start` runs), else src/ through tsx.
  */
 export function storefrontArgs(...args: string[]): string[] {
   const built = process.env[BUILT_MAIN_ENV];
-  return built ? [built, ...args] : ['--import', 'tsx', 'src/main.ts', ...args];
+  return [...WASM_FLAGS, ...(built ? [built, ...args] : ['--import', 'tsx', 'src/main.ts', ...args])];
 }
 
 /**
@@ -49,8 +56,8 @@ export function storefrontArgs(...args: string[]): string[] {
  */
 export function scriptArgs(script: (from: (name: string) => string) => string): string[] {
   const built = process.env[BUILT_MAIN_ENV];
-  if (built) return ['--input-type=module', '--eval', script((name) => pathToFileURL(path.join(path.dirname(built), `${name}.js`)).href)];
-  return ['--import', 'tsx', '--input-type=module', '--eval', script((name) => `./src/${name}.ts`)];
+  if (built) return [...WASM_FLAGS, '--input-type=module', '--eval', script((name) => pathToFileURL(path.join(path.dirname(built), `${name}.js`)).href)];
+  return [...WASM_FLAGS, '--import', 'tsx', '--input-type=module', '--eval', script((name) => `./src/${name}.ts`)];
 }
 
 /** What a command printed and its exit code. */
