@@ -12,10 +12,10 @@
 //
 // Test stores start from a copy of a migrated template database, with the demo catalog where the store has it (see
 // test/helpers/store.ts). For a run of several files they are made here, once, from the migrations as they are now:
-// PGlite's handed to the test processes as files, PostgreSQL's as databases on the test server, all deleted afterwards; for one or two files each process
-// makes its own PGlite template (quicker than waiting for the shared one) and migrates each new PostgreSQL database.
-// For a run of several files the CLI tests also start on a copy of an embedded database's DATA_DIR migrated once
-// here where they need a new one.
+// PGlite's handed to the test processes as files, PostgreSQL's as databases on the test server, all deleted
+// afterwards; for one or two files each process makes its own PGlite templates (quicker than waiting for shared ones)
+// and migrates each new PostgreSQL database. For a run of several files the CLI tests also start on a copy of an
+// embedded database's DATA_DIR migrated once here where they need a new one.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

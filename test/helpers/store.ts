@@ -141,7 +141,6 @@ export async function writePostgresTemplate(name: string): Promise<void> {
   }
 }
 
-
 async function adminQuery(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
