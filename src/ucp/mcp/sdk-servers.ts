@@ -14,35 +14,15 @@ import {
   ListToolsRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Config } from '../../config.js';
 import { httpStatusOf, internalError, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
 import { ucpJsonSchemaValidator } from '../schemas/one-ajv.js';
+import { serverInfo, serverInstructions, type StoreIdentity } from './server-identity.js';
 import { catalogSearchDescription, searchCatalogTool } from '../tools/catalog-tools.js';
 import type { ListedTool, ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller, ToolOutcome } from '../tools/tool.js';
 
 /** MCP revisions `initialize` agrees to; a client asking for another gets the latest (MCP lifecycle). */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-
-/** What the MCP server says of the store it serves: the merchant's identity from the configuration. */
-export type StoreIdentity = Pick<Config, 'storeName' | 'storeDescription' | 'storeContactEmail'>;
-
-/** `serverInfo`: the program's name (stable, for clients that key on it) and the store's as its title. */
-export const serverInfo = (store: StoreIdentity) => ({ name: 'storefront', title: `${store.storeName} (UCP 2026-08-25 and 2026-04-08)`, version: '1.0.0' });
-
-/** The `instructions` of initialize: whose store this is and how an agent buys here. */
-export function serverInstructions(store: StoreIdentity): string {
-  return (
-    `${store.storeName}: ${store.storeDescription} Contact: ${store.storeContactEmail}. The store speaks the Universal Commerce ` +
-    'Protocol (UCP 2026-08-25 and 2026-04-08; each call is answered in the release of your agent profile). Pass ' +
-    '`meta["ucp-agent"].profile`, your UCP profile URL: the store fetches it and negotiates. Without it you are anonymous and ' +
-    'may use the catalog and cart tools only. Find products with search_catalog (or lookup_catalog / get_product); put ' +
-    'variant ids (`item.id`) in a cart (create_cart) or a checkout (create_checkout, with a buyer email, a US shipping ' +
-    'address and a shipping option). A cart\'s continue_url lets the buyer take the cart over in their browser: from then on ' +
-    'the cart is theirs and its id answers not_found to you, so hand it over when you are done with it. complete_checkout never places an order: it answers a continue_url where the buyer ' +
-    'approves and proves who they are; get_checkout then shows the order. Prices are integer US cents.'
-  );
-}
 
 /** Tools; and logging, so clients may set a level (the server sends no log notifications on stateless calls). */
 const SERVER_CAPABILITIES = { tools: {}, logging: {} };
