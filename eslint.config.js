@@ -17,10 +17,10 @@ const nodeGlobals = Object.fromEntries(
 );
 
 /** Where markup is made: `new Html()` anywhere else would make any text markup. */
-const HTML_MODULE = 'src/storefront/pages/html.ts';
+const HTML_MODULE = 'src/markup/html.ts';
 
 /**
- * The files that may take text as markup as it is (`unsafeHtml()` of src/storefront/pages/html.ts), each with why.
+ * The files that may take text as markup as it is (`unsafeHtml()` of src/markup/html.ts), each with why.
  * Everywhere else markup comes from `html` templates, which escape what they are given.
  */
 const unsafeHtmlCallers = {

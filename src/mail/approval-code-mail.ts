@@ -6,7 +6,7 @@
 import { formatMoney } from '../catalog/types.js';
 import type { CodeMail } from '../checkout/buyer-proof.js';
 import type { MailMessage } from '../outbox/outbox.js';
-import { html } from '../storefront/pages/html.js';
+import { html } from '../markup/html.js';
 import { oneLine, signatureHtml, signatureText, type MerchantIdentity } from './mail-parts.js';
 
 export function approvalCodeMail(mail: CodeMail, store: MerchantIdentity): MailMessage {

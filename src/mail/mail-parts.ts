@@ -11,7 +11,7 @@ import type { LineQuantity, Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import type { CaptureOn } from '../orders/order-machine.js';
 import { PAYMENT_LABELS, oneLineWords, paymentContextOf, paymentWords, textLines, type PaymentWords } from '../payments/payment-words.js';
-import { html, type Html } from '../storefront/pages/html.js';
+import { html, type Html } from '../markup/html.js';
 
 /** Who the buyer's mail comes from, as its signature says: the store's name, where to write, its postal address. */
 export interface MerchantIdentity {

@@ -11,7 +11,7 @@
 import type { OrderEvent } from '../orders/order-events.js';
 import type { LineQuantity, Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
-import { html } from '../storefront/pages/html.js';
+import { html } from '../markup/html.js';
 import {
   buyerMail,
   buyerName,

@@ -17,7 +17,7 @@ import type { OrderEvent } from '../orders/order-events.js';
 import type { Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import { formatDay } from '../payments/payment-words.js';
-import { html } from '../storefront/pages/html.js';
+import { html } from '../markup/html.js';
 import {
   buyerMail,
   greeting,

@@ -9,7 +9,7 @@ import { sendCatalogRead } from '../http/response-headers.js';
 import type { RecommendationIntent } from '../recommendations/recommendations.js';
 import type { QuerySuggestion } from '../search/query-suggestions.js';
 import type { Store } from '../store.js';
-import { html } from './pages/html.js';
+import { html } from '../markup/html.js';
 import { CACHE_ENTRY_OVERHEAD_BYTES, entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 
 const RESOURCE_TYPES = ['product', 'collection', 'query'] as const;

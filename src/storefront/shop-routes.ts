@@ -26,7 +26,7 @@ import { pagePolicy, type PagePolicy } from './page-policy.js';
 import { BoundedPages, entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 import { collectionPage } from './pages/collection-page.js';
 import { homePage } from './pages/home-page.js';
-import { escapeHtml } from './pages/html.js';
+import { escapeHtml } from '../markup/html.js';
 import { layout, pageContext, SHOP_SCRIPT, type PageContext } from './pages/layout.js';
 import { productPage } from './pages/product-page.js';
 import { searchPage } from './pages/search-page.js';

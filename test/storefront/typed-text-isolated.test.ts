@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { escapeHtml } from '../../src/storefront/pages/html.js';
+import { escapeHtml } from '../../src/markup/html.js';
 import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 

@@ -18,7 +18,7 @@ async function restrictions(code: string, filePath: string): Promise<string[]> {
   return result!.messages.filter((message) => message.ruleId === 'no-restricted-syntax').map((message) => message.message);
 }
 
-const CALLS_UNSAFE_HTML = `import { unsafeHtml } from './html.js';
+const CALLS_UNSAFE_HTML = `import { unsafeHtml } from '../../markup/html.js';
 export const note = (text: string) => unsafeHtml(text);
 `;
 
@@ -31,21 +31,21 @@ describe('markup taken as it is, confined by the lint rules', () => {
   });
 
   it('outside the pages too, and through a namespace import', async () => {
-    const code = `import * as markup from '../storefront/pages/html.js';
+    const code = `import * as markup from '../markup/html.js';
 export const line = (text: string) => markup.unsafeHtml(text);
 `;
     assert.equal((await restrictions(code, 'src/mail/order-mail.ts')).length, 1);
   });
 
   it('new Html() and Html imported as a value fail lint everywhere but html.ts, listed files included; a type import passes', async () => {
-    const code = `import { Html } from './html.js';
+    const code = `import { Html } from '../../markup/html.js';
 export const note = (text: string) => new Html(text);
 `;
     for (const file of ['src/storefront/pages/cart-page.ts', 'src/storefront/pages/shop-parts.ts']) {
       const refused = await restrictions(code, file);
       assert.equal(refused.length, 2, `${file}: ${refused.join('\n')}`);
     }
-    assert.deepEqual(await restrictions(`import type { Html } from './html.js';\nexport const same = (a: Html) => a;\n`, 'src/storefront/pages/cart-page.ts'), []);
-    assert.deepEqual(await restrictions(`import { html, type Html } from './html.js';\nexport const b = (a: string): Html => html\`<b>\${a}</b>\`;\n`, 'src/storefront/pages/cart-page.ts'), []);
+    assert.deepEqual(await restrictions(`import type { Html } from '../../markup/html.js';\nexport const same = (a: Html) => a;\n`, 'src/storefront/pages/cart-page.ts'), []);
+    assert.deepEqual(await restrictions(`import { html, type Html } from '../../markup/html.js';\nexport const b = (a: string): Html => html\`<b>\${a}</b>\`;\n`, 'src/storefront/pages/cart-page.ts'), []);
   });
 });

@@ -10,7 +10,7 @@ import type { ProofOffer } from '../../checkout/buyer-proof.js';
 import type { Channel, CheckoutView } from '../../checkout/checkout.js';
 import type { Order } from '../../orders/orders.js';
 import { approvalPaymentWords, paymentContextOf, paymentLine, type PaymentPlan } from '../../payments/payment-words.js';
-import { html, typed, type Html } from './html.js';
+import { html, typed, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
 import { paymentParagraphs } from './payment-parts.js';

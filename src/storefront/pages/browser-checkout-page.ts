@@ -13,7 +13,7 @@ import type { CheckoutTotals } from '../../checkout/totals.js';
 import { PERSON_FIELDS } from '../../fields/person-fields.js';
 import { CART_PATH, CHECKOUT_PATH, lineDetails, variantTitleOf } from './cart-page.js';
 import { buyerSentence } from './checkout-sentences.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { formatMoney, linesTable, productThumbnail, totalsList, type DisplayLine } from './purchase-parts.js';
 

@@ -5,7 +5,7 @@
  */
 import type { PricedCart } from '../../cart/cart.js';
 import { cartDisplayLines } from './browser-checkout-page.js';
-import { html } from './html.js';
+import { html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage } from './message-page.js';
 import { formatMoney, linesTable } from './purchase-parts.js';

@@ -4,7 +4,7 @@
  * the page works without a script. Also the page for a cart link (an agent's hand-off) that opens no cart.
  */
 import type { PricedCart, PricedLine } from '../../cart/cart.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { formatMoney, productThumbnail, propertyDetail } from './purchase-parts.js';
 

@@ -7,7 +7,7 @@ import type { Channel, CheckoutMessage, CheckoutView } from '../../checkout/chec
 import type { CheckoutStatus } from '../../checkout/machine.js';
 import { checkoutSummary, orderPath } from './approval-page.js';
 import { buyerSentence } from './checkout-sentences.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 
 /** Where the checkout stands, said to the buyer of an agent's checkout and to one who checked out in this browser. */

@@ -6,7 +6,7 @@
 import type { FactParams, FieldPath } from '../../checkout/fields.js';
 import type { Refusal } from '../../checkout/machine.js';
 import type { ShippingOption } from '../../checkout/shipping.js';
-import { html, typed, type Html } from './html.js';
+import { html, typed, type Html } from '../../markup/html.js';
 import { sentence } from './message-page.js';
 import { formatMoney } from './purchase-parts.js';
 

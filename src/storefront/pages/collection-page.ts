@@ -1,7 +1,7 @@
 /** A collection's page (`all`: every product): its title and description, a grid of its products, page by page. */
 import type { Product } from '../../catalog/types.js';
 import type { StockLevels } from '../../inventory/stock.js';
-import { html } from './html.js';
+import { html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { merchantHtml, metaDescription, pagination, productGrid, PRODUCTS_PER_PAGE } from './shop-parts.js';
 

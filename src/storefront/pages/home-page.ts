@@ -1,7 +1,7 @@
 /** The home page: the store's name and description, its collections, featured products, a way to every product. */
 import type { Collection, Product } from '../../catalog/types.js';
 import type { StockLevels } from '../../inventory/stock.js';
-import { html } from './html.js';
+import { html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { productGrid } from './shop-parts.js';
 

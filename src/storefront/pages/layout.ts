@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Config, PolicyKind } from '../../config.js';
-import { html, unsafeHtml, type Html } from './html.js';
+import { html, unsafeHtml, type Html } from '../../markup/html.js';
 import { PAGE_STYLE } from './styles.js';
 
 /** What every page needs from the store: the merchant's identity and where its pages are. */

@@ -1,5 +1,5 @@
 /** A page that only says something: an unknown link, a form that could not be verified, a declined order. */
-import { html, type Html } from './html.js';
+import { html, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 
 /** A reason as a sentence: capital first letter, closing stop (the domain writes some reasons for its log). */

@@ -11,7 +11,7 @@ import type { Order } from '../../orders/orders.js';
 import type { CaptureOn } from '../../orders/order-machine.js';
 import { PAYMENT_LABELS, paymentContextOf, paymentWords } from '../../payments/payment-words.js';
 import { formatDate, orderPath } from './approval-page.js';
-import { html, typed, type Html } from './html.js';
+import { html, typed, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { paymentParagraphs } from './payment-parts.js';
 import { addressBlock, addressLines, formatMoney, linesTable, orderLines, totalsList } from './purchase-parts.js';

@@ -4,7 +4,7 @@
  * between the words that lead to them and the payment reference.
  */
 import { oneLineWords, type PaymentWords } from '../../payments/payment-words.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../../markup/html.js';
 
 export function paymentParagraphs(words: PaymentWords, options: { label?: string; className: string }): Html {
   const label = options.label ? html`<strong>${options.label}:</strong> ` : '';

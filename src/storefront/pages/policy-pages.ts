@@ -4,7 +4,7 @@
  */
 import { POLICY_KINDS, type CheckoutConfig, type PolicyKind } from '../../config.js';
 import { shippingOptions } from '../../checkout/shipping.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../../markup/html.js';
 import { layout, POLICY_TITLES, type PageContext } from './layout.js';
 import { formatMoney } from './purchase-parts.js';
 import { oneLineWords, paymentTerms, type PaymentPlan } from '../../payments/payment-words.js';

@@ -6,7 +6,7 @@
  */
 import { formatMoney, optionValues, plainDescription, STORE_CURRENCY, type Product, type Variant } from '../../catalog/types.js';
 import { availabilityStatus, type AvailabilityStatus, type StockLevels } from '../../inventory/stock.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { absoluteImageUrls, decimalAmount, merchantHtml, metaDescription, priceLine, productGrid, productImage, shownImages, SOLD_OUT } from './shop-parts.js';
 

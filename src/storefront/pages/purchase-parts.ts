@@ -8,7 +8,7 @@ import type { PostalAddress } from '../../checkout/shipping.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import type { OrderLine } from '../../orders/orders.js';
 import { formatMoney, type Product, type ProductImage } from '../../catalog/types.js';
-import { html, typed, type Html } from './html.js';
+import { html, typed, type Html } from '../../markup/html.js';
 
 export { formatMoney };
 

@@ -5,7 +5,7 @@
  */
 import type { Collection, Product } from '../../catalog/types.js';
 import type { StockLevels } from '../../inventory/stock.js';
-import { html } from './html.js';
+import { html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { pagination, productGrid, PRODUCTS_PER_PAGE, searchForm } from './shop-parts.js';
 

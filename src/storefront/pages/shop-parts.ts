@@ -7,7 +7,7 @@ import { absoluteUrl, formatMoney, type Product, type ProductImage, type Variant
 import { isProductAvailable, type StockLevels } from '../../inventory/stock.js';
 import { naughtyHref } from 'launder';
 import sanitizeHtml from 'sanitize-html';
-import { html, unsafeHtml, type Html } from './html.js';
+import { html, unsafeHtml, type Html } from '../../markup/html.js';
 
 /** Products per page on a collection or search page. */
 export const PRODUCTS_PER_PAGE = 24;

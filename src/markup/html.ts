@@ -3,7 +3,7 @@
  * fragment built the same way), so nothing a buyer, an agent or the catalog wrote can become markup. Text a buyer or
  * an agent typed goes in through `typed()`, so its direction characters stay inside it.
  */
-import { withoutDirectionControls } from '../../fields/text.js';
+import { withoutDirectionControls } from '../fields/text.js';
 
 /** Markup. Built by `html` templates; `new Html()` outside this file, and `unsafeHtml()` outside a few files, fail lint. */
 export class Html {
