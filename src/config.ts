@@ -5,9 +5,15 @@ import ipaddr from 'ipaddr.js';
 import { US_REGIONS } from './checkout/shipping.js';
 import { parseMailbox } from './fields/mailbox.js';
 import { textFault, textFaultSentence, type TextRule } from './fields/text.js';
-import { CAPTURE_ON, type CaptureOn } from './orders/order-machine.js';
+import { APPROVAL_PROOF_MODES, type ApprovalProofMode, type CheckoutConfig, type PolicyKind } from './checkout/checkout-options.js';
+import type { MailConfig } from './mail/mail-options.js';
+import { CAPTURE_ON } from './orders/order-machine.js';
 import { DEFAULT_PAYMENT_DUE_DAYS, DEFAULT_PAYMENT_INSTRUCTIONS } from './payments/manual-provider.js';
-import { PAYMENT_PROVIDERS, type PaymentProviderName } from './payments/payment-provider.js';
+import { PAYMENT_INSTRUCTIONS_MAX, type PaymentConfig, type StripeConfig } from './payments/payment-options.js';
+import { PAYMENT_PROVIDERS } from './payments/payment-provider.js';
+
+// Each domain folder owns the shape of its options; the Config is made of them.
+export type { ApprovalProofMode, CheckoutConfig, MailConfig, PaymentConfig, PolicyKind, StripeConfig };
 
 export interface Config {
   port: number;
@@ -62,47 +68,6 @@ export interface Config {
   signingKey: string | undefined;
 }
 
-export interface PaymentConfig {
-  /** PAYMENT_PROVIDER: who holds the buyer's money: `manual` (the default: the merchant's instructions) or `stripe`. */
-  provider: PaymentProviderName;
-  /** PAYMENT_INSTRUCTIONS: how a buyer pays with the manual provider (bank details, "pay on delivery"); several lines allowed. */
-  instructions: string;
-  /** Whether PAYMENT_INSTRUCTIONS was set (unset: a default sentence, and the start banner says to set it). */
-  instructionsSet: boolean;
-  /** PAYMENT_DUE_DAYS: days after the order a manual payment is due. */
-  dueDays: number;
-  /** CAPTURE_ON: when a provider's hold is captured: at the first shipment (`fulfillment`), at `approval`, or `manual`ly. */
-  captureOn: CaptureOn;
-  /** PAYMENT_PROVIDER=stripe: the account's keys and where its API is (STRIPE_API_URL: a stand-in in tests). */
-  stripe: StripeConfig | undefined;
-}
-
-export interface StripeConfig {
-  /** STRIPE_SECRET_KEY: sk_test_… or sk_live_… (or a restricted rk_ key). */
-  secretKey: string;
-  /** STRIPE_WEBHOOK_SECRET: whsec_…, the endpoint's signing secret. */
-  webhookSecret: string;
-  /** STRIPE_API_URL (default https://api.stripe.com), as the SDK takes it. */
-  apiUrl: string;
-  host: string;
-  port: number;
-  protocol: 'http' | 'https';
-}
-
-/** The most characters PAYMENT_INSTRUCTIONS may hold (a page, a mail and the terminal show it whole). */
-export const PAYMENT_INSTRUCTIONS_MAX = 1000;
-
-export interface MailConfig {
-  /** SMTP_URL (smtp:// or smtps://, credentials in the URL); unset, each message is written as an .eml file under `dir`. */
-  smtpUrl: string | undefined;
-  /** MAIL_FROM: the sender of every message (default `STORE_NAME <orders@BASE_URL's host>`). */
-  from: string;
-  /** MERCHANT_EMAIL: who is told of each new order; unset, no merchant mail. */
-  merchantEmail: string | undefined;
-  /** Where messages go without SMTP_URL: DATA_DIR/mail. */
-  dir: string;
-}
-
 export interface OutboxConfig {
   /** OUTBOX_LEASE: how long a delivery under way is held by its instance before another may take it over (a process that died mid-send). */
   leaseSeconds: number;
@@ -113,32 +78,6 @@ export interface OutboxConfig {
   mailDeadlineSeconds: number;
 }
 
-export interface CheckoutConfig {
-  /** How long a checkout lives from creation (CHECKOUT_TTL; UCP's default is 6 hours). */
-  ttlSeconds: number;
-  /** How long an approval link works once an agent asked to complete (APPROVAL_TTL, default 15 minutes). */
-  approvalTtlSeconds: number;
-  /** SHIPPING_STANDARD_CENTS, SHIPPING_EXPRESS_CENTS; standard is free from FREE_SHIPPING_OVER_CENTS (0: never). */
-  standardShippingCents: number;
-  expressShippingCents: number;
-  freeShippingOverCents: number;
-  /** Sales tax in basis points by US state (TAX_RATES="CA=7.25,NY=4"); none by default. */
-  taxRatesBps: Record<string, number>;
-  /** Policy pages buyers are shown (POLICY_TERMS_URL, …); by default this store's own /policies pages. */
-  policies: Record<PolicyKind, string>;
-  /**
-   * APPROVAL_PROOF: what the buyer proves on the approval page before an order is placed. `passkey-or-code` (the
-   * default): a passkey registered to the checkout's email, or a code mailed to it; `code`: the mailed code only;
-   * `link`: nothing beyond holding the link (for development only: an agent holding the link can approve).
-   */
-  approvalProof: ApprovalProofMode;
-}
-
-export const APPROVAL_PROOF_MODES = ['passkey-or-code', 'code', 'link'] as const;
-export type ApprovalProofMode = (typeof APPROVAL_PROOF_MODES)[number];
-
-export const POLICY_KINDS = ['terms_of_service', 'privacy_policy', 'refund_policy', 'shipping_policy'] as const;
-export type PolicyKind = (typeof POLICY_KINDS)[number];
 const POLICY_VARIABLES: Record<PolicyKind, string> = {
   terms_of_service: 'POLICY_TERMS_URL',
   privacy_policy: 'POLICY_PRIVACY_URL',

@@ -26,12 +26,14 @@ import type { PaymentProvider } from './payments/payment-provider.js';
 import { STRIPE_SESSION_LIFETIME_MS, stripeProvider } from './payments/stripe-provider.js';
 import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
-import { merchantIdentity } from './mail/mail-parts.js';
+import type { MailShop, MerchantIdentity } from './mail/mail-parts.js';
+import { orderMailSubscriber } from './mail/order-mail-subscriber.js';
 import { OrderActions } from './orders/order-actions.js';
-import { orderEventSubscribers } from './orders/order-event-subscribers.js';
+import type { OrderEventSubscriber } from './orders/order-events.js';
 import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';
 import { OUTBOX_CHANNEL, type MailMessage, type WebhookMessage } from './outbox/outbox.js';
 import { LATEST_UCP_RELEASE, PROFILE_PATH } from './ucp/protocol.js';
+import { orderWebhookSubscriber } from './ucp/webhooks/order-webhooks.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 import { sendWebhook } from './ucp/webhooks/webhook-sender.js';
 
@@ -220,6 +222,29 @@ export function openPaymentProvider(config: Config): PaymentProvider {
   if (config.payment.provider === 'stripe' && config.payment.stripe) return stripeProvider(config.payment.stripe);
   return manualProvider({ instructions: config.payment.instructions, dueDays: config.payment.dueDays });
 }
+
+/** Who hears of an order's events, in the event's transaction: the buyer's and merchant's mail, the platform's webhook. */
+export function orderEventSubscribers(config: Config): OrderEventSubscriber[] {
+  return [
+    orderMailSubscriber(mailShop(config), config.outbox.mailDeadlineSeconds),
+    orderWebhookSubscriber({ baseUrl: config.baseUrl, deadlineSeconds: config.outbox.webhookDeadlineSeconds, captureOn: config.payment.captureOn }),
+  ];
+}
+
+/** Who the buyer's mail comes from, as the configuration says. */
+const merchantIdentity = (config: Config): MerchantIdentity => ({
+  storeName: config.storeName,
+  contactEmail: config.storeContactEmail,
+  address: config.storeAddress,
+});
+
+/** What the order mails need from the store's configuration. */
+const mailShop = (config: Config): MailShop => ({
+  ...merchantIdentity(config),
+  baseUrl: config.baseUrl,
+  merchantEmail: config.mail.merchantEmail,
+  captureOn: config.payment.captureOn,
+});
 
 /** The approval's proof: WebAuthn bound to BASE_URL (its origin, its host as RP ID), codes mailed at once. */
 function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {

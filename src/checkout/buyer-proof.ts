@@ -15,7 +15,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { ApprovalProofMode } from '../config.js';
+import type { ApprovalProofMode } from './checkout-options.js';
 import type { Database, Queryable } from '../db/database.js';
 import {
   challengeUsed,

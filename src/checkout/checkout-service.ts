@@ -10,7 +10,7 @@
  * change, apply).
  */
 import { randomBytes } from 'node:crypto';
-import type { CheckoutConfig } from '../config.js';
+import type { CheckoutConfig } from './checkout-options.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { CartService, CartView } from '../cart/cart-service.js';
 import { lineProperties, type VariantLookup } from '../cart/cart.js';

@@ -4,7 +4,7 @@
  * the domain's names: each door renders it). Its digest binds the buyer's approval to exactly what they were shown.
  */
 import { createHash } from 'node:crypto';
-import type { CheckoutConfig } from '../config.js';
+import type { CheckoutConfig } from './checkout-options.js';
 import { findSellingPlan, itemName, type Purchasable, type VariantLookup } from '../cart/cart.js';
 import { formatMoney, sellingPlanPrice } from '../catalog/types.js';
 import { sellableQuantity, type StockLevels } from '../inventory/stock.js';

@@ -2,7 +2,7 @@
  * Where and how an order ships: the US postal address rules and the shipping options from configuration
  * (standard, free from a threshold; express). No I/O.
  */
-import type { CheckoutConfig } from '../config.js';
+import type { CheckoutConfig } from './checkout-options.js';
 import { parsePhone } from '../fields/phone.js';
 import type { AddressField, FactParams } from './fields.js';
 

@@ -14,7 +14,6 @@ import { migrate } from '../db/migrate.js';
 import type { StockListing } from '../inventory/inventory-store.js';
 import { Inventory } from '../inventory/inventory.js';
 import { OrderActions } from '../orders/order-actions.js';
-import { orderEventSubscribers } from '../orders/order-event-subscribers.js';
 import { retryWhenDue, type OutboxListing } from '../outbox/outbox-dispatcher.js';
 import { SigningKeys } from '../ucp/webhooks/signing-keys.js';
 import { controlSocketPath, sendCatalogFile, sendControlCommand } from './control-socket.js';
@@ -138,7 +137,7 @@ async function commandsOn(db: Database, config: Config): Promise<MerchantCommand
   await migrate(db);
   const inventory = await Inventory.load(db);
   // The provider and CAPTURE_ON the store has: a card hold captured, released or refunded here is asked of Stripe.
-  const { openPaymentProvider } = await import('../store.js');
+  const { openPaymentProvider, orderEventSubscribers } = await import('../store.js');
   const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config), provider: openPaymentProvider(config), captureOn: config.payment.captureOn });
   // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
   const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);

@@ -6,7 +6,6 @@
 import { formatMoney } from '../catalog/types.js';
 import { formatAddress } from '../checkout/shipping.js';
 import { parseMailbox } from '../fields/mailbox.js';
-import type { Config } from '../config.js';
 import type { LineQuantity, Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import type { CaptureOn } from '../orders/order-machine.js';
@@ -29,20 +28,6 @@ export interface MailShop extends MerchantIdentity {
   /** When a card hold is charged (CAPTURE_ON), for the sentence of an authorized payment. */
   captureOn?: CaptureOn;
 }
-
-export const merchantIdentity = (config: Config): MerchantIdentity => ({
-  storeName: config.storeName,
-  contactEmail: config.storeContactEmail,
-  address: config.storeAddress,
-});
-
-/** What the order mails need from the store's configuration. */
-export const mailShop = (config: Config): MailShop => ({
-  ...merchantIdentity(config),
-  baseUrl: config.baseUrl,
-  merchantEmail: config.mail.merchantEmail,
-  captureOn: config.payment.captureOn,
-});
 
 // Control characters (line breaks included), line and paragraph separators, and bidi overrides that could reorder what a reader sees.
 const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu;

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type NodemailerError, type SendMailOptions } from 'nodemailer';
-import type { MailConfig } from '../config.js';
+import type { MailConfig } from './mail-options.js';
 import { DeliveryError } from '../outbox/delivery.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import { oneLine, plainMailAddress } from './mail-parts.js';

@@ -7,7 +7,7 @@
  * shows either, or the label then the sentence. Pure: no I/O, no clock but the one passed in.
  */
 import { formatMoney } from '../catalog/types.js';
-import type { PaymentConfig } from '../config.js';
+import type { PaymentConfig } from './payment-options.js';
 import { amountForKeptUnits, type CaptureOn } from '../orders/order-machine.js';
 import type { Order, OrderPayment } from '../orders/orders.js';
 import type { PaymentState } from './payment-handlers.js';

@@ -14,7 +14,7 @@
  * the SDK's default), and the event mapped to the port's ProviderEvent. No card data ever reaches the store.
  */
 import Stripe from 'stripe';
-import type { StripeConfig } from '../config.js';
+import type { StripeConfig } from './payment-options.js';
 import {
   PaymentSessionRefused,
   WebhookRefused,

@@ -10,8 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { OrderActionRefused, OrderActions } from '../../src/orders/order-actions.js';
 import type { OrderEventSubscriber } from '../../src/orders/order-events.js';
 import { readOrder, type Order } from '../../src/orders/orders.js';
-import { orderEventSubscribers } from '../../src/orders/order-event-subscribers.js';
-import { openStore, type Store } from '../../src/store.js';
+import { openStore, orderEventSubscribers, type Store } from '../../src/store.js';
 import { placeOrder } from '../helpers/orders.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 

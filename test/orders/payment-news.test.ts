@@ -16,9 +16,8 @@ import { after, before, describe, it } from 'node:test';
 import { OrderActions } from '../../src/orders/order-actions.js';
 import type { Order } from '../../src/orders/orders.js';
 import type { MailMessage } from '../../src/outbox/outbox.js';
-import { orderEventSubscribers } from '../../src/orders/order-event-subscribers.js';
 import type { PaymentProvider } from '../../src/payments/payment-provider.js';
-import { openStore, type Store } from '../../src/store.js';
+import { openStore, orderEventSubscribers, type Store } from '../../src/store.js';
 import { placeOrder } from '../helpers/orders.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 

@@ -23,8 +23,7 @@ async function mailFigures(store: { db: Parameters<typeof readStoreFigures>[0] }
   return { pending: outbox['mail:pending']!, delivered: outbox['mail:delivered']!, failed: outbox['mail:failed']! };
 }
 import { addToOutbox } from '../../src/outbox/outbox.js';
-import { orderEventSubscribers } from '../../src/orders/order-event-subscribers.js';
-import { openStore, type Store } from '../../src/store.js';
+import { openStore, orderEventSubscribers, type Store } from '../../src/store.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../helpers/smtp.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 

@@ -2,7 +2,7 @@
  * The store's policy pages (/policies/{kind}, the default policy links): short statements of what this service
  * does, read from its configuration. They promise nothing the code does not do.
  */
-import { POLICY_KINDS, type CheckoutConfig, type PolicyKind } from '../../config.js';
+import { POLICY_KINDS, type CheckoutConfig, type PolicyKind } from '../../checkout/checkout-options.js';
 import { shippingOptions } from '../../checkout/shipping.js';
 import { html, type Html } from '../../markup/html.js';
 import { layout, POLICY_TITLES, type PageContext } from './layout.js';
