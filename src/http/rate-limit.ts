@@ -4,9 +4,9 @@
  * arrival hook (src/app.ts) after the shutdown, missing-Host and CORS preflight answers, so a request is counted before
  * its body is read, the commerce endpoint checks its Host, or a 405 is chosen. A request counts against its class's
  * budget for its client address (request.ip, which believes X-Forwarded-For only from TRUST_PROXY peers; an IPv6
- * client is its /64); a cart write also against its cart's budget, and a commerce-endpoint call naming its agent
- * profile (the UCP-Agent header; else a tool call's meta["ucp-agent"].profile, counted once its body is read) also
- * against that profile's. It is served only if every one of its budgets has room,
+ * client is its /64), and against each further budget its route declares with `config: { rateLimitKeys: [...] }`
+ * (a RateLimitKey: what in the request names the key, read by the door that declares the route: the storefront's
+ * cart, the commerce door's agent profile). It is served only if every one of its budgets has room,
  * and then it is taken from all of them; a refused request takes from none, so a client hammering its own cart does not
  * spend what its address's other shoppers have left. The budgets are config.rateLimits (RATE_LIMITS over
  * RATE_LIMIT_DEFAULTS).
@@ -15,18 +15,14 @@
  * at once and then one every periodMs / max, and each key keeps one number, the time its budget is next due (its
  * "theoretical arrival time"). A request over budget is 429 with Retry-After, the seconds until a request would be
  * served again (rounded up, at least 1), the x-ratelimit-* headers (an answer within budget has none) and the
- * storefront Error; the commerce endpoint's own error handler turns it into its JSON-RPC error (src/ucp/routes.ts).
+ * storefront Error; a door may turn it into its own error (the commerce endpoint's JSON-RPC error, src/ucp/routes.ts).
  * Counters live in this process, or with REDIS_URL in Redis, shared by every instance; if Redis fails, requests are
  * served unlimited (logged at most every LOG_EVERY_MS, and counted in the metrics). RATE_LIMIT=off counts nothing.
  */
-import { createHash } from 'node:crypto';
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { Redis } from 'ioredis';
-import { isCartToken } from '../cart/cart-token.js';
 import type { BudgetName, Config, RateBudget, RateLimitBudgets } from '../config.js';
-import { CART_COOKIE } from '../storefront/cart-cookie.js';
 import type { Store } from '../store.js';
 import { ErrorMessage, StorefrontError } from './errors.js';
 import type { Metrics } from './metrics.js';
@@ -48,10 +44,32 @@ const ROUTE_CLASSES = [
 
 export type RouteClass = (typeof ROUTE_CLASSES)[number];
 
+/**
+ * A budget a route's requests count against besides their class's per-address one, declared by the door with the
+ * route (`config: { rateLimit: 'cart-write', rateLimitKeys: PER_CART }`): which budget, and what in a request
+ * names its key.
+ */
+export interface RateLimitKey {
+  budget: BudgetName;
+  /** The key a request names on arrival, before its body is read (its path, headers, cookies); undefined: none. */
+  onArrival(request: FastifyRequest): string | undefined;
+  /** For a request that named none on arrival: the key its parsed body names, counted before its handler runs. */
+  afterBody?(request: FastifyRequest): string | undefined;
+  /**
+   * The key is a claim anyone can make (a header): it counts per client address too, so a claim spends only the
+   * claimant's share of that key's budget, never its owner's.
+   */
+  perAddress?: boolean;
+  /** A key's own budget in place of `budget`'s, from RATE_LIMITS (`mcp-per-profile[URL]`); undefined: `budget`'s. */
+  ownBudget?(key: string, rateLimits: RateLimitBudgets): RateBudget | undefined;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route's rate-limit class (src/http/rate-limit.ts): a route without one stops the app from starting. */
     rateLimit?: RouteClass;
+    /** Further budgets the route's requests count against (src/http/rate-limit.ts, RateLimitKey). */
+    rateLimitKeys?: readonly RateLimitKey[];
   }
 }
 
@@ -70,8 +88,6 @@ const REDIS_MAX_BACKOFF_MS = 2000;
 const REDIS_START_WAIT_MS = 2000;
 /** A failing Redis is logged at most this often (with the failures since the last line). */
 const LOG_EVERY_MS = 30_000;
-/** A UCP-Agent header longer than this names no profile the limits count (profile URLs are at most 2048 characters). */
-const MAX_AGENT_HEADER = 4096;
 
 /** A request over its budget: 429 with Retry-After, the storefront Error (the commerce endpoint answers JSON-RPC). */
 export class RateLimited extends StorefrontError {
@@ -234,48 +250,6 @@ export function clientKey(address: string): string {
   return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
 }
 
-/** An RFC 8941 sf-string, and a member of a dictionary (key, value, parameters) up to its comma. */
-const SF_STRING = String.raw`"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*"`;
-const SF_KEY = String.raw`[a-z*][a-z0-9_.*-]*`;
-const SF_ITEM = String.raw`(?:${SF_STRING}|[^",;()\s]+)`;
-const SF_PARAMETERS = String.raw`(?: *; *${SF_KEY}(?:=${SF_ITEM})?)*`;
-const SF_MEMBER = new RegExp(String.raw`[ \t]*(${SF_KEY})(?:=(${SF_ITEM}|\((?: *${SF_ITEM}${SF_PARAMETERS})* *\)))?${SF_PARAMETERS}[ \t]*(?:,|$)`, 'y');
-
-/**
- * The agent profile URL a UCP-Agent header names (`profile="https://…"`, an RFC 8941 dictionary as UCP's HTTP
- * binding defines it), as `new URL()` writes it; undefined when there is none, or the header or URL is malformed.
- * The commerce endpoint's tools read the profile from each call's `meta` (src/ucp/agent/agent-profiles.ts), which
- * is not read before the call is counted; the header is what a platform signing its requests sends with each.
- */
-export function agentProfileOf(header: string | undefined): string | undefined {
-  if (header === undefined || header.length > MAX_AGENT_HEADER) return undefined;
-  let profile: string | undefined;
-  SF_MEMBER.lastIndex = 0;
-  while (SF_MEMBER.lastIndex < header.length) {
-    const member = SF_MEMBER.exec(header);
-    if (member === null) return undefined;
-    // A later member of the same name replaces an earlier one (RFC 8941, 4.2.2).
-    if (member[1] === 'profile') profile = member[2]?.startsWith('"') ? member[2].slice(1, -1).replace(/\\(.)/g, '$1') : undefined;
-  }
-  if (profile === undefined) return undefined;
-  try {
-    return new URL(profile).href;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The cart a cart write changes: /cart/c/{token}'s, else the cookie's. Its key is a digest of the token (a token is
- * the cart's only key, and the counters' keys may be listed by whoever reads Redis); undefined without a token.
- */
-function cartKeyOf(request: FastifyRequest): string | undefined {
-  const fromPath = (request.params as { token?: unknown } | undefined)?.token;
-  const header = request.headers.cookie;
-  const token = fromPath ?? (header === undefined ? undefined : fastifyCookie.parse(header)[CART_COOKIE]);
-  return isCartToken(token) ? createHash('sha256').update(token).digest('base64url').slice(0, 22) : undefined;
-}
-
 /**
  * Carts one client address may start (budget 'cart-start'), asked by the cart routes. A cart request whose cookie
  * carries no cart token is handed a new one; once the address has no start left, only a cookie naming a live cart
@@ -369,21 +343,19 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
     return over.then((result) => result && refusal(result, reply));
   };
 
-  // A commerce call whose UCP-Agent header names no profile may name one in its tool arguments (the MCP binding's
-  // meta["ucp-agent"].profile): it is counted against that profile's budget once its body is read. Its address was
-  // counted on arrival, with the rest.
-  const profileDemand = profileDemandOf(config.rateLimits);
-  const limitArgumentsProfile = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-    const profile = agentProfileOf(headerText(request.headers['ucp-agent'])) === undefined ? argumentsProfileOf(request.body) : undefined;
-    if (profile === undefined) return done();
-    const over = take([profileDemand(clientKey(clientAddress(request)), profile)], true);
+  // A key a request did not name on arrival may be named by its body (the commerce door's tool arguments name an agent
+  // profile): it is counted once the body is read, before the handler. Its address was counted on arrival, with the rest.
+  const limitAfterBody = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const later = afterBodyDemands(config.rateLimits, request);
+    if (later.length === 0) return done();
+    const over = take(later, true);
     if (!(over instanceof Promise)) return done(over && refusal(over, reply));
     over.then((result) => done(result && refusal(result, reply)), done);
   };
   app.addHook('onRoute', (route) => {
-    if (route.config?.rateLimit !== 'mcp') return;
+    if (!route.config?.rateLimitKeys?.some((key) => key.afterBody !== undefined)) return;
     const existing = route.preHandler;
-    route.preHandler = existing === undefined ? [limitArgumentsProfile] : [limitArgumentsProfile, ...(Array.isArray(existing) ? existing : [existing])];
+    route.preHandler = existing === undefined ? [limitAfterBody] : [limitAfterBody, ...(Array.isArray(existing) ? existing : [existing])];
   });
 
   const starts = (request: FastifyRequest): Demand[] => [
@@ -403,57 +375,42 @@ export async function installRateLimits(app: FastifyInstance, store: Store, metr
 }
 
 /**
- * The budgets a request counts against: its class's for its address (a request with no route is 'other'), and a cart
- * write's cart's or a commerce call's agent profile's. A profile's key holds the address too: the header is a claim
- * anyone can make, so a claim spends only the claimant's share of that profile's budget, never the platform's own.
+ * The budgets a request counts against on arrival: its class's for its address (a request with no route is 'other'),
+ * and each of its route's keys the request names.
  */
 function demandsOf(rateLimits: RateLimitBudgets): (request: FastifyRequest) => Demand[] {
   const { budgets } = rateLimits;
-  const profileDemand = profileDemandOf(rateLimits);
   return (request) => {
-    const name = request.routeOptions.config?.rateLimit ?? 'other';
+    const routeConfig = request.routeOptions.config;
+    const name = routeConfig?.rateLimit ?? 'other';
     const address = clientKey(clientAddress(request));
     const demands: Demand[] = [{ name, key: `${name}:${address}`, budget: budgets[name] }];
-    if (name === 'cart-write') {
-      const cart = cartKeyOf(request);
-      if (cart !== undefined) demands.push({ name: 'cart-write-per-cart', key: `cart-write-per-cart:${cart}`, budget: budgets['cart-write-per-cart'] });
-    } else if (name === 'mcp') {
-      const profile = agentProfileOf(headerText(request.headers['ucp-agent']));
-      if (profile !== undefined) demands.push(profileDemand(address, profile));
+    for (const key of routeConfig?.rateLimitKeys ?? []) {
+      const named = key.onArrival(request);
+      if (named !== undefined) demands.push(keyDemand(rateLimits, key, address, named));
     }
     return demands;
   };
 }
 
-/** The request's budget for `profile` from `address` (a client key): the profile's own when RATE_LIMITS names it. */
-function profileDemandOf({ budgets, agentProfiles }: RateLimitBudgets): (address: string, profile: string) => Demand {
-  return (address, profile) => ({
-    name: 'mcp-per-profile',
-    key: `mcp-per-profile:${address} ${profile}`,
-    budget: agentProfiles.get(profile) ?? budgets['mcp-per-profile'],
-  });
-}
-
-const headerText = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
-
-/**
- * The agent profile URL a commerce call's tool arguments name (`meta["ucp-agent"].profile`, where the MCP binding
- * puts it), as `new URL()` writes it; undefined when the call is not a tool call or names none.
- */
-export function argumentsProfileOf(body: unknown): string | undefined {
-  const params = field(body, 'method') === 'tools/call' ? field(body, 'params') : undefined;
-  const profile = field(field(field(field(params, 'arguments'), 'meta'), 'ucp-agent'), 'profile');
-  if (typeof profile !== 'string' || profile.length > MAX_AGENT_HEADER) return undefined;
-  try {
-    return new URL(profile).href;
-  } catch {
-    return undefined;
+/** The budgets of the route's keys a request named only in its body. */
+function afterBodyDemands(rateLimits: RateLimitBudgets, request: FastifyRequest): Demand[] {
+  const demands: Demand[] = [];
+  for (const key of request.routeOptions.config?.rateLimitKeys ?? []) {
+    if (key.afterBody === undefined || key.onArrival(request) !== undefined) continue;
+    const named = key.afterBody(request);
+    if (named !== undefined) demands.push(keyDemand(rateLimits, key, clientKey(clientAddress(request)), named));
   }
+  return demands;
 }
 
-/** An object's own property, or undefined. */
-function field(value: unknown, name: string): unknown {
-  return typeof value === 'object' && value !== null && Object.hasOwn(value, name) ? Reflect.get(value, name) : undefined;
+/** The demand of a key a request named, from `address` (a client key). */
+function keyDemand(rateLimits: RateLimitBudgets, key: RateLimitKey, address: string, named: string): Demand {
+  return {
+    name: key.budget,
+    key: key.perAddress ? `${key.budget}:${address} ${named}` : `${key.budget}:${named}`,
+    budget: key.ownBudget?.(named, rateLimits) ?? rateLimits.budgets[key.budget],
+  };
 }
 
 /** Logs a failing counter store at most every LOG_EVERY_MS, with how many failures the line stands for. */

@@ -20,7 +20,7 @@ import { checkoutTotals } from '../checkout/totals.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName } from '../http/errors.js';
 import type { Store } from '../store.js';
-import { cartFromCookie } from './cart-cookie.js';
+import { cartFromCookie, PER_CART } from './cart-cookie.js';
 import { urlencodedFields } from './form-body.js';
 import { sendPersonalPage } from './page-answers.js';
 import { pagePolicy } from './page-policy.js';
@@ -181,7 +181,7 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     return checkoutFormPage(reply, 200, { cart, options }, values, [], open?.approval ? approvalPath(open.approval.token) : undefined);
   });
 
-  app.post(CHECKOUT_PATH, { config: { rateLimit: 'cart-write' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+  app.post(CHECKOUT_PATH, { config: { rateLimit: 'cart-write', rateLimitKeys: PER_CART }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
     if (!fromThisStore(request)) {
       return sayPage(reply, 403, 'Nothing was done', [
         'This form was sent from another website, so it was not accepted. Nothing was ordered or changed.',

@@ -17,7 +17,7 @@ import type { Store } from '../store.js';
 import { CartError, lineTargetFromId, type CartView, type ItemToAdd } from '../cart/cart-service.js';
 import { cartJson } from './cart-json.js';
 import { parseId } from '../catalog/ids.js';
-import { cartFromCookie, setCartCookie } from './cart-cookie.js';
+import { cartFromCookie, PER_CART, setCartCookie } from './cart-cookie.js';
 import { cartPagesPolicy, sendCartPage } from './cart-page-routes.js';
 import { sendPersonalPage } from './page-answers.js';
 import { CART_PATH, cartLinkNotFoundPage } from './pages/cart-page.js';
@@ -204,7 +204,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   ) => {
     // Fastify validated the body against `options.schema.body` before the handler runs: that makes it Static<Body>.
     const run = (request: FastifyRequest) => cartErrors(() => change(request as FastifyRequest<{ Body: Static<Body> }>));
-    options = { ...options, onRequest: limitCartStarts, config: { rateLimit: 'cart-write' } };
+    options = { ...options, onRequest: limitCartStarts, config: { rateLimit: 'cart-write', rateLimitKeys: PER_CART } };
     app.post(`${path}.js`, options, async (request, reply) => answer(request, reply, await run(request)));
     formPaths.add(path);
     app.post(path, { ...options, schema: { ...options.schema, hide: true } }, async (request, reply) =>
@@ -325,7 +325,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   app.get<{ Params: { token: string } }>(
     '/cart/c/:token',
     {
-      config: { rateLimit: 'cart-write' },
+      config: { rateLimit: 'cart-write', rateLimitKeys: PER_CART },
       schema: {
         operationId: 'getCartByToken',
         summary: "A cart by its token (a commerce-protocol cart's continue_url), read only: the Cart, and nothing taken or set",
@@ -356,7 +356,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
   app.post<{ Params: { token: string } }>(
     '/cart/c/:token',
     {
-      config: { rateLimit: 'cart-write' },
+      config: { rateLimit: 'cart-write', rateLimitKeys: PER_CART },
       schema: {
         operationId: 'takeCartByToken',
         summary: "Take a cart over by its token (a commerce-protocol cart's continue_url): it moves to a new token, set as the `cart` cookie",

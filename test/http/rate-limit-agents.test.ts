@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../src/config.js';
-import { agentProfileOf, argumentsProfileOf } from '../../src/http/rate-limit.js';
+import { agentProfileOf, argumentsProfileOf } from '../../src/ucp/agent/agent-rate-limit.js';
 import { counterSetups } from '../helpers/limit-setups.js';
 import { dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 

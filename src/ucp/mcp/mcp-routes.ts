@@ -16,6 +16,7 @@ import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller } from '../tools/tool.js';
 import { answerToolsCall, exactToolsCall } from './fast-path.js';
 import { JSON_TYPE, requestId, sendRpcError } from './rpc-reply.js';
+import { PER_AGENT_PROFILE } from '../agent/agent-rate-limit.js';
 import { correctedSdkAnswer, type SdkServers } from './sdk-servers.js';
 
 const RpcErrorObject = Type.Object({
@@ -157,7 +158,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
   app.post(
     MCP_PATH,
     {
-      config: { rateLimit: 'mcp' },
+      config: { rateLimit: 'mcp', rateLimitKeys: PER_AGENT_PROFILE },
       // The SDK judges the JSON-RPC message itself; the schema only documents it.
       validatorCompiler: () => () => true,
       schema: {
@@ -204,7 +205,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
   app.route({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
     url: MCP_PATH,
-    config: { rateLimit: 'mcp' },
+    config: { rateLimit: 'mcp', rateLimitKeys: PER_AGENT_PROFILE },
     schema: { hide: true },
     onRequest: methodNotAllowed,
     handler: async () => undefined, // never reached: onRequest has answered
