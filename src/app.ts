@@ -8,6 +8,7 @@ import { approvalRoutes } from './storefront/approval-routes.js';
 import { appSchemaController, installStorableInputCheck } from './storefront/body-validation.js';
 import { cartPageRoutes } from './storefront/cart-page-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
+import { STOREFRONT_CROSS_ORIGIN } from './storefront/catalog-reads.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
 import { shopRoutes } from './storefront/shop-routes.js';
 import { stripeWebhookRoutes } from './storefront/stripe-webhook-routes.js';
@@ -22,17 +23,20 @@ import { installMetrics } from './http/metrics.js';
 import { installRateLimits } from './http/rate-limit.js';
 import { loggerOptions, type LogDestination } from './http/request-log.js';
 import { RoutePatterns } from './http/route-patterns.js';
-import { installResponseHeaders, rawAnswerHeaders } from './http/response-headers.js';
+import { installResponseHeaders, PIPELINE_CROSS_ORIGIN, rawAnswerHeaders, type CrossOriginPolicy } from './http/response-headers.js';
 import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
 import { searchRoutes } from './storefront/search-routes.js';
 import type { Store } from './store.js';
+import { UCP_CROSS_ORIGIN } from './ucp/cross-origin.js';
 import { ucpRoutes } from './ucp/routes.js';
 
 const BODY_LIMIT = 256 * 1024;
 /** Node's default limit on a request's line and headers together (its maxHeaderSize). */
 const MAX_HEADER_BYTES = 16 * 1024;
 const DEMO_ASSETS = new URL('./catalog/demo-assets/', import.meta.url);
+/** The demo catalog's images (the route below) are public reads, as the products that show them. */
+const DEMO_ASSETS_CROSS_ORIGIN: CrossOriginPolicy = { publicReads: [String.raw`assets\/demo\/`] };
 
 /** How long a connection may take at each step (milliseconds); a request over its time is answered 408 and closed. */
 export interface ServerTimeouts {
@@ -148,7 +152,8 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     lifecycle.draining = true;
     done();
   });
-  const answerPreflight = installResponseHeaders(app, { baseUrl, lifecycle });
+  const crossOrigin = [STOREFRONT_CROSS_ORIGIN, UCP_CROSS_ORIGIN, PIPELINE_CROSS_ORIGIN, DEMO_ASSETS_CROSS_ORIGIN];
+  const answerPreflight = installResponseHeaders(app, { baseUrl, crossOrigin, lifecycle });
   const metrics = installMetrics(app, store);
   const limit = (await installRateLimits(app, store, metrics))?.limit;
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.

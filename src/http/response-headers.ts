@@ -1,9 +1,10 @@
 /**
  * The headers every answer carries (JSON, HTML pages, errors): its request id, `nosniff` (and HSTS over https), and
- * CORS; everything but the public reads also carries X-Frame-Options and Referrer-Policy. The
- * storefront's public reads may be fetched from any origin (`access-control-allow-origin: *`: they carry no
- * credential and no private data); everything else (the cart, the buyer's pages, the commerce endpoint) is
- * same-origin only: no allow-origin header, and a cross-origin preflight is refused.
+ * CORS; everything but the public reads also carries X-Frame-Options and Referrer-Policy. The public reads each
+ * door names (CrossOriginPolicy: the storefront's catalog reads, the UCP profile) may be fetched from any origin
+ * (`access-control-allow-origin: *`: they carry no credential and no private data); everything else (the cart, the
+ * buyer's pages, the commerce endpoint) is same-origin only: no allow-origin header, and a cross-origin preflight is
+ * refused, except on the paths whose routes judge Origin themselves (the commerce endpoint).
  *
  * One callback-style onSend hook with constant values: a product read is benchmarked, and an async hook's promise
  * or a per-request object shows in its throughput.
@@ -12,15 +13,25 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorMessage, sendError } from './errors.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
-/**
- * The public reads: products, collections, search suggestions, recommendations, the sitemap, the interface
- * description, the scopes and the UCP profile (and the demo images their products show).
- */
-const PUBLIC_READ_PATH =
-  /^\/(?:products(?:\/|\.json(?:[?#]|$))|collections\/|search\/suggest\.json(?:[?#]|$)|recommendations\/|sitemap\.xml(?:[?#]|$)|openapi\.json(?:[?#]|$)|scopes\.json(?:[?#]|$)|\.well-known\/ucp(?:[/?#]|$)|assets\/demo\/)/;
+/** What a door tells the response headers about its paths (src/app.ts passes each door's). */
+export interface CrossOriginPolicy {
+  /**
+   * The paths any origin may read (GET and HEAD, and their preflight), with or without a route behind them: sources
+   * of regular expressions, each matched from just after the path's leading `/`.
+   */
+  publicReads: readonly string[];
+  /** Path prefixes whose routes judge Origin themselves: a cross-origin preflight there is an ordinary OPTIONS. */
+  ownOriginRules?: readonly string[];
+}
 
-export function isPublicReadPath(url: string): boolean {
-  return PUBLIC_READ_PATH.test(url);
+/** The pipeline's own public reads: the interface description and the scopes (src/http/openapi.ts). */
+export const PIPELINE_CROSS_ORIGIN: CrossOriginPolicy = {
+  publicReads: [String.raw`openapi\.json(?:[?#]|$)`, String.raw`scopes\.json(?:[?#]|$)`],
+};
+
+/** One expression for the public reads of all the policies. */
+function publicReadPath(policies: readonly CrossOriginPolicy[]): RegExp {
+  return new RegExp(String.raw`^\/(?:${policies.flatMap((policy) => policy.publicReads).join('|')})`);
 }
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
@@ -29,18 +40,12 @@ export const PUBLIC_READ_METHODS = 'GET, HEAD';
 
 export interface ResponseHeaderOptions {
   baseUrl: string;
+  /** Each door's public reads and paths with Origin rules of their own, and PIPELINE_CROSS_ORIGIN. */
+  crossOrigin: readonly CrossOriginPolicy[];
   /** True once the server is shutting down: answers then close their connection, so the drain ends. */
   lifecycle: { draining: boolean };
 }
 
-/**
- * Catalog reads (products, collection pages, search suggestions, recommendations, the sitemap) may be kept by
- * browsers and shared caches for 30 s. Their JSON carries prices and availability, which an import or a sale
- * changes at any moment: 30 s bounds how stale a shown price or "in stock" can be (adding to the cart checks
- * both again, so a stale page costs at most a refused add), while a shopper paging back and forth, or a CDN in
- * front of many shoppers, asks again at most twice a minute and mostly gets a 304.
- */
-export const CATALOG_CACHE_CONTROL = 'public, max-age=30';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
@@ -58,33 +63,18 @@ export function ifNoneMatchHits(field: string | undefined, etag: string): boolea
 }
 
 /**
- * Answers a catalog read: 200 with the body, its ETag and Cache-Control; or, when the client's copy is current,
- * 304 Not Modified with no body and the same two headers (RFC 9110, 15.4.5). `body` may be a function, so a 304
- * never builds it. Only these answers carry an ETag: errors are sent elsewhere and have none.
- */
-export function sendCatalogRead(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  etag: string,
-  body: Buffer | string | (() => Buffer | string),
-  type = JSON_TYPE,
-): FastifyReply {
-  reply.header('etag', etag).header('cache-control', CATALOG_CACHE_CONTROL);
-  if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send();
-  return reply.type(type).send(typeof body === 'function' ? body() : body);
-}
-
-/**
  * Installs the headers every answer carries (an onSend hook) and returns the CORS preflight answer, which the app's
  * one arrival hook (src/app.ts) calls before routing picks a 405 or 404: true when it has answered the request.
  */
-export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycle }: ResponseHeaderOptions): (request: FastifyRequest, reply: FastifyReply) => boolean {
+export function installResponseHeaders(app: FastifyInstance, { baseUrl, crossOrigin, lifecycle }: ResponseHeaderOptions): (request: FastifyRequest, reply: FastifyReply) => boolean {
   const ownOrigin = new URL(baseUrl).origin;
+  const PUBLIC_READ_PATH = publicReadPath(crossOrigin);
+  const ownOriginRules = crossOrigin.flatMap((policy) => policy.ownOriginRules ?? []);
 
   // A preflight is an OPTIONS with Access-Control-Request-Method.
   const answerPreflight = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return false;
-    if (isPublicReadPath(request.url)) {
+    if (PUBLIC_READ_PATH.test(request.url)) {
       reply
         .code(204)
         .header('access-control-allow-methods', PUBLIC_READ_METHODS)
@@ -93,10 +83,10 @@ export function installResponseHeaders(app: FastifyInstance, { baseUrl, lifecycl
         .send();
       return true;
     }
-    // The commerce endpoint keeps its own Origin and Host rules (src/ucp/routes.ts); a same-origin preflight is
-    // an ordinary OPTIONS.
+    // A path with Origin rules of its own (the commerce endpoint's, src/ucp/routes.ts) keeps them; a same-origin
+    // preflight is an ordinary OPTIONS.
     const origin = request.headers.origin;
-    if (origin === undefined || origin === ownOrigin || request.url.startsWith('/api/ucp/mcp')) return false;
+    if (origin === undefined || origin === ownOrigin || ownOriginRules.some((prefix) => request.url.startsWith(prefix))) return false;
     sendError(reply, 403, ErrorMessage.forbidden, 'Cross-origin requests are not allowed here: only the storefront reads are.');
     return true;
   };

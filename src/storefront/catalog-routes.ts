@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
-import { sendCatalogRead } from '../http/response-headers.js';
+import { sendCatalogRead } from './catalog-reads.js';
 import { ALL_COLLECTION, type Catalog, type CatalogSnapshot } from '../catalog/catalog.js';
 import { entityTag, type ProductBodies, type TaggedBody } from './product-bodies.js';
 

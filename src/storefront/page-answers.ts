@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { entityTag } from './product-bodies.js';
 import type { PagePolicy } from './page-policy.js';
-import { sendCatalogRead } from '../http/response-headers.js';
+import { sendCatalogRead } from './catalog-reads.js';
 
 export const HTML_TYPE = 'text/html; charset=utf-8';
 

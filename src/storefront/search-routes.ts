@@ -5,7 +5,7 @@ import type { Collection } from '../catalog/types.js';
 import { isProductAvailable } from '../inventory/stock.js';
 import { invalidParameter, missingParameter, notFound } from '../http/errors.js';
 import { PUBLIC_READ } from '../http/openapi.js';
-import { sendCatalogRead } from '../http/response-headers.js';
+import { sendCatalogRead } from './catalog-reads.js';
 import type { RecommendationIntent } from '../recommendations/recommendations.js';
 import type { QuerySuggestion } from '../search/query-suggestions.js';
 import type { Store } from '../store.js';

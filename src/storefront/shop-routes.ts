@@ -18,7 +18,7 @@ import { ALL_COLLECTION, type CatalogSnapshot } from '../catalog/catalog.js';
 import { htmlToText } from '../search/text-normalisation.js';
 import type { Product, Variant } from '../catalog/types.js';
 import { availabilityStatus, isProductAvailable, isVariantAvailable, type StockLevels } from '../inventory/stock.js';
-import { sendCatalogRead } from '../http/response-headers.js';
+import { sendCatalogRead } from './catalog-reads.js';
 import type { Store } from '../store.js';
 import { HANDLE } from './catalog-routes.js';
 import { HTML_TYPE, sendShopPage } from './page-answers.js';

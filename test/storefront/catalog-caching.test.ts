@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import { importCatalog } from '../../src/catalog/import/import-catalog.js';
 import { demoCatalog } from '../../src/catalog/demo-catalog.js';
 import type { CatalogDocument } from '../../src/catalog/import/catalog-document.js';
-import { CATALOG_CACHE_CONTROL, ifNoneMatchHits } from '../../src/http/response-headers.js';
+import { ifNoneMatchHits } from '../../src/http/response-headers.js';
+import { CATALOG_CACHE_CONTROL } from '../../src/storefront/catalog-reads.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 
 after(dropTestDatabases);
