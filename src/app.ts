@@ -9,6 +9,7 @@ import { appSchemaController, installStorableInputCheck } from './storefront/bod
 import { cartPageRoutes } from './storefront/cart-page-routes.js';
 import { cartRoutes } from './storefront/cart-routes.js';
 import { STOREFRONT_CROSS_ORIGIN } from './storefront/catalog-reads.js';
+import { STOREFRONT_OPENAPI } from './storefront/openapi-fragment.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
 import { shopRoutes } from './storefront/shop-routes.js';
 import { stripeWebhookRoutes } from './storefront/stripe-webhook-routes.js';
@@ -29,6 +30,7 @@ import { ProductBodies } from './storefront/product-bodies.js';
 import { searchRoutes } from './storefront/search-routes.js';
 import type { Store } from './store.js';
 import { UCP_CROSS_ORIGIN } from './ucp/cross-origin.js';
+import { UCP_OPENAPI } from './ucp/openapi-fragment.js';
 import { ucpRoutes } from './ucp/routes.js';
 
 const BODY_LIMIT = 256 * 1024;
@@ -217,7 +219,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   app.addSchema(ErrorSchema);
   app.addSchema(VariantSchema);
   app.addSchema(ProductSchema);
-  await registerOpenApi(app, store.config);
+  const scopes = await registerOpenApi(app, store.config, [STOREFRONT_OPENAPI, UCP_OPENAPI]);
 
   const bodies = new ProductBodies(store.catalog, store.inventory);
   // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide. Every storefront
@@ -234,7 +236,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   });
   await app.register(ucpRoutes, { store });
   await app.register(stripeWebhookRoutes, { store });
-  metaRoutes(app, readinessCheck(store.db, loadMigrations()));
+  metaRoutes(app, scopes, readinessCheck(store.db, loadMigrations()));
   metrics.routes(app);
 
   app.get<{ Params: { file: string } }>('/assets/demo/:file', { config: { rateLimit: 'catalog' }, schema: { hide: true } }, async (request, reply) => {

@@ -5,47 +5,56 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Config } from '../config.js';
 import { ErrorMessage, sendError } from './errors.js';
 
-export const SCOPES = [
-  {
-    scope: 'catalog:read',
-    grants: 'Read products, variants, prices and availability; no customer or order data.',
-    credential: 'none',
-    security_scheme: 'publicRead',
-  },
-  {
-    scope: 'cart:write',
-    grants: 'Create and modify one cart; no access to customer or order data.',
-    credential: 'session cookie `cart` only',
-    security_scheme: 'sessionCart',
-  },
-  {
-    scope: 'checkout:write',
-    grants: 'Create and advance a checkout, including shipping address and method.',
-    credential: 'commerce-protocol session',
-    security_scheme: 'ucpSession',
-  },
-  {
-    scope: 'checkout:complete',
-    grants: 'Finalize payment.',
-    credential: "commerce-protocol session plus a human's explicit, contemporaneous approval on this store's approval page",
-    security_scheme: 'ucpSession',
-  },
-] as const;
+/** One scope: what it grants and the credential that carries it (/scopes.json lists them). */
+export interface Scope {
+  scope: string;
+  grants: string;
+  credential: string;
+  security_scheme: string;
+}
+
+/** What a door adds to the interface description: its tags, its security schemes and the scopes they name. */
+export interface OpenApiFragment {
+  tags: readonly { name: string; description: string }[];
+  securitySchemes: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  scopes: readonly Scope[];
+}
+
+/** What anyone may call with no credential: the pipeline's own scheme and scope, which every door's public reads name. */
+const PUBLIC_READ_SCOPE: Scope = {
+  scope: 'catalog:read',
+  grants: 'Read products, variants, prices and availability; no customer or order data.',
+  credential: 'none',
+  security_scheme: 'publicRead',
+};
+const PUBLIC_READ_SCHEME = {
+  type: 'apiKey',
+  in: 'header',
+  name: 'Authorization',
+  description: 'Scope catalog:read. No credential: send nothing; no key is issued or accepted.',
+};
+const META_TAG = { name: 'meta', description: 'Service description and health' };
 
 /** For an operation anyone may call: no credential (`{}`), described as the publicRead scheme's scope. */
-type SecurityRequirement = Record<string, readonly string[]>;
+export type SecurityRequirement = Record<string, readonly string[]>;
 export const PUBLIC_READ: SecurityRequirement[] = [{}, { publicRead: ['catalog:read'] }];
-export const SESSION_CART: SecurityRequirement[] = [{ sessionCart: ['cart:write'] }];
-/** The commerce endpoint: catalog and cart tools need no credential; checkout and order tools need a UCP session (an agent profile). */
-export const UCP_SESSION: SecurityRequirement[] = [{}, { ucpSession: ['checkout:write', 'checkout:complete'] }];
 
 /** The document names the merchant: its store's name, description and contact (STORE_NAME, STORE_DESCRIPTION, STORE_CONTACT_EMAIL). */
-export type ApiOwner = Pick<Config, 'baseUrl' | 'storeName' | 'storeDescription' | 'storeContactEmail'>;
+export interface ApiOwner {
+  baseUrl: string;
+  storeName: string;
+  storeDescription: string;
+  storeContactEmail: string;
+}
 
-export async function registerOpenApi(app: FastifyInstance, owner: ApiOwner): Promise<void> {
+/**
+ * Registers the document: the pipeline's public-read scheme and scope first, then each door's fragment in the order
+ * given, the pipeline's meta tag last. Answers the scopes, for /scopes.json (metaRoutes).
+ */
+export async function registerOpenApi(app: FastifyInstance, owner: ApiOwner, doors: readonly OpenApiFragment[]): Promise<readonly Scope[]> {
+  const scopes = [PUBLIC_READ_SCOPE, ...doors.flatMap((door) => door.scopes)];
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -60,42 +69,14 @@ export async function registerOpenApi(app: FastifyInstance, owner: ApiOwner): Pr
           'Every error is JSON: {status, message, description}.',
       },
       servers: [{ url: owner.baseUrl }],
-      tags: [
-        { name: 'catalog', description: 'Products and collections' },
-        { name: 'search', description: 'Predictive search and recommendations' },
-        { name: 'cart', description: 'The session cart (cookie `cart`)' },
-        { name: 'ucp', description: 'Commerce protocol: the UCP merchant profile and the MCP endpoint' },
-        { name: 'meta', description: 'Service description and health' },
-      ],
+      tags: [...doors.flatMap((door) => door.tags), META_TAG],
       components: {
-        securitySchemes: {
-          publicRead: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Authorization',
-            description: 'Scope catalog:read. No credential: send nothing; no key is issued or accepted.',
-          },
-          sessionCart: {
-            type: 'apiKey',
-            in: 'cookie',
-            name: 'cart',
-            description: 'Scope cart:write. The opaque cart session cookie, set by the store on the first cart request.',
-          },
-          ucpSession: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'Mcp-Session-Id',
-            description:
-              'Scopes checkout:write and checkout:complete on the commerce-protocol endpoint: a UCP session, the one that names ' +
-              'its agent profile (`meta["ucp-agent"].profile`, negotiated per call). Without a profile a caller is anonymous ' +
-              'and may use the catalog and cart tools only. checkout:complete also needs a ' +
-              "human's explicit approval at the moment of payment, given on a page this store serves.",
-          },
-        },
+        securitySchemes: Object.assign({ publicRead: PUBLIC_READ_SCHEME }, ...doors.map((door) => door.securitySchemes)),
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
+  return scopes;
 }
 
 const rateLimited = { 429: Type.Ref('Error') };
@@ -103,8 +84,11 @@ const rateLimited = { 429: Type.Ref('Error') };
 const HEALTHY = JSON.stringify({ status: 'ok' });
 const READY = JSON.stringify({ status: 'ready', database: 'ok', migrations: 'current' });
 
-/** The interface description, the scopes, liveness and readiness; `notReady` names the failing check, if any. */
-export function metaRoutes(app: FastifyInstance, notReady: () => Promise<string | undefined>): void {
+/**
+ * The interface description, the scopes (registerOpenApi's), liveness and readiness; `notReady` names the failing
+ * check, if any.
+ */
+export function metaRoutes(app: FastifyInstance, scopes: readonly Scope[], notReady: () => Promise<string | undefined>): void {
   app.get(
     '/openapi.json',
     { config: { rateLimit: 'catalog' }, schema: { operationId: 'getOpenApi', summary: 'This interface description (OpenAPI 3.1)', tags: ['meta'], security: PUBLIC_READ, response: { 200: Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.1 document' }), ...rateLimited } } },
@@ -129,7 +113,7 @@ export function metaRoutes(app: FastifyInstance, notReady: () => Promise<string 
         },
       },
     },
-    async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify({ scopes: SCOPES })),
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify({ scopes })),
   );
   app.get(
     '/healthz',

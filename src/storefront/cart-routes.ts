@@ -12,7 +12,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ErrorMessage, StorefrontError, invalidParameter, notFound } from '../http/errors.js';
-import { SESSION_CART } from '../http/openapi.js';
+import { SESSION_CART } from './openapi-fragment.js';
 import type { Store } from '../store.js';
 import { CartError, lineTargetFromId, type CartView, type ItemToAdd } from '../cart/cart-service.js';
 import { cartJson } from './cart-json.js';

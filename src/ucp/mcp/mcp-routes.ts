@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../http/errors.js';
-import { UCP_SESSION } from '../../http/openapi.js';
+import { UCP_SESSION } from '../openapi-fragment.js';
 import { RateLimited } from '../../http/rate-limit.js';
 import { JsonRpcCode, rateLimitExceeded, withStorefrontFields } from '../jsonrpc-errors.js';
 import { MCP_PATH } from '../protocol.js';
