@@ -1,10 +1,12 @@
 /**
- * The JSON-RPC error catalogue of the commerce endpoint, in one place: codes, the HTTP status each is sent
- * with (UCP: on Streamable HTTP the HTTP status is the primary signal, the code the secondary one), and
- * the body. A body sent with a non-200 status is both a JSON-RPC response and the storefront Error
- * (`status`, `message`, `description`), so plain HTTP clients and JSON-RPC clients both understand it; its
- * `message` comes from the one catalogue both doors share (src/http/errors.ts): a status means the same class
- * here as on the storefront. Only the JSON-RPC codes are this door's own.
+ * The JSON-RPC error catalogue of the commerce endpoint, in one place: codes, the HTTP status each is sent with,
+ * and the body. The spec: `POST /api/ucp/mcp` answers 200 with `jsonrpc`, `id` and either `result` or `error`, and
+ * 429 (the storefront Error, with Retry-After) when rate limited. So every JSON-RPC error travels with HTTP 200 and
+ * a body that is only the JSON-RPC envelope, the UCP error code in `error.data.code`, where the official MCP clients
+ * read it; rate limiting alone is 429, its body both the storefront Error (`status`, `message`, `description`) and
+ * the JSON-RPC error (`data.retry_after` beside the Retry-After header). UCP 2026-08-25 asks for the HTTP status as
+ * the primary signal on Streamable HTTP; where the two differ, the spec wins (docs/commerce-door.md). A status
+ * outside POST (405 for GET or DELETE) keeps the same two-faced body.
  */
 import { errorBody, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/errors.js';
 
@@ -20,14 +22,8 @@ export const JsonRpcCode = {
   discoveryFailed: -32001,
 } as const;
 
-/** UCP discovery error codes (overview, error codes) and the HTTP status each is sent with. */
-export const DiscoveryErrorStatus = {
-  invalid_profile_url: 400,
-  profile_unreachable: 424,
-  profile_malformed: 422,
-  version_unsupported: 422,
-} as const;
-export type DiscoveryErrorCode = keyof typeof DiscoveryErrorStatus;
+/** UCP discovery error codes (overview, error codes), carried in `data.code` of a -32001 error. */
+export type DiscoveryErrorCode = 'invalid_profile_url' | 'profile_unreachable' | 'profile_malformed' | 'version_unsupported';
 
 export type JsonRpcId = string | number | null;
 
@@ -55,7 +51,7 @@ export const idempotencyInProgress = () =>
     code: 'idempotency_in_progress',
     content: 'A request with this idempotency-key is still being processed; retry it shortly with the same key.',
   });
-/** The store cannot serve the call now (its database is unavailable): HTTP 503, and when to try again. */
+/** The store cannot serve the call now (its database is unavailable): `unavailable`, and when to try again. */
 export const storeUnavailable = () =>
   new JsonRpcError(JsonRpcCode.protocolError, 'Service unavailable', {
     code: 'unavailable',
@@ -68,31 +64,9 @@ export const rateLimitExceeded = (retryAfterSeconds: number, content = 'Too many
 export const discoveryFailed = (code: DiscoveryErrorCode, content: string) =>
   new JsonRpcError(JsonRpcCode.discoveryFailed, 'UCP discovery failed', { code, content });
 
-/** The -32000 errors sent with a status of their own (UCP: 409 idempotency, 429 rate limit, 503 unavailable); the others travel with 200. */
-const PROTOCOL_ERROR_STATUS = new Map<string, number>([
-  ['idempotency_conflict', 409],
-  ['idempotency_in_progress', 409],
-  ['rate_limit_exceeded', 429],
-  ['unavailable', 503],
-]);
-
-/** The HTTP status a JSON-RPC error response travels with. */
+/** The HTTP status a JSON-RPC error response travels with: 429 when rate limited, else 200 (the spec). */
 export function httpStatusOf(error: { code: number; data?: unknown }): number {
-  switch (error.code) {
-    case JsonRpcCode.parseError:
-    case JsonRpcCode.invalidRequest:
-      return 400;
-    case JsonRpcCode.internalError:
-      return 500;
-    case JsonRpcCode.protocolError:
-      return PROTOCOL_ERROR_STATUS.get((error.data as { code?: string } | undefined)?.code ?? '') ?? 200;
-    case JsonRpcCode.discoveryFailed: {
-      const code = (error.data as { code?: string } | undefined)?.code;
-      return code && code in DiscoveryErrorStatus ? DiscoveryErrorStatus[code as DiscoveryErrorCode] : 400;
-    }
-    default:
-      return 200;
-  }
+  return error.code === JsonRpcCode.protocolError && (error.data as { code?: string } | undefined)?.code === 'rate_limit_exceeded' ? 429 : 200;
 }
 
 export interface JsonRpcErrorObject {
@@ -107,12 +81,4 @@ export function errorResponseBody(status: number, id: JsonRpcId, error: JsonRpcE
   if (status === 200) return rpc;
   const content = (error.data as { content?: unknown } | undefined)?.content;
   return { ...errorBody(status, description ?? (typeof content === 'string' ? content : error.message)), ...rpc };
-}
-
-/** Adds the storefront Error fields to a JSON-RPC error body the SDK produced with a non-200 status. */
-export function withStorefrontFields(status: number, body: unknown): unknown {
-  if (status === 200 || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const rpc = body as { id?: JsonRpcId; error?: JsonRpcErrorObject };
-  if (!rpc.error || typeof rpc.error.message !== 'string') return body;
-  return errorResponseBody(status, rpc.id ?? null, rpc.error);
 }

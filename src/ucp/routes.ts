@@ -47,12 +47,12 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     }
     if (!onMcp) throw error;
     const status = error.statusCode ?? 500;
-    if (isJsonBodyError(error)) return sendRpcError(reply, 400, null, JsonRpcCode.parseError, 'Parse error: the body is not valid JSON');
-    if (status === 413) return sendRpcError(reply, 413, null, JsonRpcCode.protocolError, 'Payload too large: the body exceeds the size limit');
-    if (status === 415) return sendRpcError(reply, 415, null, JsonRpcCode.protocolError, 'Unsupported Media Type: Content-Type must be application/json');
-    if (status >= 400 && status < 500) return sendRpcError(reply, 400, null, JsonRpcCode.invalidRequest, 'Invalid Request');
+    if (isJsonBodyError(error)) return sendRpcError(reply, 200, null, JsonRpcCode.parseError, 'Parse error: the body is not valid JSON');
+    if (status === 413) return sendRpcError(reply, 200, null, JsonRpcCode.protocolError, 'Payload too large: the body exceeds the size limit');
+    if (status === 415) return sendRpcError(reply, 200, null, JsonRpcCode.protocolError, 'Unsupported Media Type: Content-Type must be application/json');
+    if (status >= 400 && status < 500) return sendRpcError(reply, 200, null, JsonRpcCode.invalidRequest, 'Invalid Request');
     request.log.error({ err: error }, 'MCP request failed');
-    return sendRpcError(reply, 500, requestId(request.body), JsonRpcCode.internalError, 'Internal error');
+    return sendRpcError(reply, 200, requestId(request.body), JsonRpcCode.internalError, 'Internal error');
   });
 
   // DNS-rebinding protection, before anything else runs for the endpoint. A refusal names the setting that
@@ -62,14 +62,14 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     const localPort = request.socket?.localPort;
     const { host, origin } = request.headers;
     if (!isAllowedHost(host, hosts, localPort)) {
-      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Host header not allowed (see MCP_ALLOWED_HOSTS)', undefined,
+      return sendRpcError(reply, 200, null, JsonRpcCode.protocolError, 'Forbidden: Host header not allowed (see MCP_ALLOWED_HOSTS)', { code: 'forbidden', content:
         `The Host ${JSON.stringify(String(host ?? '').slice(0, 100))} is not one of this store's names. BASE_URL's host and the loopback names ` +
-          'on the listening port are accepted; add this host to MCP_ALLOWED_HOSTS (comma-separated host or host:port) to accept it.');
+          'on the listening port are accepted; add this host to MCP_ALLOWED_HOSTS (comma-separated host or host:port) to accept it.' });
     }
     if (!isAllowedOrigin(origin, hosts, localPort)) {
-      return sendRpcError(reply, 403, null, JsonRpcCode.protocolError, 'Forbidden: Origin not allowed (see MCP_ALLOWED_HOSTS)', undefined,
+      return sendRpcError(reply, 200, null, JsonRpcCode.protocolError, 'Forbidden: Origin not allowed (see MCP_ALLOWED_HOSTS)', { code: 'forbidden', content:
         `The Origin ${JSON.stringify(String(origin).slice(0, 100))} is not one of this store's names. Add its host[:port] to ` +
-          'MCP_ALLOWED_HOSTS (comma-separated) to accept it.');
+          'MCP_ALLOWED_HOSTS (comma-separated) to accept it.' });
     }
   });
 

@@ -1,7 +1,8 @@
 /**
  * One catalogue of error classes for both doors (src/http/errors.ts): the same HTTP status carries the same
- * `message` on the storefront and on the commerce endpoint; 422 keeps the spec's classes (Errors) exactly.
- * The JSON-RPC codes are the commerce door's own table and do not enter the catalogue.
+ * `message` on the storefront and on the commerce endpoint (whose non-200 answers are 405 outside POST and 429);
+ * 422 keeps the spec's classes (Errors) exactly. The JSON-RPC codes are the commerce door's own table and do not
+ * enter the catalogue; every JSON-RPC error of a POST is HTTP 200 (the spec).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -64,39 +65,40 @@ for (const backend of backends) {
       return { status: response.statusCode, body: JSON.parse(response.body) };
     };
 
-    it('each error status either door answers carries the catalogue message', async () => {
-      const answers = [
+    it('each error status either door answers carries the catalogue message; the commerce door\'s JSON-RPC errors are HTTP 200', async () => {
+      const storefrontAnswers = [
         await storefront('POST', '/cart/add.js', '{"items": ['),
-        await mcp('{"jsonrpc": '),
-        await mcp('{"jsonrpc":"2.0","id":1,"method":"ping"}', { host: 'evil.example' }),
         await storefront('GET', '/no/such/page'),
         await storefront('POST', '/products.json', '{}'),
-        await mcp('', {}, 'GET'),
-        await mcp('{"jsonrpc":"2.0","id":1,"method":"ping"}', { accept: 'text/event-stream' }),
         await storefront('POST', '/cart/add.js', JSON.stringify({ pad: 'x'.repeat(300 * 1024) })),
-        await mcp(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(300 * 1024) } })),
         await storefront('POST', '/cart/add.js', '<a/>', { 'content-type': 'application/xml' }),
-        await mcp('ping', { 'content-type': 'text/plain' }),
-        await mcp(rpc({ meta: { 'ucp-agent': { profile: profiles.url('/broken.json') } }, catalog: {} })),
+        await mcp('', {}, 'GET'),
       ];
       const seen = new Set<number>();
-      for (const { status, body } of answers) {
+      for (const { status, body } of storefrontAnswers) {
         assert.ok(status >= 400, JSON.stringify(body));
         assert.equal(body.status, status);
         assert.equal(body.message, STATUS_MESSAGE[status as keyof typeof STATUS_MESSAGE], `${status}: ${JSON.stringify(body)}`);
         seen.add(status);
       }
-      assert.deepEqual([...seen].sort(), [400, 403, 404, 405, 406, 413, 415, 424]);
-    });
-
-    it("a 422 of the commerce door (a malformed agent profile) carries one of the spec's 422 classes", async () => {
-      const answer = await mcp(rpc({ meta: { 'ucp-agent': { profile: profiles.url('/null.json') } }, catalog: {} }));
-      assert.equal(answer.status, 422);
-      assert.equal(answer.body.message, 'Invalid parameter error');
-      assert.equal(answer.body.error.code, -32001);
-      assert.equal(answer.body.error.data.code, 'profile_malformed');
-      const storefront422 = await storefront('GET', '/products.json?limit=0');
-      assert.equal(storefront422.body.message, answer.body.message);
+      assert.deepEqual([...seen].sort(), [400, 404, 405, 413, 415]);
+      // The spec: a POST to the commerce endpoint answers 200 with the JSON-RPC envelope alone, whatever went wrong.
+      const rpcAnswers = [
+        await mcp('{"jsonrpc": '),
+        await mcp('{"jsonrpc":"2.0","id":1,"method":"ping"}', { host: 'evil.example' }),
+        await mcp('{"jsonrpc":"2.0","id":1,"method":"ping"}', { accept: 'text/event-stream' }),
+        await mcp(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(300 * 1024) } })),
+        await mcp('ping', { 'content-type': 'text/plain' }),
+        await mcp(rpc({ meta: { 'ucp-agent': { profile: profiles.url('/broken.json') } }, catalog: {} })),
+        await mcp(rpc({ meta: { 'ucp-agent': { profile: profiles.url('/null.json') } }, catalog: {} })),
+      ];
+      for (const { status, body } of rpcAnswers) {
+        assert.equal(status, 200, JSON.stringify(body));
+        assert.deepEqual(Object.keys(body).sort(), ['error', 'id', 'jsonrpc'], JSON.stringify(body));
+        assert.equal(typeof body.error.code, 'number');
+      }
+      assert.equal(rpcAnswers.at(-2)!.body.error.data.code, 'profile_unreachable');
+      assert.equal(rpcAnswers.at(-1)!.body.error.data.code, 'profile_malformed');
     });
   });
 }

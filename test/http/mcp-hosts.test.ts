@@ -62,23 +62,26 @@ for (const backend of backends) {
 
     it('a loopback name on another port than the one the store listens on is refused', async () => {
       for (const host of [`127.0.0.1:${port + 1}`, 'localhost', 'localhost:80']) {
-        assert.equal((await send(port, 'POST', { host }, PING)).status, 403, host);
+        const refused = await send(port, 'POST', { host }, PING);
+        assert.equal(refused.status, 200, host);
+        assert.equal(refused.body.error?.code, -32000, host);
       }
     });
 
     it('a loopback Origin on this port passes; one on another port is refused', async () => {
       assert.equal((await send(port, 'POST', { host: `127.0.0.1:${port}`, origin: `http://localhost:${port}` }, PING)).status, 200);
       const refused = await send(port, 'POST', { host: `127.0.0.1:${port}`, origin: 'http://localhost:8080' }, PING);
-      assert.equal(refused.status, 403);
-      assert.match(refused.body.description, /MCP_ALLOWED_HOSTS/);
+      assert.equal(refused.status, 200);
+      assert.equal(refused.body.error.data.code, 'forbidden');
+      assert.match(refused.body.error.data.content, /MCP_ALLOWED_HOSTS/);
     });
 
-    it('a foreign Host is refused with a 403 that names MCP_ALLOWED_HOSTS', async () => {
+    it('a foreign Host is refused (HTTP 200, -32000 forbidden, the spec) with an error that names MCP_ALLOWED_HOSTS', async () => {
       const answer = await send(port, 'POST', { host: 'evil.example.com' }, PING);
-      assert.equal(answer.status, 403);
-      assert.equal(answer.body.status, 403);
-      assert.equal(answer.body.message, 'Forbidden');
-      assert.match(answer.body.description, /MCP_ALLOWED_HOSTS/);
+      assert.equal(answer.status, 200);
+      assert.deepEqual(Object.keys(answer.body).sort(), ['error', 'id', 'jsonrpc']);
+      assert.equal(answer.body.error.data.code, 'forbidden');
+      assert.match(answer.body.error.data.content, /MCP_ALLOWED_HOSTS/);
       assert.match(answer.body.error.message, /MCP_ALLOWED_HOSTS/);
       assert.equal(answer.body.error.code, -32000);
     });

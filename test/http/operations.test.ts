@@ -295,7 +295,7 @@ describe('CORS', () => {
       headers: { origin: FOREIGN, host: 'store.test', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
     });
-    assert.equal(mcp.statusCode, 403, 'the commerce endpoint keeps its own Origin rule');
+    assert.equal(mcp.json().error?.data?.code, 'forbidden', 'the commerce endpoint keeps its own Origin rule');
     for (const [what, answer] of Object.entries({ add, cart, page, order, approvalPage, approvalPost, mcp })) {
       assert.equal(answer.headers['access-control-allow-origin'], undefined, what);
       assert.equal(answer.headers['cross-origin-resource-policy'], 'same-site', what);

@@ -135,12 +135,13 @@ for (const backend of backends) {
       assert.equal(onHand('ESP-RIS-10'), stockBefore, 'no stock taken for an agent');
 
       // The key binds the whole arguments: the same ones (keys in any order) replay the answer; the same key with other
-      // arguments (without the payment data, another id) is a conflict (HTTP 409, -32000) and changes nothing.
+      // arguments (without the payment data, another id) is a conflict (-32000 idempotency_conflict, HTTP 200) and changes nothing.
       const again = await call('complete_checkout', { checkout: { payment }, id: created.id, meta: { 'idempotency-key': key } });
       assert.deepEqual(again, asked);
       for (const other of [{ id: created.id }, { id: 'chk_other', checkout: { payment } }]) {
         const conflict = await callTool(t.mcpUrl, 'complete_checkout', asAgent({ meta: { 'idempotency-key': key }, ...other }));
-        assert.equal(conflict.status, 409, conflict.text);
+        assert.equal(conflict.status, 200, conflict.text);
+        assert.equal(conflict.body.error.data.code, 'idempotency_conflict');
         assert.equal(conflict.body.error.code, -32000);
       }
       const unchanged = await call('get_checkout', { id: created.id });

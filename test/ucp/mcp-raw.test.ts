@@ -11,7 +11,16 @@ import { answerSchemaErrors } from './official-schemas.js';
 
 after(dropTestDatabases);
 
-/** A non-200 answer is both the storefront Error and a JSON-RPC error. */
+/** Every JSON-RPC error of a POST is HTTP 200 and the JSON-RPC envelope alone (the spec). */
+function assertRpcError(answer: { status: number; body: any }, code: number) {
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.deepEqual(Object.keys(answer.body).sort(), ['error', 'id', 'jsonrpc'], JSON.stringify(answer.body));
+  assert.equal(answer.body.jsonrpc, '2.0');
+  assert.equal(answer.body.error.code, code);
+  assert.equal(typeof answer.body.error.message, 'string');
+}
+
+/** An answer outside POST (405) is both the storefront Error and a JSON-RPC error. */
 function assertDualError(answer: { status: number; body: any }, status: number, code: number) {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
   assert.equal(answer.body.status, status);
@@ -96,7 +105,7 @@ for (const backend of backends) {
           jsonrpc: '2.0', id: 9, method: 'tools/call',
           params: { name: 'search_catalog', arguments: { meta: { 'ucp-agent': { profile: 'not a url' } }, catalog: {} }, via: 'sdk' },
         });
-        assertDualError(badProfileSdk, 400, -32001);
+        assertRpcError(badProfileSdk, -32001);
         assert.equal(badProfileSdk.body.error.data.code, 'invalid_profile_url');
       });
 
@@ -113,16 +122,16 @@ for (const backend of backends) {
     });
 
     describe('JSON-RPC errors', () => {
-      it('malformed JSON: HTTP 400, -32700', async () => {
-        assertDualError(await postRpc(store.mcpUrl, '{"jsonrpc": "2.0", "id": 1, "method": '), 400, -32700);
+      it('malformed JSON: HTTP 200, -32700', async () => {
+        assertRpcError(await postRpc(store.mcpUrl, '{"jsonrpc": "2.0", "id": 1, "method": '), -32700);
       });
 
-      it('an empty body: HTTP 400, -32700', async () => {
-        assertDualError(await postRpc(store.mcpUrl, ''), 400, -32700);
+      it('an empty body: HTTP 200, -32700', async () => {
+        assertRpcError(await postRpc(store.mcpUrl, ''), -32700);
       });
 
-      it('JSON that is no JSON-RPC message: HTTP 400, -32600', async () => {
-        assertDualError(await postRpc(store.mcpUrl, { hello: 'world' }), 400, -32600);
+      it('JSON that is no JSON-RPC message: HTTP 200, -32600', async () => {
+        assertRpcError(await postRpc(store.mcpUrl, { hello: 'world' }), -32600);
       });
 
       it('an unknown method: -32601', async () => {
@@ -182,13 +191,13 @@ for (const backend of backends) {
         { profile: 42 }, { profile: null }, {}, null, 'https://agent.example/p.json',
       ];
       for (const agent of badProfiles) {
-        it(`a malformed agent profile ${JSON.stringify(agent)}: HTTP 400, -32001 invalid_profile_url (not -32602)`, async () => {
+        it(`a malformed agent profile ${JSON.stringify(agent)}: HTTP 200, -32001 invalid_profile_url (not -32602)`, async () => {
           for (const [name, args] of [
             ['search_catalog', { meta: { 'ucp-agent': agent }, catalog: {} }],
             ['create_cart', { meta: { 'ucp-agent': agent }, cart: {} }],
           ] as const) {
             const answer = await callTool(store.mcpUrl, name, args);
-            assertDualError(answer, 400, -32001);
+            assertRpcError(answer, -32001);
             assert.equal(answer.body.error.data.code, 'invalid_profile_url');
             assert.equal(typeof answer.body.error.data.content, 'string');
           }
@@ -216,9 +225,9 @@ for (const backend of backends) {
         ['a batch of notifications', [{ jsonrpc: '2.0', method: 'notifications/initialized' }], {}],
       ];
       for (const [what, batch, headers] of batches) {
-        it(`${what}: HTTP 400, -32600, one error object (no array)`, async () => {
+        it(`${what}: HTTP 200, -32600, one error object (no array)`, async () => {
           const answer = await postRpc(store.mcpUrl, batch, headers);
-          assertDualError(answer, 400, -32600);
+          assertRpcError(answer, -32600);
           assert.equal(answer.body.id, null);
           assert.match(answer.body.error.message, /batch/);
         });
@@ -228,21 +237,21 @@ for (const backend of backends) {
         const carts = async () => (await store.store.db.query<{ count: number }>('select count(*)::int as count from carts'))[0]!.count;
         const before = await carts();
         const answer = await postRpc(store.mcpUrl, Array.from({ length: 5 }, (_, i) => createCart(100 + i)));
-        assertDualError(answer, 400, -32600);
+        assertRpcError(answer, -32600);
         assert.equal(await carts(), before);
       });
 
-      it('a Host not allowed: HTTP 403, -32000 (DNS-rebinding protection)', async () => {
+      it('a Host not allowed: HTTP 200, -32000 (DNS-rebinding protection)', async () => {
         const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
-        assertDualError(await postWithHost(store.mcpUrl, 'evil.example.com', ping), 403, -32000);
-        assertDualError(await postWithHost(store.mcpUrl, 'evil.example.com:80', ping), 403, -32000);
+        assertRpcError(await postWithHost(store.mcpUrl, 'evil.example.com', ping), -32000);
+        assertRpcError(await postWithHost(store.mcpUrl, 'evil.example.com:80', ping), -32000);
         assert.equal((await postWithHost(store.mcpUrl, 'store.test', ping)).status, 200, "BASE_URL's host is always allowed");
       });
 
-      it('an Origin not allowed: HTTP 403, -32000; an allowed Origin passes', async () => {
+      it('an Origin not allowed: HTTP 200, -32000; an allowed Origin passes', async () => {
         const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
-        assertDualError(await postRpc(store.mcpUrl, ping, { origin: 'http://evil.example.com' }), 403, -32000);
-        assertDualError(await postRpc(store.mcpUrl, ping, { origin: 'null' }), 403, -32000);
+        assertRpcError(await postRpc(store.mcpUrl, ping, { origin: 'http://evil.example.com' }), -32000);
+        assertRpcError(await postRpc(store.mcpUrl, ping, { origin: 'null' }), -32000);
         assert.equal((await postRpc(store.mcpUrl, ping, { origin: store.origin })).status, 200);
       });
 
@@ -255,23 +264,23 @@ for (const backend of backends) {
         });
       }
 
-      it('a client that does not accept JSON: HTTP 406', async () => {
-        assertDualError(await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, { accept: 'text/event-stream' }), 406, -32000);
+      it('a client that does not accept JSON: HTTP 200, -32000', async () => {
+        assertRpcError(await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, { accept: 'text/event-stream' }), -32000);
       });
 
-      it('a body that is not JSON: HTTP 415', async () => {
-        assertDualError(await postRpc(store.mcpUrl, 'ping', { 'content-type': 'text/plain' }), 415, -32000);
-        assertDualError(await postRpc(store.mcpUrl, '<a/>', { 'content-type': 'application/xml' }), 415, -32000);
+      it('a body that is not JSON: HTTP 200, -32000', async () => {
+        assertRpcError(await postRpc(store.mcpUrl, 'ping', { 'content-type': 'text/plain' }), -32000);
+        assertRpcError(await postRpc(store.mcpUrl, '<a/>', { 'content-type': 'application/xml' }), -32000);
       });
 
-      it('a body over the size limit: HTTP 413', async () => {
+      it('a body over the size limit: HTTP 200, -32000', async () => {
         const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(300 * 1024) } });
-        assertDualError(await postRpc(store.mcpUrl, big), 413, -32000);
+        assertRpcError(await postRpc(store.mcpUrl, big), -32000);
       });
 
-      it('an unsupported MCP-Protocol-Version header: HTTP 400, -32000', async () => {
+      it('an unsupported MCP-Protocol-Version header: HTTP 200, -32000', async () => {
         const answer = await callTool(store.mcpUrl, 'search_catalog', { catalog: {} }, { 'mcp-protocol-version': '1999-01-01' });
-        assertDualError(answer, 400, -32000);
+        assertRpcError(answer, -32000);
       });
 
       it('nothing a client sends causes a 5xx, and no answer carries a stack or a path', async () => {

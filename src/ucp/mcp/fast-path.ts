@@ -4,10 +4,10 @@
  * (that alone costs more than a catalog search). Anything else, even slightly different, goes to the SDK,
  * which answers it (and its errors) as the protocol says. Both paths give the same answer to a call.
  */
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { errorResponseBody, httpStatusOf, internalError, JsonRpcError, type JsonRpcId } from '../jsonrpc-errors.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller } from '../tools/tool.js';
+import { LEGACY_MCP_VERSIONS } from './sdk-servers.js';
 
 export interface FastCall {
   id: string | number;
@@ -28,7 +28,7 @@ const PARAMS_KEYS = new Set(['name', 'arguments', '_meta']);
 
 /** The call, when the body is exactly `{jsonrpc: "2.0", id, method: "tools/call", params: {name, arguments?, _meta?}}`. */
 export function exactToolsCall(body: unknown, protocolVersion: string | undefined): FastCall | undefined {
-  if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) return undefined;
+  if (protocolVersion !== undefined && !(LEGACY_MCP_VERSIONS as readonly string[]).includes(protocolVersion)) return undefined;
   if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !hasOnlyKeys(body, ENVELOPE_KEYS)) return undefined;
   const { id, params } = body;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;

@@ -1,23 +1,25 @@
 /**
  * POST /api/ucp/mcp: JSON-RPC 2.0 over MCP Streamable HTTP, stateless, always answering JSON (UCP clients
- * send `Accept: application/json` alone and skip initialize). A single tools/call in the exact envelope
- * takes the fast path; everything else is answered by the SDK. A JSON-RPC batch (an array) is refused
- * with 400/-32600 (MCP 2025-06-18 dropped batching; one request is one call against the rate limit). GET,
+ * send `Accept: application/json` alone and skip initialize). MCP 2026-07-28 and the 2025 revisions: the SDK
+ * classifies each request (sdk-servers.ts); a single 2025-era tools/call in the exact envelope takes the fast path,
+ * everything else is answered by the SDK. Every JSON-RPC error is HTTP 200 with the JSON-RPC envelope alone (the
+ * spec), rate limiting excepted (429 with Retry-After; see jsonrpc-errors.ts). A JSON-RPC batch (an array) is
+ * refused with -32600 (MCP 2025-06-18 dropped batching; one request is one call against the rate limit). GET,
  * DELETE, PUT and PATCH: 405 with Allow: POST (no SSE stream, no session to end), whatever body they carry.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { Type } from 'typebox';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../http/errors.js';
 import { UCP_SESSION } from '../openapi-fragment.js';
 import { RateLimited } from '../../http/rate-limit.js';
-import { JsonRpcCode, rateLimitExceeded, withStorefrontFields } from '../jsonrpc-errors.js';
+import { PER_AGENT_PROFILE } from '../agent/agent-rate-limit.js';
+import { errorResponseBody, httpStatusOf, JsonRpcCode, rateLimitExceeded, type JsonRpcId } from '../jsonrpc-errors.js';
 import { MCP_PATH } from '../protocol.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller } from '../tools/tool.js';
 import { answerToolsCall, exactToolsCall } from './fast-path.js';
 import { JSON_TYPE, requestId, sendRpcError } from './rpc-reply.js';
-import { PER_AGENT_PROFILE } from '../agent/agent-rate-limit.js';
-import { correctedSdkAnswer, type SdkServers } from './sdk-servers.js';
+import { correctedSdkBody, isErrorObject, type SdkServers } from './sdk-servers.js';
 
 const RpcErrorObject = Type.Object({
   code: Type.Integer(),
@@ -26,18 +28,25 @@ const RpcErrorObject = Type.Object({
 });
 const RpcId = Type.Union([Type.String(), Type.Integer(), Type.Null()]);
 
-const DUAL_ERROR = 'Both the storefront Error and a JSON-RPC error response (every non-200 answer of this endpoint).';
-
-const McpErrorBody = Type.Object(
+const RateLimitedBody = Type.Object(
   {
-    status: Type.Integer({ description: 'the HTTP status code repeated in the body' }),
+    status: Type.Literal(429, { description: 'the HTTP status code repeated in the body' }),
     message: Type.String({ description: 'short machine-stable error class' }),
     description: Type.Optional(Type.String()),
     jsonrpc: Type.Literal('2.0'),
     id: RpcId,
     error: RpcErrorObject,
   },
-  { description: DUAL_ERROR },
+  {
+    description:
+      'Rate limited: the storefront Error with Retry-After (integer seconds), and the JSON-RPC error -32000 ' +
+      'rate_limit_exceeded with data.retry_after (the same seconds).',
+  },
+);
+
+const MethodNotAllowedBody = Type.Object(
+  { status: Type.Literal(405), message: Type.String(), description: Type.Optional(Type.String()), jsonrpc: Type.Literal('2.0'), id: Type.Null(), error: RpcErrorObject },
+  { description: 'GET, DELETE, PUT and PATCH: 405 with Allow: POST (the endpoint is stateless: no stream, no session)' },
 );
 
 const JsonRpcRequest = Type.Object(
@@ -64,36 +73,22 @@ const JsonRpcResponse = Type.Union(
   { description: 'One JSON-RPC 2.0 response (never an array).' },
 );
 
-/** The error body, described for one status. */
-const errorFor = (description: string) => ({ ...McpErrorBody, description: `${description}. ${DUAL_ERROR}` });
-
-const ERROR_RESPONSES = {
-  400: errorFor('Parse error (-32700), invalid request or a batch (-32600), unsupported MCP-Protocol-Version (-32000), invalid or missing agent profile URL (-32001 invalid_profile_url; checkout and order tools need one)'),
-  403: errorFor('Host or Origin not allowed (DNS-rebinding protection), -32000'),
-  405: errorFor('Method not allowed: GET and DELETE on this path answer 405 with Allow: POST, -32000'),
-  406: errorFor('Not acceptable: the client does not accept application/json, -32000'),
-  409: errorFor('Idempotency key reused with other arguments, -32000 idempotency_conflict'),
-  413: errorFor('Payload too large, -32000'),
-  415: errorFor('Unsupported media type: Content-Type must be application/json, -32000'),
-  422: errorFor('Agent profile malformed or its UCP version unsupported, -32001'),
-  424: errorFor('Agent profile unreachable, -32001 profile_unreachable'),
-  429: errorFor('Rate limit exceeded (Retry-After header), -32000 with data.retry_after'),
-  500: errorFor('Internal error, -32603'),
-  503: errorFor('The store is temporarily unavailable (Retry-After header), -32000 unavailable with data.retry_after'),
-};
-
 const DESCRIPTION =
   'Tools (UCP MCP binding, answered in the release of the caller\'s agent profile: 2026-08-25 or 2026-04-08): ' +
   'search_catalog, lookup_catalog, get_product, create_cart, get_cart, update_cart, cancel_cart, create_checkout, ' +
-  'get_checkout, update_checkout, complete_checkout, cancel_checkout, get_order. A cart created here is the same cart ' +
+  'get_checkout, update_checkout, complete_checkout, cancel_checkout, get_order. MCP revisions: 2026-07-28 (stateless: ' +
+  'server/discover, `_meta` on every request, no initialize) and 2025-11-25, 2025-06-18, 2025-03-26 (initialize, then ' +
+  'calls; clients may send `Accept: application/json` alone and skip initialize). A cart created here is the same cart ' +
   '/cart.js shows; its continue_url shows it to the buyer, and once the buyer takes it over there the cart is theirs (its ' +
   'id answers not_found to the agent), so hand it over when done with it. Arguments carry `meta["ucp-agent"].profile` (the agent platform ' +
   'profile URL): without it the caller is anonymous and may use the catalog and cart tools only; the checkout and order ' +
-  'tools answer -32001 invalid_profile_url (HTTP 400). complete_checkout never places an order: it answers the buyer\'s ' +
+  'tools answer -32001 invalid_profile_url. complete_checkout never places an order: it answers the buyer\'s ' +
   'approval link (continue_url). Business outcomes are results with `structuredContent.ucp.status`; protocol problems are ' +
-  'JSON-RPC errors (-32700 parse, -32600 invalid request, -32601 unknown method, -32602 invalid params or unknown tool, ' +
-  '-32001 agent profile/version negotiation with HTTP 400/422/424, -32000 with HTTP 403/405/406/409/413/415/429/503, ' +
-  '-32603 internal). Clients may send `Accept: application/json` alone and skip initialize.';
+  'JSON-RPC errors, always with HTTP 200 (the spec; UCP 2026-08-25 would use HTTP statuses): -32700 parse, -32600 invalid ' +
+  'request or a batch, -32601 unknown method, -32602 invalid params or unknown tool, -32001 agent profile or version ' +
+  'negotiation (data.code invalid_profile_url, profile_unreachable, profile_malformed, version_unsupported), -32000 with ' +
+  'data.code (idempotency_conflict, idempotency_in_progress, unavailable with data.retry_after) or for a refused Host, ' +
+  'Origin, media type or size, -32603 internal. Rate limiting alone is HTTP 429 with Retry-After and data.retry_after.';
 
 function acceptsJson(accept: string | undefined): boolean {
   if (accept === undefined || accept.trim() === '') return true;
@@ -103,10 +98,9 @@ function acceptsJson(accept: string | undefined): boolean {
   });
 }
 
-const FORWARDED_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id'] as const;
+const FORWARDED_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name'] as const;
 
-/** A 503 (the store's database is unavailable) says when to try again in Retry-After too, as `data.retry_after` does. */
-const retryAfterOn503 = (reply: FastifyReply, status: number) => (status === 503 ? reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS)) : reply);
+const headerText = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);
 
 const isJsonContentType = (value: string | undefined) => value !== undefined && /^application\/json\s*(;|$)/i.test(value);
 
@@ -132,14 +126,8 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
     },
   });
 
-  async function answerWithSdk(request: FastifyRequest, reply: FastifyReply) {
-    // Only what the SDK's transport reads; it wants both types in Accept and answers JSON here anyway.
-    const headers = new Headers({ accept: 'application/json, text/event-stream' });
-    for (const name of FORWARDED_HEADERS) {
-      const value = request.headers[name];
-      if (typeof value === 'string') headers.set(name, value);
-    }
-    const response = await sdk.handle(new Request(`${options.baseUrl}${MCP_PATH}`, { method: 'POST', headers }), request.body, callerOf(request, reply));
+  /** An SDK answer as the spec has it: a JSON-RPC error is HTTP 200 and the envelope alone, rate limiting 429. */
+  async function sendSdkAnswer(reply: FastifyReply, response: Response) {
     const text = await response.text();
     const allow = response.headers.get('allow');
     if (allow) reply.header('allow', allow);
@@ -150,9 +138,22 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
     } catch {
       return reply.code(response.status).type(response.headers.get('content-type') ?? JSON_TYPE).send(text);
     }
-    const answer = correctedSdkAnswer(response.status, body);
-    retryAfterOn503(reply, answer.status);
-    return reply.code(answer.status).type(JSON_TYPE).send(JSON.stringify(withStorefrontFields(answer.status, answer.body)));
+    const error = typeof body === 'object' && body !== null && 'error' in body && isErrorObject(body.error) ? body.error : undefined;
+    if (!error) return reply.code(response.status).type(JSON_TYPE).send(text);
+    correctedSdkBody(body);
+    const status = httpStatusOf(error);
+    const id = (body as { id?: JsonRpcId }).id ?? null;
+    return reply.code(status).type(JSON_TYPE).send(JSON.stringify(errorResponseBody(status, id, error)));
+  }
+
+  /** The Web Request the SDK reads: what its transports look at, Accept naming both types (it answers JSON here anyway). */
+  function sdkRequest(request: FastifyRequest): Request {
+    const headers = new Headers({ accept: 'application/json, text/event-stream' });
+    for (const name of FORWARDED_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    return new Request(`${options.baseUrl}${MCP_PATH}`, { method: 'POST', headers });
   }
 
   app.post(
@@ -171,27 +172,40 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
         response: {
           200: JsonRpcResponse,
           202: { description: 'notifications or responses only: accepted, no body', type: 'null' },
-          ...ERROR_RESPONSES,
+          405: MethodNotAllowedBody,
+          429: RateLimitedBody,
         },
       },
     },
     async (request, reply: FastifyReply) => {
-      if (!isJsonContentType(request.headers['content-type'])) {
-        return sendRpcError(reply, 415, null, JsonRpcCode.protocolError, 'Unsupported Media Type: Content-Type must be application/json');
+      const { headers } = request;
+      if (!isJsonContentType(headers['content-type'])) {
+        return sendRpcError(reply, 200, null, JsonRpcCode.protocolError, 'Unsupported Media Type: Content-Type must be application/json');
       }
-      if (!acceptsJson(request.headers.accept)) {
-        return sendRpcError(reply, 406, requestId(request.body), JsonRpcCode.protocolError, 'Not Acceptable: the client must accept application/json');
+      if (!acceptsJson(headers.accept)) {
+        return sendRpcError(reply, 200, requestId(request.body), JsonRpcCode.protocolError, 'Not Acceptable: the client must accept application/json');
       }
       // JSON-RPC batches are refused, whatever MCP-Protocol-Version says: MCP 2025-06-18 dropped them, and
       // a batch would run many calls for one request counted by the rate limit. For 2025-03-26, which had
       // batches, refusing is the simple choice taken on purpose (counting each message is the other).
       if (Array.isArray(request.body)) {
-        return sendRpcError(reply, 400, null, JsonRpcCode.invalidRequest, 'Invalid Request: JSON-RPC batches are not supported; send one message per request');
+        return sendRpcError(reply, 200, null, JsonRpcCode.invalidRequest, 'Invalid Request: JSON-RPC batches are not supported; send one message per request');
       }
-      const call = exactToolsCall(request.body, request.headers['mcp-protocol-version'] as string | undefined);
-      if (!call) return answerWithSdk(request, reply);
+      const route = classifyInboundRequest({
+        httpMethod: 'POST',
+        protocolVersionHeader: headerText(headers['mcp-protocol-version']),
+        mcpMethodHeader: headerText(headers['mcp-method']),
+        mcpNameHeader: headerText(headers['mcp-name']),
+        body: request.body,
+      });
+      if (route.kind === 'reject') {
+        const data = typeof route.data === 'object' && route.data !== null ? (route.data as Record<string, unknown>) : undefined;
+        return sendRpcError(reply, 200, requestId(request.body), route.code, route.message, data);
+      }
+      if (route.kind === 'modern') return sendSdkAnswer(reply, await sdk.handleModern(sdkRequest(request), request.body, callerOf(request, reply)));
+      const call = exactToolsCall(request.body, headerText(headers['mcp-protocol-version']));
+      if (!call) return sendSdkAnswer(reply, await sdk.handleLegacy(sdkRequest(request), request.body, callerOf(request, reply)));
       const answer = await answerToolsCall(toolCalls, call, callerOf(request, reply));
-      retryAfterOn503(reply, answer.status);
       return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
     },
   );

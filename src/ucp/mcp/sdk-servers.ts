@@ -1,54 +1,59 @@
 /**
- * The MCP endpoint on the official SDK (@modelcontextprotocol/sdk 1.x), stateless: each HTTP request gets
- * a fresh Streamable HTTP transport (the SDK's stateless transport serves one request), connected to a
- * server taken from a pool. A server is connected to one transport at a time, and building one (request
- * handlers) costs more than answering a call, so servers are reused, not rebuilt. Their JSON Schema validator
- * is the commerce door's one Ajv (one-ajv.ts).
+ * The MCP endpoint on the official SDK v2 (@modelcontextprotocol/server), serving MCP 2026-07-28 beside the 2025
+ * revisions from one server definition, stateless. A request is classified by the SDK (`classifyInboundRequest`, the
+ * step its own `createMcpHandler` runs): 2026-07-28 traffic (a `_meta` envelope claim) goes to the SDK's
+ * `createMcpHandler` (server/discover, `_meta`, `resultType`, the Mcp-Method/Mcp-Name checks, cache hints), strict
+ * modern-only; 2025-era traffic (initialize, then calls without an envelope) to the SDK's Streamable HTTP transport
+ * built per request with JSON answers, the documented composition for keeping 2025 clients as they were (the SDK's
+ * own stateless fallback answers an event stream and wants `text/event-stream` in Accept, which UCP clients do not
+ * send). A server is made per request from one definition: a v2 Server costs microseconds to build.
+ * Tool calls reach the request's client (its rate budgets) through the Web Request the handler context carries.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
-  CallToolRequestSchema,
-  InitializeRequestSchema,
-  LATEST_PROTOCOL_VERSION,
-  ListToolsRequestSchema,
+  createMcpHandler,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
   type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
-import { httpStatusOf, internalError, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
+  type McpHttpHandler,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { internalError, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
 import { ucpJsonSchemaValidator } from '../schemas/one-ajv.js';
-import { serverInfo, serverInstructions, type StoreIdentity } from './server-identity.js';
 import { catalogSearchDescription, searchCatalogTool } from '../tools/catalog-tools.js';
 import type { ListedTool, ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller, ToolOutcome } from '../tools/tool.js';
+import { serverInfo, serverInstructions, type StoreIdentity } from './server-identity.js';
 
-/** MCP revisions `initialize` agrees to; a client asking for another gets the latest (MCP lifecycle). */
-export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+/** The stateless 2026-07-28 revision, served through `createMcpHandler`. */
+export const MODERN_MCP_VERSION = '2026-07-28';
+/** 2025 revisions `initialize` agrees to; a client asking for another gets the first (MCP lifecycle). */
+export const LEGACY_MCP_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+/** Every MCP revision the endpoint serves, newest first. */
+export const MCP_PROTOCOL_VERSIONS = [MODERN_MCP_VERSION, ...LEGACY_MCP_VERSIONS] as const;
 
-/** Tools; and logging, so clients may set a level (the server sends no log notifications on stateless calls). */
+/** Tools; and logging, so 2025 clients may set a level (the server sends no log notifications on stateless calls). */
 const SERVER_CAPABILITIES = { tools: {}, logging: {} };
 
-/** Idle servers kept for reuse; beyond this, a burst's extra servers are dropped after use. */
-const MAX_IDLE_SERVERS = 64;
+/**
+ * How long a 2026-07-28 client may keep `tools/list` and `server/discover` (their `ttlMs`): the tools and their
+ * schemas change only with a new release of the program, and they are the same for every caller (`public`).
+ */
+const LIST_TTL_MS = 60 * 60 * 1000;
 
 export function callToolResult(outcome: ToolOutcome): CallToolResult {
   return { content: [{ type: 'text', text: outcome.json }], structuredContent: JSON.parse(outcome.json), isError: outcome.isError };
 }
 
-/** A pooled server, and the client of the request it serves now (a server serves one request at a time). */
-interface PooledServer {
-  server: Server;
-  caller?: ToolCaller;
-}
-
 export class SdkServers {
-  private readonly idle: PooledServer[] = [];
-  /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (one-ajv.ts), not a new Ajv. */
-  readonly jsonSchemaValidator = ucpJsonSchemaValidator;
-
   private readonly info: ReturnType<typeof serverInfo>;
   private readonly instructions: string;
   /** tools/list: the tools as listed, search_catalog naming the store whose products it searches. */
   private readonly listed: ListedTool[];
+  /** The client each request in flight serves, by the Web Request handed to the SDK (the handler context's `http.req`). */
+  private readonly callers = new WeakMap<Request, ToolCaller>();
+  private readonly modern: McpHttpHandler;
+  /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (one-ajv.ts), not a new Ajv. */
+  readonly jsonSchemaValidator = ucpJsonSchemaValidator;
 
   constructor(
     private readonly tools: ToolCalls,
@@ -57,46 +62,47 @@ export class SdkServers {
     this.info = serverInfo(store);
     this.instructions = serverInstructions(store);
     this.listed = tools.listed.map((tool) => (tool.name === searchCatalogTool.name ? { ...tool, description: catalogSearchDescription(store.storeName) } : tool));
+    // No handler here sends a message before its result, so every answer is one JSON body.
+    this.modern = createMcpHandler(() => this.create([MODERN_MCP_VERSION]), { legacy: 'reject' });
   }
 
-  /** Answers one HTTP request (already parsed) through the SDK's transport; `caller`: the client it serves. */
-  async handle(request: Request, parsedBody: unknown, caller: ToolCaller): Promise<Response> {
-    const pooled = this.idle.pop() ?? this.create();
+  /** Answers one 2026-07-28 request (already parsed) through the SDK's handler; `caller`: the client it serves. */
+  async handleModern(request: Request, parsedBody: unknown, caller: ToolCaller): Promise<Response> {
+    this.callers.set(request, caller);
+    return this.modern.fetch(request, { parsedBody });
+  }
+
+  /** Answers one 2025-era request (already parsed) through the SDK's Streamable HTTP transport, JSON answers. */
+  async handleLegacy(request: Request, parsedBody: unknown, caller: ToolCaller): Promise<Response> {
+    this.callers.set(request, caller);
+    const server = this.create(LEGACY_MCP_VERSIONS);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    pooled.caller = caller;
     try {
-      await pooled.server.connect(transport);
+      await server.connect(transport);
       return await transport.handleRequest(request, { parsedBody });
     } finally {
       await transport.close();
-      pooled.caller = undefined;
-      if (this.idle.length < MAX_IDLE_SERVERS) this.idle.push(pooled);
     }
   }
 
-  private create(): PooledServer {
+  private create(versions: readonly string[]): Server {
     const server = new Server(this.info, {
       capabilities: SERVER_CAPABILITIES,
       instructions: this.instructions,
       jsonSchemaValidator: this.jsonSchemaValidator,
+      supportedProtocolVersions: [...versions],
+      cacheHints: {
+        'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+        'server/discover': { ttlMs: LIST_TTL_MS, cacheScope: 'public' },
+      },
     });
-    server.setRequestHandler(InitializeRequestSchema, (request) => {
-      const requested = request.params.protocolVersion;
-      return {
-        protocolVersion: MCP_PROTOCOL_VERSIONS.find((version) => version === requested) ?? LATEST_PROTOCOL_VERSION,
-        capabilities: SERVER_CAPABILITIES,
-        serverInfo: this.info,
-        instructions: this.instructions,
-      };
+    server.setRequestHandler('tools/list', () => ({ tools: this.listed }));
+    server.setRequestHandler('tools/call', async (request, context: ServerContext) => {
+      const caller = context.http?.req ? this.callers.get(context.http.req) : undefined;
+      if (!caller) throw internalError();
+      return callToolResult(await this.tools.call(request.params.name, request.params.arguments, caller));
     });
-    const pooled: PooledServer = { server };
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listed }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      // With JSON responses, handleRequest answers only once every call of the request has run: the caller is set.
-      if (!pooled.caller) throw internalError();
-      return callToolResult(await this.tools.call(request.params.name, request.params.arguments, pooled.caller));
-    });
-    return pooled;
+    return server;
   }
 }
 
@@ -126,20 +132,13 @@ function corrected(error: JsonRpcErrorObject): JsonRpcErrorObject {
   return error;
 }
 
-/**
- * The SDK's answer with JSON-RPC codes corrected where the SDK differs from JSON-RPC (above), and the HTTP
- * status a single error travels with (UCP: -32001 as 400/422/424, -32603 as 500).
- */
-export function correctedSdkAnswer(status: number, body: unknown): { status: number; body: unknown } {
-  const messages: unknown[] = Array.isArray(body) ? body : [body];
-  for (const message of messages) {
-    if (typeof message === 'object' && message !== null && 'error' in message && isErrorObject(message.error)) message.error = corrected(message.error);
-  }
-  const single = Array.isArray(body) || typeof body !== 'object' || body === null || !('error' in body) ? undefined : body.error;
-  return { status: status === 200 && isErrorObject(single) ? httpStatusOf(single) : status, body };
+/** The SDK's answer body with JSON-RPC codes corrected where the SDK differs from JSON-RPC (above). */
+export function correctedSdkBody(body: unknown): unknown {
+  if (typeof body === 'object' && body !== null && 'error' in body && isErrorObject(body.error)) body.error = corrected(body.error);
+  return body;
 }
 
 /** A JSON-RPC error object as the SDK answers one. */
-function isErrorObject(value: unknown): value is JsonRpcErrorObject {
+export function isErrorObject(value: unknown): value is JsonRpcErrorObject {
   return typeof value === 'object' && value !== null && 'code' in value && typeof value.code === 'number' && 'message' in value && typeof value.message === 'string';
 }

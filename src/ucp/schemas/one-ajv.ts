@@ -7,8 +7,8 @@
  * of its arguments at once, where the storefront names the first (collecting every error of a hostile body costs),
  * and the SDK hands this one 2020-12 schemas (`prefixItems`), which a draft-07 Ajv does not read.
  */
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
