@@ -29,6 +29,7 @@ import { loadMigrations } from './db/migrate.js';
 import { ProductBodies } from './storefront/product-bodies.js';
 import { searchRoutes } from './storefront/search-routes.js';
 import type { Store } from './store.js';
+import { storeFigureMetrics } from './store-figures.js';
 import { UCP_CROSS_ORIGIN } from './ucp/cross-origin.js';
 import { UCP_OPENAPI } from './ucp/openapi-fragment.js';
 import { ucpRoutes } from './ucp/routes.js';
@@ -156,7 +157,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   });
   const crossOrigin = [STOREFRONT_CROSS_ORIGIN, UCP_CROSS_ORIGIN, PIPELINE_CROSS_ORIGIN, DEMO_ASSETS_CROSS_ORIGIN];
   const answerPreflight = installResponseHeaders(app, { baseUrl, crossOrigin, lifecycle });
-  const metrics = installMetrics(app, store);
+  const metrics = installMetrics(app, store, [storeFigureMetrics(store)]);
   const limit = (await installRateLimits(app, store, metrics))?.limit;
   // Node answers an Expect it cannot meet (anything but 100-continue) with an empty 417; this answers JSON.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {

@@ -1,21 +1,18 @@
 /**
  * GET /metrics (issue [operations], item 3): Prometheus figures of this instance (requests and latency by route and
- * status, rate limiting, the database pool, the process and its event loop) and of the store as a whole (open
- * carts, checkouts by status, approval links by state, orders), the latter read from the database at scrape time.
+ * status, rate limiting, the database pool, the process and its event loop), and whatever figures the app adds
+ * (MetricsCollector: the store's own, src/store-figures.ts).
  *
  * Each app has a registry of its own (tests build many apps in one process; prom-client's global registry would
  * refuse the second). Only loopback may read it, or anyone with METRICS_TOKEN as a bearer token.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import perfHooks from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { Database } from '../db/database.js';
-import type { Store } from '../store.js';
 import { ErrorMessage, sendError } from './errors.js';
-import { readStoreFigures, type StoreFigures } from './metrics-queries.js';
 
 /** What other parts of the app report to the metrics. */
 export interface Metrics {
@@ -29,8 +26,6 @@ export interface Metrics {
 
 /** The route label of a request no route matched: one value, so clients cannot multiply label values. */
 export const UNMATCHED_ROUTE = 'unmatched';
-/** The longest a scrape waits for the store figures (the server also cancels the statement then). */
-export const STORE_FIGURES_DEADLINE_MS = 2000;
 // A product read takes well under a millisecond: the default buckets (from 5 ms) would put every read in the first.
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -41,7 +36,16 @@ interface PoolStats {
   waiting: number;
 }
 
-export function installMetrics(app: FastifyInstance, store: Store): Metrics {
+/** Adds figures of its own to the metrics' registry (gauges and counters read when /metrics is scraped). */
+export type MetricsCollector = (register: Registry) => void;
+
+/** What the metrics read: the database (its pool's figures) and who may read them (METRICS_TOKEN). */
+export interface MetricsSource {
+  db: Database;
+  config: { metricsToken: string | undefined };
+}
+
+export function installMetrics(app: FastifyInstance, store: MetricsSource, collectors: readonly MetricsCollector[] = []): Metrics {
   const register = new Registry();
   const stopProcessMetrics = collectProcessMetrics(register).stop;
   const requests = new RequestMetrics(register);
@@ -56,9 +60,8 @@ export function installMetrics(app: FastifyInstance, store: Store): Metrics {
     help: 'Requests served without a rate-limit decision because the shared counter store failed (fail open).',
     registers: [register],
   });
-  storeFigureGauges(register, new StoreFiguresReader(store.db));
+  for (const collect of collectors) collect(register);
   poolGauges(register, store.db);
-  buyerProofCounters(register, store);
 
   // Each route counts its own answers under its pattern, bound once here (request.routeOptions builds an object per call).
   app.addHook('onRoute', (route) => {
@@ -202,110 +205,6 @@ function latencyHistogram(series: readonly RequestSeries[]) {
       }
     },
   };
-}
-
-/**
- * The store figures, read once per scrape for all the gauges that show them, within STORE_FIGURES_DEADLINE_MS.
- * A read still running from an earlier scrape (a slow database) is waited for again rather than started twice,
- * so scrapes never hold more than one database connection.
- */
-class StoreFiguresReader {
-  private running: Promise<StoreFigures> | undefined;
-  private scrape: Promise<StoreFigures | undefined> | undefined;
-
-  constructor(private readonly db: Database) {}
-
-  /** The figures, or undefined when the database did not give them in time. */
-  read(): Promise<StoreFigures | undefined> {
-    this.scrape ??= this.readInTime().finally(() => (this.scrape = undefined));
-    return this.scrape;
-  }
-
-  private async readInTime(): Promise<StoreFigures | undefined> {
-    this.running ??= readStoreFigures(this.db, STORE_FIGURES_DEADLINE_MS).finally(() => (this.running = undefined));
-    const deadline = new AbortController();
-    try {
-      return await Promise.race([this.running, sleep(STORE_FIGURES_DEADLINE_MS, undefined, { signal: deadline.signal, ref: false })]);
-    } catch {
-      return undefined;
-    } finally {
-      deadline.abort();
-    }
-  }
-}
-
-function storeFigureGauges(register: Registry, figures: StoreFiguresReader): void {
-  new Gauge({
-    name: 'storefront_store_figures_up',
-    help: `1 when this scrape read the store figures from the database, 0 when it could not within ${STORE_FIGURES_DEADLINE_MS / 1000} s (they are then left out).`,
-    registers: [register],
-    async collect() {
-      this.set((await figures.read()) === undefined ? 0 : 1);
-    },
-  });
-  const labelled = (name: string, help: string, label: string, pick: (read: StoreFigures) => Record<string, number>) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: [label],
-      registers: [register],
-      async collect() {
-        const read = await figures.read();
-        this.reset();
-        if (read === undefined) return;
-        for (const [value, count] of Object.entries(pick(read))) this.set({ [label]: value }, count);
-      },
-    });
-  labelled('storefront_carts', 'Carts in the store (open: changed within their 14-day lifetime), read from the database.', 'status', (read) => ({ open: read.openCarts }));
-  labelled('storefront_checkouts', 'Checkouts in the store by status, read from the database.', 'status', (read) => read.checkouts);
-  labelled(
-    'storefront_checkout_approvals',
-    "Buyers' approval links by state (pending, used: approved into an order, voided: declined, replaced or changed, expired), read from the database.",
-    'state',
-    (read) => read.approvals,
-  );
-  labelled('storefront_orders', 'Orders in the store by status, read from the database.', 'status', (read) => read.orders);
-  new Gauge({
-    name: 'storefront_outbox_messages',
-    help: 'Outbox messages (mail to buyers and the merchant, order webhooks to platforms) by kind and state: pending, delivered (kept 30 days), failed (given up after the deadline; storefront outbox lists them), read from the database.',
-    labelNames: ['kind', 'state'],
-    registers: [register],
-    async collect() {
-      const read = await figures.read();
-      this.reset();
-      if (read === undefined) return;
-      for (const [key, count] of Object.entries(read.outbox)) {
-        const [kind, state] = key.split(':') as [string, string];
-        this.set({ kind, state }, count);
-      }
-    },
-  });
-}
-
-/** The approval page's proofs: codes mailed and proofs refused since this instance started (the buyer-proof service counts them). */
-function buyerProofCounters(register: Registry, store: Store): void {
-  new Counter({
-    name: 'storefront_approval_codes_sent_total',
-    help: "Approval codes mailed to buyers (each when the person on the approval page asked for one).",
-    registers: [register],
-    collect() {
-      this.reset();
-      this.inc(store.buyerProof.codesSent);
-    },
-  });
-  new Counter({
-    name: 'storefront_approval_proof_failures_total',
-    help: 'Approval proofs refused, by proof (code, passkey) and reason (wrong, expired, used, locked, none_sent; invalid, replayed, unknown_challenge, unknown_passkey, malformed, expired).',
-    labelNames: ['proof', 'reason'],
-    registers: [register],
-    collect() {
-      this.reset();
-      for (const [key, count] of store.buyerProof.failures) {
-        const [proof, reason] = key.split(':') as [string, string];
-        this.inc({ proof, reason }, count);
-      }
-    },
-  });
 }
 
 /** The pg pool's connections and waiting queries; nothing on PGlite, which has no pool. */

@@ -9,7 +9,8 @@ import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import type { LineInput } from '../../src/checkout/checkout-service.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { collectProcessMetrics, installMetrics, STORE_FIGURES_DEADLINE_MS, UNMATCHED_ROUTE } from '../../src/http/metrics.js';
+import { collectProcessMetrics, installMetrics, UNMATCHED_ROUTE } from '../../src/http/metrics.js';
+import { STORE_FIGURES_DEADLINE_MS } from '../../src/store-figures.js';
 import type { Store } from '../../src/store.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 

@@ -14,7 +14,7 @@ import { CheckoutService, type CheckoutInput } from '../../src/checkout/checkout
 import type { Config } from '../../src/config.js';
 import type { OrderEventSubscriber } from '../../src/orders/order-events.js';
 import type { Order } from '../../src/orders/orders.js';
-import { readStoreFigures } from '../../src/http/metrics-queries.js';
+import { readStoreFigures } from '../../src/store-figures.js';
 import { listUndelivered, retryDelaySeconds, retryWhenDue } from '../../src/outbox/outbox-dispatcher.js';
 
 /** The mail figures /metrics reports (storefront_outbox_messages), read as a scrape reads them. */
