@@ -6,19 +6,19 @@
  * first-time buyer has no passkey, so "Email me a code", the code read from the mail a real SMTP server on loopback
  * received, typed on the page) and approves; get_checkout then answers completed and get_order the order. Once with
  * JavaScript on (and axe-core finding no serious or critical accessibility violation on the approval page, before and
- * after the code is sent, and on the order page), once with JavaScript off. On both backends. The agent names its
+ * after the code is sent, and on the order page), the agent on the MCP SDK v1 client (MCP 2025-11-25); once with
+ * JavaScript off, the agent on the v2 client speaking MCP 2026-07-28. On both backends. The agent names its
  * profile (a 2026-04-08 agent, served on loopback) on its checkout and order calls, which need one.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { officialSchemaErrors, resultSchemaFor } from '../ucp/official-schemas.js';
 import { serveAgentProfiles, type AgentProfileServer } from '../ucp/agent-profile-server.js';
 import { agentMeta } from '../ucp/mcp-harness.js';
+import { connectAgentClient, type AgentClient, type McpClientKind } from '../ucp/mcp-clients.js';
 import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
@@ -29,7 +29,9 @@ for (const backend of backends) {
   describe(`an agent prepares, the buyer approves in Chromium (${backend.name})`, () => {
     let t: TestStore;
     let base: string;
-    let client: Client;
+    const clients = new Map<McpClientKind, AgentClient>();
+    /** The client of the flow running now. */
+    let client: AgentClient;
     let browser: Browser;
     let smtp: TestSmtpServer;
     let profiles: AgentProfileServer;
@@ -48,13 +50,12 @@ for (const backend of backends) {
         config: { ...config, storeName: 'Fizz & Sons', mail: { ...config.mail, smtpUrl: smtp.url }, allowInsecureProfiles: true },
       });
       await t.app.listen({ host: '127.0.0.1', port });
-      client = new Client({ name: 'storefront-e2e-agent', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/ucp/mcp`)));
+      for (const kind of ['v1', 'v2'] as const) clients.set(kind, await connectAgentClient(kind, `${base}/api/ucp/mcp`, 'storefront-e2e-agent'));
       browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();
-      await client?.close();
+      for (const each of clients.values()) await each.close();
       await t?.close();
       await smtp?.close();
       await profiles?.close();
@@ -106,7 +107,9 @@ for (const backend of backends) {
 
     const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
-    async function buyerApproves(javaScriptEnabled: boolean, email: string): Promise<void> {
+    async function buyerApproves(javaScriptEnabled: boolean, email: string, kind: McpClientKind): Promise<void> {
+      client = clients.get(kind)!;
+      assert.equal(client.protocolVersion(), kind === 'v1' ? '2025-11-25' : '2026-07-28');
       const checkout = await agentPreparesCheckout(email);
       const context = await browser.newContext({ javaScriptEnabled, bypassCSP: false });
       try {
@@ -155,12 +158,12 @@ for (const backend of backends) {
       assert.equal(row?.buyer_email, email);
     }
 
-    it('with JavaScript on: the buyer proves the email with the mailed code and approves, the order exists, and axe finds no serious or critical violation', async () => {
-      await buyerApproves(true, 'js-on@example.com');
+    it('with JavaScript on, an agent on SDK v1 / MCP 2025-11-25: the buyer proves the email with the mailed code and approves, the order exists, and axe finds no serious or critical violation', async () => {
+      await buyerApproves(true, 'js-on@example.com', 'v1');
     });
 
-    it('with JavaScript off: the same flow works, the mailed code included', async () => {
-      await buyerApproves(false, 'js-off@example.com');
+    it('with JavaScript off, an agent on SDK v2 / MCP 2026-07-28: the same flow works, the mailed code included', async () => {
+      await buyerApproves(false, 'js-off@example.com', 'v2');
     });
   });
 }

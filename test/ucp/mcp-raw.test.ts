@@ -121,6 +121,63 @@ for (const backend of backends) {
       });
     });
 
+    describe('MCP 2026-07-28: stateless, `_meta` on every request', () => {
+      const META = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+      };
+      const modern = (id: number, method: string, params: Record<string, unknown> = {}, name?: string) =>
+        postRpc(store.mcpUrl, { jsonrpc: '2.0', id, method, params: { ...params, _meta: META } }, {
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          ...(name ? { 'mcp-name': name } : {}),
+        });
+
+      it('server/discover names the revision, the tools capability and the instructions; cacheable', async () => {
+        const answer = await modern(1, 'server/discover');
+        assert.equal(answer.status, 200, answer.text);
+        const { result } = answer.body;
+        assert.deepEqual(result.supportedVersions, ['2026-07-28']);
+        assert.ok(result.capabilities.tools);
+        assert.match(result.instructions, /search_catalog/);
+        assert.equal(result.resultType, 'complete');
+        assert.equal(result.cacheScope, 'public');
+        assert.ok(result.ttlMs > 0);
+      });
+
+      it('tools/list is the same list as 2025 clients get, cacheable by anyone for an hour', async () => {
+        const answer = await modern(2, 'tools/list');
+        const legacy = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+        assert.deepEqual(answer.body.result.tools, legacy.body.result.tools);
+        assert.equal(answer.body.result.resultType, 'complete');
+        assert.equal(answer.body.result.cacheScope, 'public');
+        assert.equal(answer.body.result.ttlMs, 3_600_000);
+      });
+
+      it('tools/call answers the same UCP payload as on 2025-11-25, with resultType', async () => {
+        const args = { catalog: { query: 'capsules' } };
+        const answer = await modern(3, 'tools/call', { name: 'search_catalog', arguments: args }, 'search_catalog');
+        const legacy = await callTool(store.mcpUrl, 'search_catalog', args);
+        assert.equal(answer.body.result.resultType, 'complete');
+        assert.deepEqual(answer.body.result.structuredContent, legacy.body.result.structuredContent);
+      });
+
+      it('a header that contradicts the body, a missing _meta, initialize: JSON-RPC errors with HTTP 200', async () => {
+        const mismatch = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: META } }, {
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+        });
+        assertRpcError(mismatch, -32020);
+        const noMeta = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
+        assertRpcError(noMeta, -32602);
+        assertRpcError(await modern(6, 'initialize', { protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 'x', version: '0' } }), -32601);
+        const unsupported = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' });
+        assert.equal(unsupported.status, 200, unsupported.text);
+        assert.ok(unsupported.body.error, unsupported.text);
+      });
+    });
+
     describe('JSON-RPC errors', () => {
       it('malformed JSON: HTTP 200, -32700', async () => {
         assertRpcError(await postRpc(store.mcpUrl, '{"jsonrpc": "2.0", "id": 1, "method": '), -32700);

@@ -1,32 +1,30 @@
 /**
- * The commerce endpoint driven by the MCP SDK's own Client over Streamable HTTP: initialize, tools/list,
- * every tool through tools/call (the SDK client validates structuredContent against each outputSchema),
- * and ping. Every result also validates against the official UCP schemas.
+ * The commerce endpoint driven by the MCP SDK's own clients over Streamable HTTP, v1 (MCP 2025-11-25: initialize) and
+ * v2 (MCP 2026-07-28: server/discover, `_meta` on each request): tools/list, every tool through tools/call (the SDK
+ * clients validate structuredContent against each outputSchema), and ping on 2025-11-25 (2026-07-28 removed it).
+ * Every result also validates against the official UCP schemas.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { backends, dropTestDatabases } from '../helpers/store.js';
 import { serveAgentProfiles, type AgentProfileServer } from './agent-profile-server.js';
 import { agentMeta, startListeningStore, type ListeningStore } from './mcp-harness.js';
+import { connectAgentClient, MCP_CLIENTS, type AgentClient } from './mcp-clients.js';
 import { officialSchemaErrors, resultSchemaFor } from './official-schemas.js';
 
 after(dropTestDatabases);
 
 for (const backend of backends) {
-  describe(`${backend.name}: MCP SDK client on /api/ucp/mcp`, () => {
+  for (const { kind, label, protocolVersion } of MCP_CLIENTS) {
+  describe(`${backend.name}: ${label} on /api/ucp/mcp`, () => {
     let store: ListeningStore;
-    let client: Client;
-    let transport: StreamableHTTPClientTransport;
+    let client: AgentClient;
     let profiles: AgentProfileServer;
 
     before(async () => {
       profiles = await serveAgentProfiles(['2026-04-08']);
       store = await startListeningStore(backend);
-      client = new Client({ name: 'storefront-test', version: '1.0.0' });
-      transport = new StreamableHTTPClientTransport(new URL(store.mcpUrl));
-      await client.connect(transport);
+      client = await connectAgentClient(kind, store.mcpUrl);
     });
     after(async () => {
       await client.close();
@@ -34,12 +32,11 @@ for (const backend of backends) {
       await profiles.close();
     });
 
-    it('initialize agrees on the latest protocol version and announces the tools capability', () => {
-      assert.equal(transport.protocolVersion, '2025-11-25');
-      assert.equal(transport.sessionId, undefined, 'stateless: no session');
-      assert.equal(client.getServerVersion()?.name, 'storefront');
-      assert.ok(client.getServerCapabilities()?.tools);
-      assert.match(client.getInstructions() ?? '', /search_catalog/);
+    it(`the client and the store agree on ${protocolVersion}; the store names itself and says how to buy`, () => {
+      assert.equal(client.protocolVersion(), protocolVersion);
+      assert.equal(client.serverName(), 'storefront');
+      assert.match(client.instructions() ?? '', /search_catalog/);
+      assert.ok(client.statuses.every((status) => status === 200 || status === 202), String(client.statuses));
     });
 
     it('tools/list gives every tool a description, an inputSchema and an outputSchema', async () => {
@@ -127,11 +124,13 @@ for (const backend of backends) {
       );
     });
 
-    it('ping answers an empty result', async () => {
-      assert.deepEqual(await client.ping(), {});
-    });
+    if (kind === 'v1') {
+      it('ping answers an empty result', async () => {
+        assert.deepEqual(await client.ping(), {});
+      });
+    }
 
-    for (const version of ['2025-06-18', '2025-03-26']) {
+    if (kind === 'v1') for (const version of ['2025-06-18', '2025-03-26']) {
       it(`a client speaking only ${version} gets ${version}`, async () => {
         const response = await fetch(store.mcpUrl, {
           method: 'POST',
@@ -148,7 +147,7 @@ for (const backend of backends) {
       });
     }
 
-    it('a client asking for a version the server does not speak is offered the latest', async () => {
+    if (kind === 'v1') it('a client asking for a version the server does not speak is offered the latest 2025 revision', async () => {
       const response = await fetch(store.mcpUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -162,4 +161,5 @@ for (const backend of backends) {
       assert.equal(((await response.json()) as any).result.protocolVersion, '2025-11-25');
     });
   });
+  }
 }
