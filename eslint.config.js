@@ -1,9 +1,11 @@
 // ESLint flat config. `npm run lint` (part of `npm test`) lints src/, test/, bench/ and scripts/ with
-// ESLint's and typescript-eslint's recommended rules, in seconds. `npm run lint:types` adds typescript-eslint's
+// ESLint's and typescript-eslint's recommended rules, and holds src/'s layers (LAYERS below, eslint-plugin-boundaries;
+// docs/design.md, Layers), in seconds. `npm run lint:types` adds typescript-eslint's
 // type-checked rules (floating promises, misused promises, needless assertions…): they type-check the whole
 // project again, about 45 s of CPU on this project against 8 s, so they are a separate command rather than part of every
 // test run.
 import js from '@eslint/js';
+import boundaries from 'eslint-plugin-boundaries';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
@@ -39,6 +41,35 @@ const UNSAFE_HTML_MESSAGE = 'unsafeHtml() takes text as markup unescaped: only t
 const UNSAFE_HTML = ["ImportSpecifier[imported.name='unsafeHtml']", "CallExpression[callee.name='unsafeHtml']", "MemberExpression[property.name='unsafeHtml']"].map(
   (selector) => ({ selector, message: UNSAFE_HTML_MESSAGE }),
 );
+
+/**
+ * The layers of src/ (docs/design.md, "Layers"), each a kind of element eslint-plugin-boundaries knows by its path:
+ * the domain folders, the two doors, the request pipeline (src/http/) and the composition root (the files at src/'s
+ * top: app.ts, store.ts, config.ts, main.ts, …, and src/cli/).
+ */
+const DOMAIN_FOLDERS = [
+  'cart', 'catalog', 'checkout', 'db', 'fields', 'idempotency', 'inventory', 'mail', 'markup', 'orders', 'outbox',
+  'payments', 'recommendations', 'search',
+];
+const LAYERS = [
+  { type: 'domain', pattern: `src/{${DOMAIN_FOLDERS.join(',')}}/**`, partialMatch: false },
+  { type: 'storefront', pattern: 'src/storefront/**', partialMatch: false },
+  { type: 'ucp', pattern: 'src/ucp/**', partialMatch: false },
+  { type: 'pipeline', pattern: 'src/http/**', partialMatch: false },
+  { type: 'root', pattern: 'src/cli', partialMatch: false },
+  // A folder under src/ not listed above: nothing it holds may import from src/ until it is given its layer here.
+  { type: 'unplaced', pattern: 'src/*', partialMatch: false },
+  { type: 'root', pattern: 'src', partialMatch: false },
+];
+const notTo = (types, message) => ({ disallow: { to: { element: { types: { anyOf: types } } } }, message });
+/** What each layer may not import (everything else it may); a type-only import, a re-export or an import() counts too. */
+const LAYER_RULES = [
+  { from: { element: { type: 'unplaced' } }, ...notTo(['domain', 'storefront', 'ucp', 'pipeline', 'root', 'unplaced'], 'This folder has no layer yet: add it to LAYERS in eslint.config.js (and to docs/design.md, Layers).') },
+  { from: { element: { type: 'domain' } }, ...notTo(['storefront', 'ucp', 'pipeline', 'root', 'unplaced'], 'A domain folder imports no door, no src/http/ and not the composition root (the app\'s config, the store): take options and collaborators as arguments (docs/design.md, Layers).') },
+  { from: { element: { type: 'storefront' } }, ...notTo(['ucp'], 'The storefront door never imports the commerce door (src/ucp/): share through a domain folder (docs/design.md, Layers).') },
+  { from: { element: { type: 'ucp' } }, ...notTo(['storefront'], 'The commerce door never imports the storefront door: share through a domain folder (docs/design.md, Layers).') },
+  { from: { element: { type: 'pipeline' } }, ...notTo(['storefront', 'ucp', 'unplaced'], 'src/http/ imports no door: a door registers what the pipeline needs (route config, app.ts) (docs/design.md, Layers).') },
+];
 
 /** With LINT_TYPE_CHECKED=1 (`npm run lint:types`): type information from tsconfig.json, and the rules' options. */
 const typeCheckedRules = {
@@ -105,6 +136,19 @@ export default defineConfig(
   {
     files: Object.keys(unsafeHtmlCallers),
     rules: { 'no-restricted-syntax': ['error', ...NEW_HTML] },
+  },
+  {
+    // The layers, held by eslint-plugin-boundaries; imports resolved as TypeScript resolves them (`./x.js` is x.ts).
+    files: ['src/**/*.ts'],
+    plugins: { boundaries },
+    settings: {
+      'boundaries/elements': LAYERS,
+      'boundaries/dependency-nodes': ['import', 'export', 'dynamic-import'],
+      'import/resolver': { typescript: { project: 'tsconfig.json' } },
+    },
+    rules: {
+      'boundaries/dependencies': ['error', { default: 'allow', policies: LAYER_RULES }],
+    },
   },
   typeChecked ? typeCheckedRules : [],
   {
