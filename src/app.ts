@@ -222,7 +222,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
   app.addSchema(ProductSchema);
   const scopes = await registerOpenApi(app, store.config, [STOREFRONT_OPENAPI, UCP_OPENAPI]);
 
-  const bodies = new ProductBodies(store.catalog, store.inventory);
+  const bodies = new ProductBodies(store.catalog, store.inventory, store.config.cartMaxLineQuantity);
   // Each door owns its plugin scope (body parsers, cookies); errors and 404/405 stay app-wide. Every storefront
   // route, pages included, refuses input the store cannot keep (storefront/body-validation.ts); the commerce door
   // checks its own, answering in JSON-RPC.

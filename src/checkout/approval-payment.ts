@@ -23,8 +23,9 @@ import { readOrder, type Order } from '../orders/orders.js';
 import { PaymentSessionRefused, type PaymentProvider, type PaymentSessionRequest } from '../payments/payment-provider.js';
 import { approvalSentence, approvalVerdict } from './approval-validity.js';
 import type { ProvenBy } from './buyer-proof.js';
-import { approvalSummary, checkoutDigest, describeChanges, informationStatus, type ApprovalSummary } from './checkout.js';
+import { approvalSummary, checkoutDigest, describeChanges, informationStatus, itemsSoldOut, type ApprovalSummary } from './checkout.js';
 import { endPaymentSession, markApprovalProven, readApproval, readApprovalByPaymentSession, readCheckout, readPendingApproval, recordPaymentSession, voidApproval, type ApprovalRecord } from './checkout-store.js';
+import type { MoveCode } from './machine.js';
 import { placeApprovedOrder, PROVEN_BY_WORDS, type PlacementParts } from './order-placement.js';
 
 /** What paying needs besides placing: the provider, where the buyer comes back to, what runs after an order is placed. */
@@ -105,7 +106,14 @@ export async function beginPayment(
     if (checkoutDigest(summary) !== approval.digest || request.digest !== approval.digest) {
       return { kind: 'refused' as const, reason: 'The checkout changed after this page was shown. Review it again.', changes: describeChanges(approval.summary, summary) };
     }
-    if (view.blockers.length > 0) return { kind: 'refused' as const, reason: view.blockers.map((b) => b.content).join(' '), changes: [] };
+    if (view.blockers.length > 0) {
+      const reason = view.blockers.map((b) => b.content).join(' ');
+      // Items sold out since the page was shown: the checkout goes back to the agent now, saying so (nothing was paid).
+      if (checkout.status === 'requires_escalation' && itemsSoldOut(view)) {
+        await checkouts.apply(tx, checkout, { to: informationStatus(view), actor: 'system', reason, code: 'sold_out_at_approval' });
+      }
+      return { kind: 'refused' as const, reason, changes: [] };
+    }
     const now = checkouts.now();
     const session = approval.paymentSession;
     const reuse = reusablePaymentSession(approval, now);
@@ -215,7 +223,7 @@ export async function completePayment(db: Database, parts: PaymentParts, session
     if (placement.placedNow) await parts.afterPlacement?.(db, placement.order);
     return { kind: 'placed', order: placement.order, placedNow: placement.placedNow, enrollment: placement.enrollment };
   }
-  await release(db, parts, approval, outcome.reference, placement.reason);
+  await release(db, parts, approval, outcome.reference, placement.reason, placement.reason, placement.code);
   return { kind: 'refused', reason: `${placement.reason.replace(/ Nothing was ordered or charged\.?$/, '').replace(/,? so nothing was ordered or charged\./, '.')} ${RELEASED}`, changes: placement.changes };
 }
 
@@ -229,7 +237,7 @@ export async function paymentLeft(db: Database, parts: PaymentParts, token: stri
   if (!approval) return;
   await parts.checkouts.change(db, approval.checkoutId, (locked) => {
     if (locked.status !== 'complete_in_progress' || approval.usedAt !== null) return undefined;
-    if (parts.checkouts.view(locked).expired) return { to: 'canceled', actor: 'system', reason: 'expired' };
+    if (parts.checkouts.view(locked).expired) return { to: 'canceled', actor: 'system', reason: 'expired', code: 'checkout_expired' };
     return { to: 'requires_escalation', actor: 'system', reason: `back to the buyer: ${reason}` };
   });
 }
@@ -250,7 +258,16 @@ export async function paymentSessionExpired(db: Database, parts: PaymentParts, s
  * the provider does not answer: a failure here is thrown for the caller's retry). A hold that an order of this
  * checkout was placed with meanwhile (the webhook and the return racing) is that order's, and is left alone.
  */
-async function release(db: Database, parts: PaymentParts, approval: ApprovalRecord, reference: string | null, reason: string, voidReason = reason): Promise<void> {
+async function release(
+  db: Database,
+  parts: PaymentParts,
+  approval: ApprovalRecord,
+  reference: string | null,
+  reason: string,
+  voidReason = reason,
+  /** Why the checkout goes back, as a client is told (items sold out as the buyer approved). */
+  code?: MoveCode,
+): Promise<void> {
   const { totals } = approval.summary;
   const ordered = await db.transaction(async (tx) => {
     const link = await readApproval(tx, approval.token, { lock: true });
@@ -266,14 +283,14 @@ async function release(db: Database, parts: PaymentParts, approval: ApprovalReco
     if (!locked || current?.token !== approval.token) return false;
     if (locked.status === 'complete_in_progress' || locked.status === 'requires_escalation') {
       if (parts.checkouts.view(locked).expired) {
-        await parts.checkouts.apply(tx, locked, { to: 'canceled', actor: 'system', reason: 'expired' });
+        await parts.checkouts.apply(tx, locked, { to: 'canceled', actor: 'system', reason: 'expired', code: 'checkout_expired' });
         return false;
       }
       const waiting =
         locked.status === 'complete_in_progress'
           ? await parts.checkouts.apply(tx, locked, { to: 'requires_escalation', actor: 'system', reason: `the payment's hold was released: ${reason}` })
           : locked;
-      await parts.checkouts.apply(tx, waiting, { to: informationStatus(parts.checkouts.view(waiting)), actor: 'system', reason: voidReason });
+      await parts.checkouts.apply(tx, waiting, { to: informationStatus(parts.checkouts.view(waiting)), actor: 'system', reason: voidReason, code });
     }
     return false;
   });

@@ -153,7 +153,7 @@ export class ApprovalService {
     const verdict = approvalVerdict(approval, checkout, this.checkouts.now(), formSecret);
     if (verdict.code !== 'valid') return { kind: 'refused', ...this.refusal(verdict, approval, checkout && this.checkouts.view(checkout)) };
     try {
-      await this.checkouts.cancel(db, verdict.checkout.id, 'buyer', 'declined by the buyer on the approval page');
+      await this.checkouts.cancel(db, verdict.checkout.id, 'buyer', 'declined by the buyer on the approval page', 'checkout_declined');
     } catch (error) {
       if (error instanceof CheckoutRefused) return { kind: 'refused', reason: error.message, changes: [] };
       throw error;

@@ -24,11 +24,15 @@ import {
   approvalSummary,
   checkoutDigest,
   informationStatus,
+  itemsSoldOut,
+  moveNotice,
+  orderCanceledNotice,
   unitPrice,
   viewCheckout,
   type Buyer,
   type Channel,
   type CheckoutLine,
+  type CheckoutMessage,
   type CheckoutRecord,
   type CheckoutView,
 } from './checkout.js';
@@ -37,7 +41,9 @@ import {
   insertCheckout,
   insertTransition,
   readCheckout,
+  readCompletedCheckoutOfCart,
   readExpiredOpenCheckoutIds,
+  readLastTransition,
   readOpenCheckoutForCart,
   readPendingApproval,
   readTransitions,
@@ -47,7 +53,8 @@ import {
   type TransitionRecord,
 } from './checkout-store.js';
 import type { ApprovalProof, BuyerProof } from './buyer-proof.js';
-import { CheckoutRefused, isTerminal, refusal, type Actor, type CheckoutStatus, type Refusal } from './machine.js';
+import { CheckoutRefused, isTerminal, refusal, type Actor, type CheckoutStatus, type MoveCode, type Refusal } from './machine.js';
+import { readOrderCancellation } from '../orders/orders.js';
 import { checkedCheckoutText } from './fields.js';
 import type { AddressInput } from './shipping.js';
 
@@ -100,6 +107,20 @@ export interface CheckoutAnswer {
   approval: ApprovalRecord | undefined;
   /** Set when an agent asked to complete: the reason it was not completed, for the client. */
   escalation?: Refusal;
+  /**
+   * How the checkout came to be as it is, when a client must be told: why it is canceled (declined, expired, canceled
+   * and by whom), why the buyer's approval placed nothing (items sold out meanwhile), or that its order was canceled.
+   */
+  notice?: CheckoutMessage;
+}
+
+/** A move of a checkout: where to, who made it, why in words and, where a client is told, as a code. */
+export interface CheckoutMove {
+  to: CheckoutStatus;
+  actor: Actor;
+  reason: string;
+  code?: MoveCode;
+  update?: Partial<CheckoutRecord>;
 }
 
 export interface CheckoutServiceOptions {
@@ -274,14 +295,16 @@ export class CheckoutService {
     return this.change(db, record.id, (locked, lockedView) => {
       if (locked.status !== 'requires_escalation') return undefined;
       const reason = verdict.code === 'expired' ? APPROVAL_SENTENCES.expired : (lockedView.blockers[0]?.content ?? APPROVAL_SENTENCES.changed);
-      return { to: informationStatus(lockedView), actor: 'system', reason };
+      // Items sold out while the buyer was asked: the client is told so (the approval page refuses the same way).
+      const code = verdict.code !== 'expired' && itemsSoldOut(lockedView) ? ('sold_out_at_approval' as const) : undefined;
+      return { to: informationStatus(lockedView), actor: 'system', reason, code };
     });
   }
 
   private async expireIfDue(db: Database, record: CheckoutRecord): Promise<CheckoutRecord> {
     if (isTerminal(record.status) || record.expiresAt > this.now()) return record;
     return this.change(db, record.id, (locked) =>
-      isTerminal(locked.status) ? undefined : { to: 'canceled', actor: 'system', reason: 'expired' },
+      isTerminal(locked.status) ? undefined : { to: 'canceled', actor: 'system', reason: 'expired', code: 'checkout_expired' },
     );
   }
 
@@ -293,7 +316,7 @@ export class CheckoutService {
   async change(
     db: Database,
     id: string,
-    decide: (record: CheckoutRecord, view: CheckoutView) => { to: CheckoutStatus; actor: Actor; reason: string; update?: Partial<CheckoutRecord> } | undefined,
+    decide: (record: CheckoutRecord, view: CheckoutView) => CheckoutMove | undefined,
   ): Promise<CheckoutRecord> {
     return db.transaction(async (tx) => {
       const locked = await readCheckout(tx, id, { lock: true });
@@ -311,7 +334,7 @@ export class CheckoutService {
   async apply(
     tx: Queryable,
     locked: CheckoutRecord,
-    move: { to: CheckoutStatus; actor: Actor; reason: string; update?: Partial<CheckoutRecord> },
+    move: CheckoutMove,
     context: { approvedByBuyer?: boolean } = {},
   ): Promise<CheckoutRecord> {
     const next: CheckoutRecord = { ...locked, ...move.update, status: move.to };
@@ -328,7 +351,7 @@ export class CheckoutService {
       await voidPendingApprovals(tx, locked.id, move.to === 'canceled' ? `the checkout was canceled (${move.reason})` : move.reason);
     }
     const written = await writeCheckout(tx, next);
-    if (locked.status !== move.to) await insertTransition(tx, locked.id, locked.status, move.to, move.actor, move.reason);
+    if (locked.status !== move.to) await insertTransition(tx, locked.id, locked.status, move.to, move.actor, move.reason, move.code ?? null);
     return written;
   }
 
@@ -399,16 +422,24 @@ export class CheckoutService {
     return escalation ? { ...answer, escalation } : answer;
   }
 
-  /** Cancels an open checkout (any status but completed and canceled); a canceled one is answered as it is. */
-  async cancel(db: Database, id: string, actor: Actor, reason = 'canceled'): Promise<CheckoutAnswer> {
+  /**
+   * Cancels an open checkout (any status but completed and canceled); a canceled one is answered as it is. `code`:
+   * why, as the client is told (the buyer's decline is `checkout_declined`).
+   */
+  async cancel(db: Database, id: string, actor: Actor, reason = 'canceled', code: MoveCode = 'checkout_canceled'): Promise<CheckoutAnswer> {
     const record = await this.change(db, id, (locked) => {
       if (locked.status === 'canceled') return undefined;
       if (locked.status === 'completed') {
         throw new CheckoutRefused({ code: 'checkout_closed', content: 'This checkout is completed: its order was placed and it cannot be canceled.', params: { status: 'completed' } });
       }
-      return { to: 'canceled', actor, reason };
+      return { to: 'canceled', actor, reason, code };
     });
     return this.answer(db, record);
+  }
+
+  /** The checkout that placed the order of a cart (the cart is closed then): its id and its order's, or undefined. */
+  checkedOutCart(db: Queryable, cartToken: string): Promise<{ id: string; orderId: string } | undefined> {
+    return readCompletedCheckoutOfCart(db, cartToken);
   }
 
   async transitions(db: Queryable, id: string): Promise<TransitionRecord[]> {
@@ -427,7 +458,19 @@ export class CheckoutService {
 
   private async answer(db: Queryable, record: CheckoutRecord): Promise<CheckoutAnswer> {
     const approval = record.status === 'requires_escalation' ? await readPendingApproval(db, record.id) : undefined;
-    return { view: this.view(record), approval };
+    const notice = await this.notice(db, record);
+    return { view: this.view(record), approval, ...(notice ? { notice } : {}) };
+  }
+
+  /** CheckoutAnswer.notice: from the latest move (canceled, or back from the buyer's approval), or the order's cancellation. */
+  private async notice(db: Queryable, record: CheckoutRecord): Promise<CheckoutMessage | undefined> {
+    if (record.status === 'completed') {
+      const canceled = record.orderId ? await readOrderCancellation(db, record.orderId) : undefined;
+      return canceled ? orderCanceledNotice(canceled) : undefined;
+    }
+    if (record.status !== 'canceled' && record.status !== 'incomplete' && record.status !== 'ready_for_complete') return undefined;
+    const last = await readLastTransition(db, record.id);
+    return last ? moveNotice(last) : undefined;
   }
 
   // --- the approval (approval-service.ts), for a caller that holds only the checkout service ---

@@ -1,7 +1,7 @@
 /** Checkouts, their transitions and approvals in PostgreSQL. I/O only; the rules live in checkout.ts and machine.ts. */
 import type { Queryable } from '../db/database.js';
 import type { ApprovalSummary, CheckoutLine, CheckoutRecord } from './checkout.js';
-import type { Actor, CheckoutStatus } from './machine.js';
+import type { Actor, CheckoutStatus, MoveCode } from './machine.js';
 
 interface CheckoutRow {
   [column: string]: unknown;
@@ -103,13 +103,22 @@ export async function writeCheckout(db: Queryable, record: CheckoutRecord): Prom
   return fromRow(rows[0]!);
 }
 
-export async function insertTransition(db: Queryable, checkoutId: string, from: CheckoutStatus | null, to: CheckoutStatus, actor: Actor, reason: string): Promise<void> {
-  await db.query('insert into checkout_transitions (checkout_id, from_status, to_status, actor, reason) values ($1, $2, $3, $4, $5)', [
+export async function insertTransition(
+  db: Queryable,
+  checkoutId: string,
+  from: CheckoutStatus | null,
+  to: CheckoutStatus,
+  actor: Actor,
+  reason: string,
+  code: MoveCode | null = null,
+): Promise<void> {
+  await db.query('insert into checkout_transitions (checkout_id, from_status, to_status, actor, reason, code) values ($1, $2, $3, $4, $5, $6)', [
     checkoutId,
     from,
     to,
     actor,
     reason,
+    code,
   ]);
 }
 
@@ -118,15 +127,35 @@ export interface TransitionRecord {
   to: CheckoutStatus;
   actor: Actor;
   reason: string | null;
+  /** Why, as a code, for the moves a client is told about (declined, expired, canceled, sold out at the approval). */
+  code?: MoveCode | null;
   at: Date;
 }
 
+type TransitionRow = { from_status: CheckoutStatus | null; to_status: CheckoutStatus; actor: Actor; reason: string | null; code: MoveCode | null; at: Date | string };
+const transitionFromRow = (row: TransitionRow): TransitionRecord => ({ from: row.from_status, to: row.to_status, actor: row.actor, reason: row.reason, code: row.code, at: date(row.at) });
+
 export async function readTransitions(db: Queryable, checkoutId: string): Promise<TransitionRecord[]> {
-  const rows = await db.query<{ from_status: CheckoutStatus | null; to_status: CheckoutStatus; actor: Actor; reason: string | null; at: Date | string }>(
-    'select from_status, to_status, actor, reason, at from checkout_transitions where checkout_id = $1 order by id',
+  const rows = await db.query<TransitionRow>('select from_status, to_status, actor, reason, code, at from checkout_transitions where checkout_id = $1 order by id', [checkoutId]);
+  return rows.map(transitionFromRow);
+}
+
+/** The checkout's latest move, or undefined. */
+export async function readLastTransition(db: Queryable, checkoutId: string): Promise<TransitionRecord | undefined> {
+  const rows = await db.query<TransitionRow>(
+    'select from_status, to_status, actor, reason, code, at from checkout_transitions where checkout_id = $1 order by id desc limit 1',
     [checkoutId],
   );
-  return rows.map((row) => ({ from: row.from_status, to: row.to_status, actor: row.actor, reason: row.reason, at: date(row.at) }));
+  return rows[0] ? transitionFromRow(rows[0]) : undefined;
+}
+
+/** The checkout of a cart that placed an order (its cart is closed then), or undefined. */
+export async function readCompletedCheckoutOfCart(db: Queryable, cartToken: string): Promise<{ id: string; orderId: string } | undefined> {
+  const rows = await db.query<{ id: string; order_id: string }>(
+    `select id, order_id from checkouts where cart_token = $1 and status = 'completed' and order_id is not null limit 1`,
+    [cartToken],
+  );
+  return rows[0] ? { id: rows[0].id, orderId: rows[0].order_id } : undefined;
 }
 
 export interface ApprovalRecord {

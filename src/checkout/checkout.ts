@@ -11,7 +11,7 @@ import { sellableQuantity, type StockLevels } from '../inventory/stock.js';
 import { parseMailbox } from '../fields/mailbox.js';
 import { parsePhone } from '../fields/phone.js';
 import type { FieldPath } from './fields.js';
-import { statusForInformation, type CheckoutStatus, type Refusal } from './machine.js';
+import { statusForInformation, type Actor, type CheckoutStatus, type MoveCode, type Refusal } from './machine.js';
 import { formatAddress, readUsAddress, shippingOptions, type AddressInput, type PostalAddress, type ShippingOption } from './shipping.js';
 import { checkoutTotals, type CheckoutTotals } from './totals.js';
 
@@ -244,6 +244,52 @@ export function viewCheckout(record: CheckoutRecord, lookup: VariantLookup, stoc
   const expired = now.getTime() >= record.expiresAt.getTime();
   const totals = checkoutTotals(subtotal, selectedOption?.amount, address ? config.taxRatesBps[address.region] ?? 0 : undefined);
   return { record, lines, address, options, selectedOption, totals, messages, blockers, expired };
+}
+
+const NOTHING_ORDERED = 'Nothing was ordered or charged.';
+
+const CANCELED_BY: Record<Actor, string> = {
+  agent: 'The agent canceled this checkout.',
+  buyer: 'The buyer canceled this checkout.',
+  merchant: 'The store canceled this checkout.',
+  system: 'The store canceled this checkout.',
+};
+
+/**
+ * What a client is told of the checkout's latest move, when it must be: why the checkout is canceled (declined by the
+ * buyer, expired, canceled by someone), or that the buyer's approval placed nothing because items sold out meanwhile.
+ * A canceled checkout always says why (a cancel recorded without a code: by its actor).
+ */
+export function moveNotice(move: { to: CheckoutStatus; code?: MoveCode | null; actor: Actor }): CheckoutMessage | undefined {
+  const by = move.actor;
+  switch (move.code ?? (move.to === 'canceled' ? 'checkout_canceled' : undefined)) {
+    case 'checkout_declined':
+      return { type: 'info', code: 'checkout_declined', content: `The buyer declined this order on the approval page. ${NOTHING_ORDERED}`, params: { by } };
+    case 'checkout_expired':
+      return { type: 'info', code: 'checkout_expired', content: `This checkout expired before an order was placed. ${NOTHING_ORDERED}`, params: { by } };
+    case 'checkout_canceled':
+      return { type: 'info', code: 'checkout_canceled', content: `${CANCELED_BY[by]} ${NOTHING_ORDERED}`, params: { by } };
+    case 'sold_out_at_approval':
+      return {
+        type: 'warning',
+        code: 'sold_out_at_approval',
+        content: `Items sold out while the checkout waited for the buyer's approval, so ${NOTHING_ORDERED.toLowerCase()} That approval no longer works.`,
+        params: { by },
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** What a client is told of a completed checkout whose order the merchant canceled afterwards. */
+export function orderCanceledNotice(order: { number: number; reason: string | null }): CheckoutMessage {
+  const why = order.reason ? `: ${order.reason.replace(/[.\s]+$/, '')}` : '';
+  return { type: 'info', code: 'order_canceled', content: `The store canceled order #${order.number} after it was placed${why}.`, params: { number: order.number, reason: order.reason ?? '' } };
+}
+
+/** Whether some of the checkout's items are sold out, or fewer are left than it asks for (what blocks it is stock). */
+export function itemsSoldOut(view: Pick<CheckoutView, 'blockers'>): boolean {
+  return view.blockers.some((blocker) => blocker.code === 'out_of_stock' || blocker.code === 'insufficient_stock');
 }
 
 /** Where information alone puts this checkout (ready or incomplete). */

@@ -24,6 +24,15 @@ export type CheckoutStatus = (typeof CHECKOUT_STATUSES)[number];
 export type Actor = 'agent' | 'buyer' | 'system' | 'merchant';
 
 /**
+ * Why a checkout moved, where a client must be told: the buyer declined it on the approval page, it expired, someone
+ * (the move's actor) canceled it, or items sold out while it waited for the buyer's approval (back to what its
+ * information says, the approval void).
+ * Kept with the move; each door says it in its own words.
+ */
+export const MOVE_CODES = ['checkout_declined', 'checkout_expired', 'checkout_canceled', 'sold_out_at_approval'] as const;
+export type MoveCode = (typeof MOVE_CODES)[number];
+
+/**
  * Why something cannot be done, as a fact: a stable code, the field at fault and the figures a door needs to say
  * it in its own words. `content` is a default sentence with no protocol words in it, kept because refusals are
  * also written down when they happen (the checkout's history, a voided approval's reason) and for a door with

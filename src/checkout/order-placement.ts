@@ -18,7 +18,7 @@ import { PaymentDeclined } from '../payments/payment-handlers.js';
 import type { ProviderAuthorization } from '../payments/payment-provider.js';
 import { approvalSentence, approvalVerdict } from './approval-validity.js';
 import type { ProvenBy } from './buyer-proof.js';
-import { approvalSummary, checkoutDigest, describeChanges, informationStatus, type CheckoutRecord, type CheckoutView } from './checkout.js';
+import { approvalSummary, checkoutDigest, describeChanges, informationStatus, itemsSoldOut, type CheckoutRecord, type CheckoutView } from './checkout.js';
 import type { CheckoutService, CheckoutServiceOptions } from './checkout-service.js';
 import { markApprovalUsed, readApproval, readCheckout, type ApprovalRecord } from './checkout-store.js';
 
@@ -50,7 +50,8 @@ export interface PlacementRequest {
 /** `placedNow`: false when the link had already placed its order (that order is answered). */
 export type Placement =
   | { kind: 'placed'; order: Order; placedNow: boolean; provenBy?: ProvenBy; enrollment?: string }
-  | { kind: 'refused'; reason: string; changes: string[] };
+  /** `code`: set when items sold out as the buyer approved (the checkout went back to what its information says). */
+  | { kind: 'refused'; reason: string; changes: string[]; code?: 'sold_out_at_approval' };
 
 const SOLD_OUT = 'Some items sold out before the order could be placed, so nothing was ordered or charged. Ask your agent to update the checkout.';
 
@@ -75,7 +76,7 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
       if (digest !== approval.digest || request.digest !== approval.digest) {
         throw new ApprovalRefused('The checkout changed after this page was shown. Review it again.', describeChanges(approval.summary, summary));
       }
-      if (view.blockers.length > 0) throw new ApprovalRefused(view.blockers.map((b) => b.content).join(' '));
+      if (view.blockers.length > 0) throw new ApprovalRefused(view.blockers.map((b) => b.content).join(' '), [], itemsSoldOut(view));
       // The person proves they are the buyer (or nothing, in link mode): consumed with the order, kept if it fails.
       provenBy = await request.confirm(tx, approval, locked);
       // Already in progress while the buyer paid on a hosted page (unless they came back to the page first).
@@ -143,16 +144,25 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
     await inventory.refresh(db).catch(() => undefined);
     return { kind: 'placed', order, placedNow, provenBy, enrollment };
   } catch (error) {
-    if (error instanceof ApprovalRefused) return { kind: 'refused', reason: error.message, changes: error.changes };
+    // Items sold out as the buyer approved: the checkout goes back to what its information says (its link void),
+    // saying so, so the agent can update it.
+    const backToTheAgent = async (reason: string) => {
+      if (!checkoutId) return;
+      await checkouts
+        .change(db, checkoutId, (locked, view) =>
+          locked.status === 'requires_escalation' ? { to: informationStatus(view), actor: 'system', reason, code: 'sold_out_at_approval' } : undefined,
+        )
+        .catch(() => undefined);
+    };
+    if (error instanceof ApprovalRefused) {
+      if (!error.soldOut) return { kind: 'refused', reason: error.message, changes: error.changes };
+      await backToTheAgent(error.message);
+      return { kind: 'refused', reason: error.message, changes: error.changes, code: 'sold_out_at_approval' };
+    }
     if (error instanceof InsufficientStock) {
       await inventory.refresh(db).catch(() => undefined);
-      // The checkout goes back to what its information says (its link void), so the agent can update it.
-      if (checkoutId) {
-        await checkouts
-          .change(db, checkoutId, (locked, view) => (locked.status === 'requires_escalation' ? { to: informationStatus(view), actor: 'system', reason: SOLD_OUT } : undefined))
-          .catch(() => undefined);
-      }
-      return { kind: 'refused', reason: SOLD_OUT, changes: [] };
+      await backToTheAgent(SOLD_OUT);
+      return { kind: 'refused', reason: SOLD_OUT, changes: [], code: 'sold_out_at_approval' };
     }
     if (error instanceof PaymentDeclined) return { kind: 'refused', reason: `${error.buyerMessage} Nothing was ordered or charged.`, changes: [] };
     throw error;
@@ -181,6 +191,8 @@ class ApprovalRefused extends Error {
   constructor(
     message: string,
     readonly changes: string[] = [],
+    /** Refused because items sold out since the page was shown. */
+    readonly soldOut = false,
   ) {
     super(message);
   }

@@ -467,6 +467,12 @@ export async function listOrders(db: Queryable, limit = 50): Promise<Order[]> {
   return rows.map((row) => orderFromRow(row, history.get(row.id)!));
 }
 
+/** The number and the merchant's reason of an order that was canceled; undefined when it was not (or there is none). */
+export async function readOrderCancellation(db: Queryable, orderId: string): Promise<{ number: number; reason: string | null } | undefined> {
+  const rows = await db.query<{ number: number | string; cancel_reason: string | null }>(`select number, cancel_reason from orders where id = $1 and status = 'canceled'`, [orderId]);
+  return rows[0] ? { number: Number(rows[0].number), reason: rows[0].cancel_reason } : undefined;
+}
+
 /** The provider's reference of an order's payment (a PaymentIntent id): for the store and the merchant, never buyers. */
 export async function paymentReference(db: Queryable, orderId: string): Promise<string | null> {
   const rows = await db.query<{ payment_reference: string | null }>('select payment_reference from orders where id = $1', [orderId]);

@@ -97,6 +97,11 @@ export function manualCapture(baseUrl: string, version: string, provider: Paymen
   };
 }
 
+/** CAPTURE_ON as a handler's `config.capture` says it. */
+export function handlerCapture(captureOn: CaptureOn): PaymentHandler['config']['capture'] {
+  return captureOn === 'manual' ? 'manual' : captureOn === 'approval' ? 'on_approval' : 'on_fulfillment';
+}
+
 /**
  * A provider that holds the buyer's money (a hosted payment page): the order is placed only with the confirmed
  * hold, handed over in the request; without one the approval is refused.
@@ -108,7 +113,7 @@ export function providerCapture(
   words: { title: string; buyerNotice: string },
   captureOn: CaptureOn,
 ): PaymentHandler {
-  const capture = captureOn === 'manual' ? 'manual' : captureOn === 'approval' ? 'on_approval' : 'on_fulfillment';
+  const capture = handlerCapture(captureOn);
   return {
     name: `${handlerNamespace(baseUrl)}.${provider.name}`,
     id: provider.name,

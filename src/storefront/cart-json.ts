@@ -24,7 +24,7 @@ function sellingPlanAllocation(priced: PricedLine): SellingPlanAllocationJson | 
   };
 }
 
-function lineItemJson(priced: PricedLine, baseUrl: string): LineItemJson {
+function lineItemJson(priced: PricedLine, baseUrl: string, maxLineQuantity: number): LineItemJson {
   const { line, item } = priced;
   const { product, variant } = item;
   const onlyDefaultVariant = product.optionNames.length === 0;
@@ -78,13 +78,13 @@ function lineItemJson(priced: PricedLine, baseUrl: string): LineItemJson {
             width: image.width,
           }
         : null,
-    quantity_rule: { min: 1, max: null, increment: 1 },
+    quantity_rule: { min: 1, max: maxLineQuantity, increment: 1 },
     selling_plan_allocation: sellingPlanAllocation(priced),
   };
 }
 
-/** The domain's priced cart -> the storefront Cart JSON. */
-export function cartJson(cart: PricedCart, baseUrl: string): CartJson {
+/** The domain's priced cart -> the storefront Cart JSON; `maxLineQuantity`: the units a line may hold (its quantity_rule.max). */
+export function cartJson(cart: PricedCart, baseUrl: string, maxLineQuantity: number): CartJson {
   const { lines: priced, totals } = cart;
   const visibleAttributes: Record<string, string> = {};
   for (const [name, value] of Object.entries(cart.attributes)) {
@@ -100,7 +100,7 @@ export function cartJson(cart: PricedCart, baseUrl: string): CartJson {
     total_discount: totals.totalDiscount,
     total_weight: totals.totalWeight,
     item_count: totals.itemCount,
-    items: priced.map((line) => lineItemJson(line, baseUrl)),
+    items: priced.map((line) => lineItemJson(line, baseUrl, maxLineQuantity)),
     requires_shipping: totals.requiresShipping,
     currency: STORE_CURRENCY,
     items_subtotal_price: totals.totalPrice,

@@ -124,7 +124,7 @@ function itemsToAdd(body: AddCartItemsInput): ItemToAdd[] {
 
 export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
   const { carts, db } = store;
-  const { baseUrl } = store.config;
+  const { baseUrl, cartMaxLineQuantity } = store.config;
 
   await app.register(cookie);
   await app.register(formbody, { parser: urlencodedFields });
@@ -151,7 +151,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
     if (options.setCookie || view.changed || view.token !== cookieToken) setCartCookie(reply, view.token, baseUrl);
     reply.header('cache-control', 'no-store');
     if (options.redirectForms && !wantsJson(request)) return reply.redirect(CART_PATH, 302);
-    return reply.type(JSON_TYPE).send(JSON.stringify(cartJson(view.cart, baseUrl)));
+    return reply.type(JSON_TYPE).send(JSON.stringify(cartJson(view.cart, baseUrl, cartMaxLineQuantity)));
   };
 
   /**
@@ -349,7 +349,7 @@ export const cartRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { st
         return sendPersonalPage(reply, 200, cartLinkPage(pageContext(store.config), link.view.cart), cartPagesPolicy(store));
       }
       // The token is a credential for the cart: keep it out of Referer headers sent from the page.
-      return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').type(JSON_TYPE).send(JSON.stringify(cartJson(link.view.cart, baseUrl)));
+      return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').type(JSON_TYPE).send(JSON.stringify(cartJson(link.view.cart, baseUrl, cartMaxLineQuantity)));
     },
   );
 

@@ -93,7 +93,14 @@ export const LineItemSchema = Type.Object({
     }),
     Type.Null(),
   ]),
-  quantity_rule: Type.Object({ min: Type.Integer(), max: Type.Union([Type.Integer(), Type.Null()]), increment: Type.Integer() }),
+  quantity_rule: Type.Object(
+    {
+      min: Type.Integer({ minimum: 1 }),
+      max: Type.Integer({ minimum: 1, description: 'the most units this line may hold; a quantity over it is refused with 422' }),
+      increment: Type.Integer({ minimum: 1 }),
+    },
+    { description: 'units per cart line: from min to max, in steps of increment' },
+  ),
   selling_plan_allocation: Type.Union([SellingPlanAllocationSchema, Type.Null()], {
     description: 'present when the line is a subscription',
   }),

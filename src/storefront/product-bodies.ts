@@ -94,13 +94,14 @@ export class ProductBodies {
   private readonly json: PerProductCache<ProductBody>;
   private readonly pages: BoundedPages;
 
-  constructor(catalog: Catalog, stock: StockLevels & StockChangeFeed, bounds?: PageCacheBounds) {
+  /** `maxLineQuantity`: the units one cart line may hold, each variant's quantity_rule.max. */
+  constructor(catalog: Catalog, stock: StockLevels & StockChangeFeed, maxLineQuantity: number, bounds?: PageCacheBounds) {
     this.pages = new BoundedPages(bounds);
     this.json = new PerProductCache(
       catalog,
       stock,
       (product: Product, snapshot: CatalogSnapshot): ProductBody => {
-        const text = JSON.stringify(productJson(product, snapshot.baseUrl, stock));
+        const text = JSON.stringify(productJson(product, snapshot.baseUrl, stock, maxLineQuantity));
         return { text, body: Buffer.from(text), etag: entityTag(text) };
       },
       (a, b) => a.text === b.text,

@@ -3,7 +3,7 @@ import type { ProductJson, VariantJson } from './product-schemas.js';
 import { absoluteUrl, itemName, optionValues, sellingPlanPrice, type Product, type Variant } from '../catalog/types.js';
 import { isProductAvailable, isVariantAvailable, type StockLevels } from '../inventory/stock.js';
 
-function variantJson(product: Product, variant: Variant, stock: StockLevels): VariantJson {
+function variantJson(product: Product, variant: Variant, stock: StockLevels, maxLineQuantity: number): VariantJson {
   const isDefault = product.optionNames.length === 0;
   return {
     id: variant.id,
@@ -38,11 +38,12 @@ function variantJson(product: Product, variant: Variant, stock: StockLevels): Va
         };
       }),
     ),
-    quantity_rule: { min: 1, max: null, increment: 1 },
+    quantity_rule: { min: 1, max: maxLineQuantity, increment: 1 },
   };
 }
 
-export function productJson(product: Product, baseUrl: string, stock: StockLevels): ProductJson {
+/** `maxLineQuantity`: the units one cart line may hold (CART_MAX_LINE_QUANTITY), each variant's quantity_rule.max. */
+export function productJson(product: Product, baseUrl: string, stock: StockLevels, maxLineQuantity: number): ProductJson {
   const prices = product.variants.map((v) => v.priceCents);
   const compareAts = product.variants.map((v) => v.compareAtCents ?? 0);
   const price = prices.length ? Math.min(...prices) : 0;
@@ -74,7 +75,7 @@ export function productJson(product: Product, baseUrl: string, stock: StockLevel
     compare_at_price_min: compareAts.length ? Math.min(...compareAts) : 0,
     compare_at_price_max: compareAts.length ? Math.max(...compareAts) : 0,
     compare_at_price_varies: new Set(compareAts).size > 1,
-    variants: product.variants.map((variant) => variantJson(product, variant, stock)),
+    variants: product.variants.map((variant) => variantJson(product, variant, stock, maxLineQuantity)),
     images,
     featured_image: images[0] ?? null,
     options,

@@ -36,7 +36,14 @@ export const VariantSchema = Type.Object(
     barcode: NullableString,
     requires_selling_plan: Type.Boolean(),
     selling_plan_allocations: Type.Array(SellingPlanAllocationSchema),
-    quantity_rule: Type.Object({ min: Type.Integer(), max: Type.Union([Type.Integer(), Type.Null()]), increment: Type.Integer() }),
+    quantity_rule: Type.Object(
+      {
+        min: Type.Integer({ minimum: 1 }),
+        max: Type.Integer({ minimum: 1, description: 'the most units of this variant one cart line may hold; a quantity over it is refused with 422' }),
+        increment: Type.Integer({ minimum: 1 }),
+      },
+      { description: 'units per cart line: from min to max, in steps of increment' },
+    ),
   },
   { $id: 'Variant' },
 );

@@ -25,7 +25,7 @@ function replacer(store: Store) {
   return {
     replaceLines: async (token: string | undefined, items: ReplacementItem[]): Promise<ShownView> => {
       const view = await store.carts.replaceLines(store.db, token, items);
-      return { ...view, cart: cartJson(view.cart, store.config.baseUrl) };
+      return { ...view, cart: cartJson(view.cart, store.config.baseUrl, store.config.cartMaxLineQuantity) };
     },
   };
 }

@@ -221,7 +221,7 @@ describe('changing quantities', () => {
 
 describe('prices and totals', () => {
   it('totals are integer cents: item_count, total_price and total_weight sum the lines', () => {
-    const json = cartJson(priceCart(cartWith({ variantId: 11, quantity: 2 }, { variantId: 15, quantity: 3 }), lookup), 'https://shop.test');
+    const json = cartJson(priceCart(cartWith({ variantId: 11, quantity: 2 }, { variantId: 15, quantity: 3 }), lookup), 'https://shop.test', 10);
     assert.equal(json.item_count, 5);
     assert.equal(json.total_price, 2 * 1000 + 3 * 1999);
     assert.equal(json.original_total_price, json.total_price);
@@ -236,7 +236,7 @@ describe('prices and totals', () => {
   });
 
   it("a selling plan's discount lowers the line's price and shows in total_discount", () => {
-    const json = cartJson(priceCart(cartWith({ variantId: 11, quantity: 3, sellingPlanId: 71 }), lookup), 'https://shop.test');
+    const json = cartJson(priceCart(cartWith({ variantId: 11, quantity: 3, sellingPlanId: 71 }), lookup), 'https://shop.test', 10);
     const line = json.items[0]!;
     assert.equal(line.price, 900);
     assert.equal(line.original_price, 1000);

@@ -311,6 +311,9 @@ for (const backend of backends) {
           assert.equal(answer.view.record.status, 'incomplete');
           assert.equal(answer.view.record.orderId, null);
           assert.deepEqual(answer.view.messages.map((m) => m.code), ['out_of_stock']);
+          // The agent is told why the buyer's approval placed nothing (get_checkout's first message), and the history keeps it.
+          assert.equal(answer.notice?.code, 'sold_out_at_approval');
+          assert.equal((await store.checkouts.transitions(store.db, loser.id)).at(-1)!.code, 'sold_out_at_approval');
           assert.equal(await count('payments p join orders o on o.id = p.order_id', 'o.checkout_id = $1', [loser.id]), 0);
         } finally {
           await store.inventory.setOnHand(store.db, 'ESP-DEC-10', previous);

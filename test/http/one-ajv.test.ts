@@ -59,7 +59,13 @@ describe('one Ajv for the UCP schemas', () => {
   });
 
   it('the SDK servers validate with the validator built on it', () => {
-    const sdk = new SdkServers({ listed: [] } as unknown as ToolCalls, { storeName: 'Tea', storeDescription: 'Tea is an online store.', storeContactEmail: 'help@tea.example' });
+    const sdk = new SdkServers({ listed: [] } as unknown as ToolCalls, {
+      storeName: 'Tea',
+      storeDescription: 'Tea is an online store.',
+      storeContactEmail: 'help@tea.example',
+      checkout: { approvalProof: 'code' },
+      payment: { provider: 'manual', captureOn: 'fulfillment' },
+    });
     assert.equal(sdk.jsonSchemaValidator, ucpJsonSchemaValidator);
     // What it compiles lands in the one instance (a schema with an $id is registered there).
     ucpJsonSchemaValidator.getValidator({ $id: 'urn:test:one-ajv', type: 'string' });

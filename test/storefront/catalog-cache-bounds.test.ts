@@ -115,7 +115,7 @@ for (const backend of backends) {
 
     /** A second app on the store whose /probe routes use the caches given, as the app's own routes use theirs. */
     async function probeApp(bounds?: PageCacheBounds, suggestCache?: SuggestCache): Promise<{ app: FastifyInstance; bodies: ProductBodies }> {
-      const bodies = new ProductBodies(t.store.catalog, t.store.inventory, bounds);
+      const bodies = new ProductBodies(t.store.catalog, t.store.inventory, t.store.config.cartMaxLineQuantity, bounds);
       const app = await buildApp(t.store, {
         extend: (root) => {
           void root.register(

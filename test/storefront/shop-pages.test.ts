@@ -425,7 +425,7 @@ for (const backend of backends) {
       assert.equal(product.status, 200);
       assert.equal(product.headers['content-type'], 'application/json; charset=utf-8');
       const snapshot = t.store.catalog.snapshot;
-      assert.deepEqual(JSON.parse(product.html), productJson(snapshot.productByHandle('hydration-drink-stick')!, snapshot.baseUrl, t.store.inventory));
+      assert.deepEqual(JSON.parse(product.html), productJson(snapshot.productByHandle('hydration-drink-stick')!, snapshot.baseUrl, t.store.inventory, t.store.config.cartMaxLineQuantity));
       const list = await get(app, '/collections/all/products.json');
       assert.equal(list.headers['content-type'], 'application/json; charset=utf-8');
       assert.equal(JSON.parse(list.html).products.length, 5);

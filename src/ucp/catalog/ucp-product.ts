@@ -24,6 +24,15 @@ export interface UcpVariant {
   url: string;
   availability: { available: boolean; status: 'in_stock' | 'backorder' | 'out_of_stock' };
   options?: UcpSelectedOption[];
+  /** The units one line of a cart or checkout may hold, as the storefront's `quantity_rule` says them (UCP has no member of its own). */
+  metadata: { quantity_rule: QuantityRule };
+}
+
+/** Units per cart or checkout line: from `min` to `max`, in steps of `increment`; more is refused (quantity_limit). */
+export interface QuantityRule {
+  min: number;
+  max: number;
+  increment: number;
 }
 
 export interface UcpProduct {
@@ -64,7 +73,8 @@ export function variantOptions(product: Product, variant: Variant): UcpSelectedO
   });
 }
 
-export function ucpVariant(product: Product, variant: Variant, baseUrl: string, stock: StockLevels): UcpVariant {
+/** `maxLineQuantity`: the units one line may hold (CART_MAX_LINE_QUANTITY), told as the variant's quantity rule. */
+export function ucpVariant(product: Product, variant: Variant, baseUrl: string, stock: StockLevels, maxLineQuantity: number): UcpVariant {
   const options = variantOptions(product, variant);
   return {
     id: String(variant.id),
@@ -77,6 +87,7 @@ export function ucpVariant(product: Product, variant: Variant, baseUrl: string, 
     url: `${baseUrl}/products/${product.handle}?variant=${variant.id}`,
     availability: availabilityOf(variant, stock),
     ...(options.length ? { options } : {}),
+    metadata: { quantity_rule: { min: 1, max: maxLineQuantity, increment: 1 } },
   };
 }
 
@@ -84,12 +95,13 @@ function range(amounts: number[]): { min: UcpPrice; max: UcpPrice } {
   return { min: price(Math.min(...amounts)), max: price(Math.max(...amounts)) };
 }
 
-/** `categories`: the product type and the titles of the collections the product is in. */
+/** `categories`: the product type and the titles of the collections the product is in; `maxLineQuantity`: units per line. */
 export function ucpProduct(
   product: Product,
   baseUrl: string,
   stock: StockLevels,
   collectionTitles: readonly string[],
+  maxLineQuantity: number,
   variants?: readonly Variant[],
 ): UcpProduct {
   const listed = variants ?? product.variants;
@@ -116,7 +128,7 @@ export function ucpProduct(
       ...(image.height && image.height > 0 ? { height: image.height } : {}),
     })),
     ...(options.some((o) => o.values.length > 0) ? { options: options.filter((o) => o.values.length > 0) } : {}),
-    variants: listed.map((variant) => ucpVariant(product, variant, baseUrl, stock)),
+    variants: listed.map((variant) => ucpVariant(product, variant, baseUrl, stock, maxLineQuantity)),
     tags: product.tags,
     ...(product.vendor ? { metadata: { vendor: product.vendor } } : {}),
   };

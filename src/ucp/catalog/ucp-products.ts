@@ -15,12 +15,13 @@ export interface SerialisedProduct {
 export class UcpProducts {
   private readonly json: PerProductCache<SerialisedProduct>;
 
-  constructor(catalog: Catalog, readonly stock: StockLevels & StockChangeFeed) {
+  /** `maxLineQuantity`: the units one cart or checkout line may hold, in each variant's quantity rule. */
+  constructor(catalog: Catalog, readonly stock: StockLevels & StockChangeFeed, maxLineQuantity: number) {
     this.json = new PerProductCache(
       catalog,
       stock,
       (product: Product, snapshot: CatalogSnapshot) => {
-        const text = JSON.stringify(ucpProduct(product, snapshot.baseUrl, stock, catalogIndex(snapshot).collectionTitles(product)));
+        const text = JSON.stringify(ucpProduct(product, snapshot.baseUrl, stock, catalogIndex(snapshot).collectionTitles(product), maxLineQuantity));
         return { text, escaped: JSON.stringify(text).slice(1, -1) };
       },
       (a, b) => a.text === b.text,

@@ -9,7 +9,7 @@
  * terms are a structured `policies` entry beside the links.
  */
 import type { CheckoutAnswer } from '../../checkout/checkout-service.js';
-import type { CheckoutView } from '../../checkout/checkout.js';
+import { orderCanceledNotice, type CheckoutView } from '../../checkout/checkout.js';
 import { isTerminal } from '../../checkout/machine.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import { STORE_CURRENCY } from '../../catalog/types.js';
@@ -93,7 +93,9 @@ export function ucpCheckout(answer: CheckoutAnswer, mapping: CheckoutMapping): R
   );
   const terminal = isTerminal(record.status);
   const messages: UcpMessage[] = terminal ? [] : view.messages.map((message) => ucpMessage(message, release, view.options));
-  if (record.status === 'requires_escalation') messages.unshift(ucpBuyerApprovalMessage(mapping.approvalProof, release));
+  if (record.status === 'requires_escalation') messages.unshift(ucpBuyerApprovalMessage(mapping.approvalProof, release, mapping.payments.config));
+  // Why it is canceled, why the buyer's approval placed nothing, or that its order was canceled: first.
+  if (answer.notice) messages.unshift(ucpMessage(answer.notice, release));
   const continueUrl = terminal
     ? undefined
     : record.status === 'requires_escalation' && approval
@@ -244,6 +246,8 @@ export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'release' 
     })),
     totals: totalsJson({ subtotal: order.subtotal, shipping: order.shipping, tax: order.tax, total: order.total }),
     messages: [
+      // A canceled order says so first, with the merchant's reason (the order event of the cancel carries it too).
+      ...(order.status === 'canceled' ? [ucpMessage(orderCanceledNotice({ number: order.number, reason: order.cancelReason }), release)] : []),
       {
         type: 'info',
         code: `payment_${order.payment.state}`,

@@ -9,6 +9,7 @@ import type { CheckoutTextPath, FactParams, FieldPath } from '../../checkout/fie
 import type { Refusal } from '../../checkout/machine.js';
 import type { ShippingOption } from '../../checkout/shipping.js';
 import type { ApprovalProofMode } from '../../config.js';
+import type { PaymentHandler } from '../../payments/payment-handlers.js';
 import type { UcpRelease } from '../protocol.js';
 import type { UcpMessage } from '../tools/tool.js';
 import { POSTAL_ADDRESS_MEMBERS } from './ucp-checkout.js';
@@ -92,6 +93,25 @@ const AGENT_WORDS: Record<string, AgentWords> = {
     options.length > 0 ? `"${p.option}" is not a shipping option; choose ${options.map((o) => o.id).join(' or ')}.` : undefined,
   'buyer_approval_required@': () =>
     "The buyer must approve this order on the store's approval page (continue_url) before it is placed; nothing is charged until then.",
+  // Why a checkout is canceled, why the buyer's approval placed nothing, and an order canceled after it was placed.
+  'checkout_declined@': () =>
+    "The buyer declined this order on the store's approval page: nothing was ordered or charged, and this checkout cannot change any more. If the buyer still wants to buy, start a new checkout (create_checkout).",
+  'checkout_expired@': () =>
+    'This checkout expired before the buyer placed the order: nothing was ordered or charged, and it cannot change any more. To buy, start a new checkout (create_checkout).',
+  'checkout_canceled@': (p) =>
+    `${CANCELED_BY[String(p.by)] ?? 'This checkout was canceled'}: nothing was ordered or charged, and it cannot change any more. To buy, start a new checkout (create_checkout).`,
+  'sold_out_at_approval@': () =>
+    "Items sold out while this checkout waited for the buyer's approval, so nothing was ordered or charged and that approval link (continue_url) no longer works. Change the line items as the other messages say, then call complete_checkout for a new continue_url to give the buyer.",
+  'order_canceled@': (p) =>
+    `The store canceled order #${p.number} after it was placed${p.reason ? `: ${String(p.reason).replace(/[.\s]+$/, '')}` : ''}. Nothing more of it ships; the order's adjustments and payment message (get_order) say what was canceled and what happens to the money.`,
+};
+
+/** Who canceled a checkout (the move's actor), as the agent is told. */
+const CANCELED_BY: Record<string, string> = {
+  agent: 'This checkout was canceled with cancel_checkout',
+  buyer: 'The buyer canceled this checkout',
+  merchant: 'The store canceled this checkout',
+  system: 'The store canceled this checkout',
 };
 
 function agentContent(fact: Refusal, options: readonly ShippingOption[]): string {
@@ -131,11 +151,52 @@ export const APPROVAL_PROOF_WORDS: Record<ApprovalProofMode, string> = {
   link: "The buyer must approve this order on the store's approval page (continue_url) before it is placed; this store asks no further proof there (development mode). Nothing is charged until then.",
 };
 
+/** How an approved order is paid, as the store's payment handler says it (its `config`). */
+export type PayingWay = Pick<PaymentHandler['config'], 'paid_on' | 'capture' | 'provider'>;
+
+const CHARGED_WHEN: Record<PayingWay['capture'], string> = {
+  on_fulfillment: 'when the order ships',
+  on_approval: 'as the order is placed',
+  manual: 'when the store takes the payment, before the hold ends',
+};
+
+/** What the buyer does to pay, after proving who they are on the approval page, as the agent is told. */
+export function paymentStepWords(paying: PayingWay): string {
+  if (paying.paid_on === 'instructions') {
+    return (
+      'Approving places the order and charges nothing: the buyer then pays the store as its payment instructions say, by the due date ' +
+      '(the approval page shows both, and the order page and the order confirmation email repeat them).'
+    );
+  }
+  const provider = paying.provider.charAt(0).toUpperCase() + paying.provider.slice(1);
+  return (
+    `Then the buyer pays by card on ${provider}'s secure payment page: the amount is held on their card, the order is placed once ${provider} confirms the hold, ` +
+    `and the card is charged ${CHARGED_WHEN[paying.capture]}. If they leave that page without paying, nothing is ordered and the approval page (continue_url) works again until it expires.`
+  );
+}
+
+/** What the buyer does on the approval page, in order: review, prove who they are (as APPROVAL_PROOF says), approve or decline. */
+const BUYER_PROOF_STEP: Record<ApprovalProofMode, string> = {
+  'passkey-or-code':
+    "There the buyer reviews the order and approves or declines it; to approve, they prove who they are with a passkey registered to the checkout's email, or a 6-digit code the store emails to that address when they ask for it on the page.",
+  code: "There the buyer reviews the order and approves or declines it; to approve, they prove who they are with a 6-digit code the store emails to the checkout's address when they ask for it on the page.",
+  link: 'There the buyer reviews the order and approves or declines it; this store asks no further proof (development mode).',
+};
+
+/** Everything the buyer does after complete_checkout, for the server's instructions: review, prove, approve, pay. */
+export function buyerStepsWords(mode: ApprovalProofMode, paying: PayingWay): string {
+  return `${BUYER_PROOF_STEP[mode]} ${paymentStepWords(paying)}`;
+}
+
 /** The proofs a mode accepts, as the profile's checkout capability publishes them. */
 export const APPROVAL_PROOF_METHODS: Record<ApprovalProofMode, string[]> = { 'passkey-or-code': ['passkey', 'email_code'], code: ['email_code'], link: [] };
 
-/** The escalation: the checkout waits for the buyer on the approval page, with what they will be asked to prove. */
-export function ucpBuyerApprovalMessage(mode: ApprovalProofMode, _release: UcpRelease): UcpMessage {
+/**
+ * The escalation: the checkout waits for the buyer on the approval page, with what they will be asked to prove and,
+ * given the store's payment handler, how they pay then.
+ */
+export function ucpBuyerApprovalMessage(mode: ApprovalProofMode, _release: UcpRelease, paying?: PayingWay): UcpMessage {
   // Both releases say it alike; the release is taken so that this stays the place where one could differ.
-  return { type: 'error', code: 'buyer_approval_required', severity: 'requires_buyer_review', content: APPROVAL_PROOF_WORDS[mode] };
+  const content = paying ? `${APPROVAL_PROOF_WORDS[mode]} ${paymentStepWords(paying)}` : APPROVAL_PROOF_WORDS[mode];
+  return { type: 'error', code: 'buyer_approval_required', severity: 'requires_buyer_review', content };
 }

@@ -43,6 +43,24 @@ function notFound(id: string, context: ToolContext): ToolOutcome {
   );
 }
 
+/** A cart whose order was placed: it names no cart any more, and the agent is told which checkout placed the order. */
+function checkedOut(checkoutId: string, context: ToolContext): ToolOutcome {
+  return errorOutcome(
+    context.release,
+    [
+      {
+        type: 'error',
+        code: 'not_found',
+        content:
+          `This cart was checked out: the buyer approved its checkout ${checkoutId} and the order was placed, so the cart is closed. ` +
+          'get_checkout with that id shows the checkout and its order; to buy more, create a new cart.',
+        severity: 'unrecoverable',
+      },
+    ],
+    `${context.store.config.baseUrl}/`,
+  );
+}
+
 function cartOutcome(view: CartView, context: ToolContext, options: { continueUrl?: boolean } = {}): ToolOutcome {
   const { continue_url, ...cart } = ucpCart(view.cart, context.store.config.baseUrl);
   return outcome({ ucp: ucpEnvelope(context, Capability.cart), ...cart, ...(options.continueUrl === false ? {} : { continue_url }) });
@@ -106,14 +124,19 @@ export const createCartTool = defineTool<{ cart: { line_items: RequestLine[] } }
 export const getCartTool = defineTool<{ id: string }>({
   name: 'get_cart',
   title: 'Get a cart',
-  description: `The cart as it is now. ${CART_DESCRIPTION}`,
+  description:
+    'The cart as it is now. A cart that was checked out (its order placed) answers not_found naming the checkout that placed ' +
+    `the order. ${CART_DESCRIPTION}`,
   capability: Capability.cart,
   inputSchema: getCartInput,
   outputSchema: cartOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args: { id: string }, context) {
-    const view = await context.store.carts.findCart(context.store.db, args.id);
-    return view ? cartOutcome(view, context) : notFound(args.id, context);
+    const { carts, checkouts, db } = context.store;
+    const view = await carts.findCart(db, args.id);
+    if (view) return cartOutcome(view, context);
+    const ordered = await checkouts.checkedOutCart(db, args.id);
+    return ordered ? checkedOut(ordered.id, context) : notFound(args.id, context);
   },
 });
 

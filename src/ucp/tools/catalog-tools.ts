@@ -120,7 +120,7 @@ export const lookupCatalogTool = defineTool<{ catalog: { ids: string[]; filters?
     const { matches, notFound } = lookupCatalog(snapshot, store.inventory, catalog.ids, filters);
     const products = matches.map(({ product, variants }) => {
       const titles = catalogIndex(snapshot).collectionTitles(product);
-      const shaped = ucpProduct(product, snapshot.baseUrl, store.inventory, titles, variants.map((v) => v.variant));
+      const shaped = ucpProduct(product, snapshot.baseUrl, store.inventory, titles, store.config.cartMaxLineQuantity, variants.map((v) => v.variant));
       return { ...shaped, variants: shaped.variants.map((variant, i) => ({ ...variant, inputs: variants[i]!.inputs })) };
     });
     for (const id of notFound) messages.push({ type: 'info', code: 'not_found', content: id.slice(0, 200) });
@@ -158,7 +158,7 @@ export const getProductTool = defineTool<{ catalog: { id: string; selected?: { n
       ]);
     }
     const titles = catalogIndex(snapshot).collectionTitles(detail.product);
-    const product = ucpProduct(detail.product, snapshot.baseUrl, store.inventory, titles, detail.variants);
+    const product = ucpProduct(detail.product, snapshot.baseUrl, store.inventory, titles, context.store.config.cartMaxLineQuantity, detail.variants);
     return outcome({
       ucp: ucpEnvelope(context, Capability.catalogLookup),
       product: {

@@ -197,7 +197,12 @@ export const createCheckoutTool = defineTool<CreateArgs>({
 export const getCheckoutTool = defineTool<{ id: string }>({
   name: 'get_checkout',
   title: 'Get a checkout',
-  description: `The checkout as it is now, with its status, totals and messages. ${CHECKOUT_DESCRIPTION}`,
+  description:
+    'The checkout as it is now, with its status, totals and messages. Once the buyer approved, status is completed with the `order`. ' +
+    'A checkout that placed no order says why in its first message: checkout_declined (the buyer declined on the approval page), ' +
+    'checkout_expired, checkout_canceled (and by whom), or sold_out_at_approval (items sold out while the buyer was asked to ' +
+    'approve; the checkout is open again, its link void); order_canceled when the store canceled the order afterwards. ' +
+    CHECKOUT_DESCRIPTION,
   capability: Capability.checkout,
   inputSchema: getCheckoutInput,
   outputSchema: checkoutOutput,
@@ -248,10 +253,13 @@ export const completeCheckoutTool = defineTool<KeyedArgs>({
   description:
     'Completing a checkout needs the buyer\'s explicit approval at that moment: this never places an order or charges anyone. ' +
     'When the checkout has everything it needs, the answer has status requires_escalation, a message with code ' +
-    'buyer_approval_required and a `continue_url`: give that link to the buyer, who reviews the order on the store\'s page and ' +
-    'approves or declines it there (the link is single-use and expires). Then get_checkout shows status completed and the ' +
-    '`order`. When something is missing, the checkout is answered with messages saying what. Payment data sent here is ' +
-    'ignored and never stored. `meta["idempotency-key"]` (a UUID) is required.',
+    'buyer_approval_required and a `continue_url`: give that link to the buyer. On that page the buyer reviews the order, ' +
+    'proves who they are and approves it, or declines it; then pays as the store takes payment. The message says exactly what ' +
+    'this store asks: which proof (a passkey or an emailed code) and how the buyer pays (by the store\'s payment instructions ' +
+    'after the order is placed, or by card on a hosted payment page before it is placed). The link is single-use and expires. ' +
+    'Then get_checkout shows status completed and the `order`, or a message saying why there is none. When something is ' +
+    'missing, the checkout is answered with messages saying what. Payment data sent here is ignored and never stored. ' +
+    '`meta["idempotency-key"]` (a UUID) is required.',
   capability: Capability.checkout,
   inputSchema: completeCheckoutInput,
   outputSchema: checkoutOutput,

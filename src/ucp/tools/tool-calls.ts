@@ -51,7 +51,7 @@ export class ToolCalls {
     private readonly agentProfiles: AgentProfiles,
   ) {
     this.byName = new Map(tools.map((tool) => [tool.name, tool]));
-    this.products = new UcpProducts(store.catalog, store.inventory);
+    this.products = new UcpProducts(store.catalog, store.inventory, store.config.cartMaxLineQuantity);
     this.anonymous = {
       release: LATEST_UCP_RELEASE,
       capabilities: new Map(this.capabilities.filter((name) => ANONYMOUS_CAPABILITIES.has(name)).map((name) => [name, LATEST_UCP_RELEASE])),

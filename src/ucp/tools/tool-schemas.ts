@@ -240,7 +240,7 @@ export const updateCheckoutInput = toolInput(
   ['id', 'checkout'],
 );
 export const completeCheckoutInput = toolInput(
-  { id: CHECKOUT_ID, checkout: { type: 'object', description: 'Ignored: payment is arranged on the approval page.' } },
+  { id: CHECKOUT_ID, checkout: { type: 'object', description: 'Ignored: no payment data is taken here. The buyer pays after approving, as the answer says.' } },
   ['id'],
   { idempotencyKey: true },
 );
