@@ -153,6 +153,8 @@ for (const backend of backends) {
       const intent = standIn.paymentIntent(String(standIn.session(sessionIdOf(url)).payment_intent));
       assert.equal(intent.status, 'canceled');
       assert.notEqual(await status(id), 'complete_in_progress');
+      // The agent is told why (get_checkout's first message): items sold out while the buyer was asked.
+      assert.equal((await t.store.checkouts.get(t.store.db, id))!.notice?.code, 'sold_out_at_approval');
       assert.ok((await readApproval(t.store.db, token))!.voidedAt, 'the link no longer places the order');
       // The webhook of that session changes nothing more.
       const deliveries = await standIn.deliverHeld(endpoint);
