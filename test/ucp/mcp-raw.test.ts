@@ -97,16 +97,28 @@ for (const backend of backends) {
         const fast = await postRpc(store.mcpUrl, call);
         const viaSdk = await postRpc(store.mcpUrl, { ...call, params: { ...call.params, via: 'sdk' } });
         assert.equal(viaSdk.status, 200);
-        assert.deepEqual(viaSdk.body.result, fast.body.result);
-        const unknownFast = await callTool(store.mcpUrl, 'nope', {});
+        assert.equal(fast.text, viaSdk.text, 'byte for byte');
+        const business = { ...call, params: { name: 'get_product', arguments: { catalog: { id: 'no-such-product' } } } };
+        assert.equal((await postRpc(store.mcpUrl, business)).text, (await postRpc(store.mcpUrl, { ...business, params: { ...business.params, via: 'sdk' } })).text);
+        const unknownFast = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'nope', arguments: {} } });
         const unknownSdk = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'nope', arguments: {}, via: 'sdk' } });
-        assert.deepEqual(unknownSdk.body.error, unknownFast.body.error);
+        assert.equal(unknownFast.text, unknownSdk.text);
         const badProfileSdk = await postRpc(store.mcpUrl, {
           jsonrpc: '2.0', id: 9, method: 'tools/call',
           params: { name: 'search_catalog', arguments: { meta: { 'ucp-agent': { profile: 'not a url' } }, catalog: {} }, via: 'sdk' },
         });
         assertRpcError(badProfileSdk, -32001);
         assert.equal(badProfileSdk.body.error.data.code, 'invalid_profile_url');
+      });
+
+      it('a bare tools/list answered from the prepared body is the SDK\'s answer byte for byte, whatever the id', async () => {
+        for (const id of [1, 'list-2', 9_007_199_254_740_991]) {
+          const prepared = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/list' });
+          const viaSdk = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/list', params: {} });
+          assert.equal(prepared.status, 200);
+          assert.equal(prepared.text, viaSdk.text, String(id));
+          assert.equal(prepared.body.id, id);
+        }
       });
 
       it('ping answers {}', async () => {

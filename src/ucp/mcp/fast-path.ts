@@ -1,8 +1,10 @@
 /**
- * The fast path: a single `tools/call` request in exactly the envelope the SDK would accept is answered
- * here, by the same ToolCalls the SDK server uses, without building a Web Request/Response pair per call
- * (that alone costs more than a catalog search). Anything else, even slightly different, goes to the SDK,
- * which answers it (and its errors) as the protocol says. Both paths give the same answer to a call.
+ * The fast path, for MCP 2025 clients (no `_meta` envelope claim, no 2026 header): a single `tools/call` in exactly
+ * the envelope the SDK accepts is answered here by the same ToolCalls the SDK server uses, and a bare `tools/list`
+ * from a body prepared once, without classifying the request or building a Web Request/Response pair per call
+ * (measured: the SDK's way costs about twice the call; docs/performance.md). Anything else, even slightly different,
+ * goes to the SDK, which answers it (and its errors) as the protocol says. The answers are the SDK's byte for byte
+ * (its member order: result or error, then jsonrpc, then id); test/ucp/mcp-raw.test.ts compares them.
  */
 import { errorResponseBody, httpStatusOf, internalError, JsonRpcError, type JsonRpcId } from '../jsonrpc-errors.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
@@ -25,18 +27,34 @@ function hasOnlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string
 
 const ENVELOPE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
 const PARAMS_KEYS = new Set(['name', 'arguments', '_meta']);
+/** The key of `_meta` whose presence makes a request MCP 2026-07-28 traffic (the SDK's envelope claim). */
+const MODERN_CLAIM = 'io.modelcontextprotocol/protocolVersion';
+
+const isLegacyHeader = (protocolVersion: string | undefined) =>
+  protocolVersion === undefined || (LEGACY_MCP_VERSIONS as readonly string[]).includes(protocolVersion);
+const isRpcId = (id: unknown): id is string | number => typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 
 /** The call, when the body is exactly `{jsonrpc: "2.0", id, method: "tools/call", params: {name, arguments?, _meta?}}`. */
 export function exactToolsCall(body: unknown, protocolVersion: string | undefined): FastCall | undefined {
-  if (protocolVersion !== undefined && !(LEGACY_MCP_VERSIONS as readonly string[]).includes(protocolVersion)) return undefined;
+  if (!isLegacyHeader(protocolVersion)) return undefined;
   if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !hasOnlyKeys(body, ENVELOPE_KEYS)) return undefined;
   const { id, params } = body;
-  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
+  if (!isRpcId(id)) return undefined;
   if (!isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  if (params._meta !== undefined && !isPlainObject(params._meta)) return undefined;
+  if (params._meta !== undefined && (!isPlainObject(params._meta) || MODERN_CLAIM in params._meta)) return undefined;
   return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined };
 }
+
+/** The id of a body that is exactly `{jsonrpc: "2.0", id, method: "tools/list"}` (no params) from a 2025 client. */
+export function exactToolsList(body: unknown, protocolVersion: string | undefined): string | number | undefined {
+  if (!isLegacyHeader(protocolVersion) || !isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/list') return undefined;
+  if (body.params !== undefined || !hasOnlyKeys(body, ENVELOPE_KEYS) || !isRpcId(body.id)) return undefined;
+  return body.id;
+}
+
+/** The SDK's answer to a 2025 `tools/list`, but for its id: `{"result":…,"jsonrpc":"2.0","id":` (then the id and `}`). */
+export const preparedToolsList = (listed: unknown) => `{"result":${JSON.stringify({ tools: listed })},"jsonrpc":"2.0","id":`;
 
 export interface FastAnswer {
   status: number;
@@ -50,8 +68,8 @@ export async function answerToolsCall(tools: ToolCalls, call: FastCall, caller: 
     return {
       status: 200,
       body:
-        `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":${outcome.jsonString ?? JSON.stringify(outcome.json)}}],` +
-        `"structuredContent":${outcome.json},"isError":${outcome.isError}}}`,
+        `{"result":{"content":[{"type":"text","text":${outcome.jsonString ?? JSON.stringify(outcome.json)}}],` +
+        `"structuredContent":${outcome.json},"isError":${outcome.isError}},"jsonrpc":"2.0","id":${id}}`,
     };
   } catch (error) {
     const rpc = error instanceof JsonRpcError ? error : internalError();

@@ -17,7 +17,7 @@ import { errorResponseBody, httpStatusOf, JsonRpcCode, rateLimitExceeded, type J
 import { MCP_PATH } from '../protocol.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller } from '../tools/tool.js';
-import { answerToolsCall, exactToolsCall } from './fast-path.js';
+import { answerToolsCall, exactToolsCall, exactToolsList, preparedToolsList } from './fast-path.js';
 import { JSON_TYPE, requestId, sendRpcError } from './rpc-reply.js';
 import { correctedSdkBody, isErrorObject, type SdkServers } from './sdk-servers.js';
 
@@ -110,6 +110,8 @@ const NO_STARTS_LEFT =
 
 export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls; sdk: SdkServers; baseUrl: string }): void {
   const { toolCalls, sdk } = options;
+  /** The SDK's answer to a 2025 tools/list up to its id, made once. */
+  const toolsList = preparedToolsList(sdk.listed);
 
   /** The client a request's tool calls serve: its address's cart-start budget, the one the storefront's cart routes use. */
   const callerOf = (request: FastifyRequest, reply: FastifyReply): ToolCaller => ({
@@ -191,9 +193,20 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       if (Array.isArray(request.body)) {
         return sendRpcError(reply, 200, null, JsonRpcCode.invalidRequest, 'Invalid Request: JSON-RPC batches are not supported; send one message per request');
       }
+      const protocolVersion = headerText(headers['mcp-protocol-version']);
+      // A 2025 client's exact tools/call or bare tools/list (no 2026 header or claim): the fast path (fast-path.ts).
+      if (headers['mcp-method'] === undefined && headers['mcp-name'] === undefined) {
+        const call = exactToolsCall(request.body, protocolVersion);
+        if (call) {
+          const answer = await answerToolsCall(toolCalls, call, callerOf(request, reply));
+          return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
+        }
+        const listId = exactToolsList(request.body, protocolVersion);
+        if (listId !== undefined) return reply.type(JSON_TYPE).send(`${toolsList}${JSON.stringify(listId)}}`);
+      }
       const route = classifyInboundRequest({
         httpMethod: 'POST',
-        protocolVersionHeader: headerText(headers['mcp-protocol-version']),
+        protocolVersionHeader: protocolVersion,
         mcpMethodHeader: headerText(headers['mcp-method']),
         mcpNameHeader: headerText(headers['mcp-name']),
         body: request.body,
@@ -202,11 +215,8 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
         const data = typeof route.data === 'object' && route.data !== null ? (route.data as Record<string, unknown>) : undefined;
         return sendRpcError(reply, 200, requestId(request.body), route.code, route.message, data);
       }
-      if (route.kind === 'modern') return sendSdkAnswer(reply, await sdk.handleModern(sdkRequest(request), request.body, callerOf(request, reply)));
-      const call = exactToolsCall(request.body, headerText(headers['mcp-protocol-version']));
-      if (!call) return sendSdkAnswer(reply, await sdk.handleLegacy(sdkRequest(request), request.body, callerOf(request, reply)));
-      const answer = await answerToolsCall(toolCalls, call, callerOf(request, reply));
-      return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
+      const answer = route.kind === 'modern' ? sdk.handleModern(sdkRequest(request), request.body, callerOf(request, reply)) : sdk.handleLegacy(sdkRequest(request), request.body, callerOf(request, reply));
+      return sendSdkAnswer(reply, await answer);
     },
   );
 

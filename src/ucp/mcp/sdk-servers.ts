@@ -48,7 +48,7 @@ export class SdkServers {
   private readonly info: ReturnType<typeof serverInfo>;
   private readonly instructions: string;
   /** tools/list: the tools as listed, search_catalog naming the store whose products it searches. */
-  private readonly listed: ListedTool[];
+  readonly listed: ListedTool[];
   /** The client each request in flight serves, by the Web Request handed to the SDK (the handler context's `http.req`). */
   private readonly callers = new WeakMap<Request, ToolCaller>();
   private readonly modern: McpHttpHandler;
