@@ -47,6 +47,23 @@ export const SEARCH_CALL = JSON.stringify({
 /** The same call with a member in params the fast path does not know: the SDK answers it. */
 const SDK_SEARCH_CALL = JSON.stringify({ ...JSON.parse(SEARCH_CALL), params: { ...JSON.parse(SEARCH_CALL).params, trace: 'bench' } });
 
+/** The same call as an MCP 2026-07-28 client sends it: `_meta` in params, the revision and method in headers. */
+const MODERN_SEARCH_CALL = JSON.stringify({
+  ...JSON.parse(SEARCH_CALL),
+  params: {
+    ...JSON.parse(SEARCH_CALL).params,
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+    },
+  },
+});
+const MODERN_HEADERS = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'search_catalog' };
+
+/** Which way a call goes: 2025's exact envelope (the fast path), 2025 through the SDK's transport, or 2026-07-28. */
+export type McpBenchPath = 'fast' | 'sdk' | 'modern';
+
 async function serve(products: number): Promise<void> {
   const { buildApp } = await import('../src/app.js');
   const { loadConfig } = await import('../src/config.js');
@@ -90,14 +107,14 @@ async function startChild(args: string[]): Promise<{ port: number; stop(): Promi
 export async function benchMcpSearch(options: {
   seconds: number;
   connections: number;
-  path?: 'fast' | 'sdk';
+  path?: McpBenchPath;
 }): Promise<{ callsPerSecond: number; p99Ms: number; errors: number; responseBytes: number }> {
   // The fast path takes only the exact envelope: one member more goes to the SDK.
-  const body = options.path === 'sdk' ? SDK_SEARCH_CALL : SEARCH_CALL;
+  const body = options.path === 'sdk' ? SDK_SEARCH_CALL : options.path === 'modern' ? MODERN_SEARCH_CALL : SEARCH_CALL;
   const server = await startChild([fileURLToPath(import.meta.url), 'serve', String(PRODUCTS)]);
   try {
     const url = `http://127.0.0.1:${server.port}/api/ucp/mcp`;
-    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...(options.path === 'modern' ? MODERN_HEADERS : {}) };
     const probe = await fetch(url, { method: 'POST', headers, body });
     const text = await probe.text();
     const parsed = JSON.parse(text) as unknown;
@@ -117,7 +134,7 @@ export async function benchMcpSearch(options: {
 }
 
 /** The same load on bench/target.ts's bare node:http server answering a body of the same size: the ceiling here. */
-async function bareBaseline(bytes: number, seconds: number, connections: number): Promise<number> {
+export async function bareBaseline(bytes: number, seconds: number, connections: number): Promise<number> {
   const bare = await startChild(['bench/target.ts', 'bare', String(bytes)]);
   try {
     const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -145,11 +162,12 @@ if (invokedDirectly) {
     const connections = Number(second ?? process.env.BENCH_CONNECTIONS ?? 50);
     console.log(`MCP tools/call search_catalog ("${QUERY}", 10 per page, ${PRODUCTS} generated products + demo; ${seconds} s, ${connections} connections)`);
     let bytes = 0;
-    for (const path of ['fast', 'sdk'] as const) {
+    const labels = { fast: '2025-11-25, exact call (fast path)', sdk: '2025-11-25 through the SDK       ', modern: '2026-07-28 through the SDK       ' };
+    for (const path of ['fast', 'sdk', 'modern'] as const) {
       const result = await benchMcpSearch({ seconds, connections, path });
       bytes ||= result.responseBytes;
       console.log(
-        `  ${path === 'fast' ? 'single call (fast path)     ' : 'through the SDK transport  '}: ` +
+        `  ${labels[path]}: ` +
           `${Math.round(result.callsPerSecond)} calls/s, p99 ${result.p99Ms} ms, errors ${result.errors}, ${result.responseBytes} B per answer`,
       );
     }

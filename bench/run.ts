@@ -21,7 +21,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 // The cart and MCP benches live beside this file, each with its own issue.
 const CART_BENCH = './cart.js';
-const MCP_BENCH = './mcp.js';
 const CATALOG_SIZE = Number(process.env.BENCH_PRODUCTS ?? 10_000);
 const WARMUP_SECONDS = 2;
 /** Checkout approvals posted per backend (BENCH_APPROVALS). */
@@ -280,14 +279,23 @@ async function main(): Promise<void> {
     took('checkout');
   }
   if (extra.length === 0 || extra.includes('mcp')) {
-    const mcpModule = (await import(MCP_BENCH).catch(() => undefined)) as
-      | { benchMcpSearch?: (o: { seconds: number; connections: number }) => Promise<{ callsPerSecond: number; p99Ms: number; errors: number }> }
-      | undefined;
-    if (mcpModule?.benchMcpSearch) {
-      const result = await mcpModule.benchMcpSearch({ seconds: SECONDS, connections: CONNECTIONS });
-      console.log(`MCP tools/call search_catalog: ${Math.round(result.callsPerSecond)} calls/s, p99 ${result.p99Ms} ms, errors ${result.errors}`);
-      took('mcp');
+    const { benchMcpSearch, bareBaseline } = await import('./mcp.js');
+    // Both MCP revisions, and the bare node:http server answering the same bytes in the same run (goal: 0.6x).
+    const paths = [
+      ['fast', 'MCP 2025-11-25 tools/call search_catalog (exact call: fast path)'],
+      ['modern', 'MCP 2026-07-28 tools/call search_catalog (through the SDK v2)'],
+      ['sdk', 'MCP 2025-11-25 tools/call search_catalog (through the SDK v2)'],
+    ] as const;
+    for (const [path, label] of paths) {
+      const result = await benchMcpSearch({ seconds: SECONDS, connections: CONNECTIONS, path });
+      const bare = await bareBaseline(result.responseBytes, SECONDS, CONNECTIONS);
+      const ratio = result.callsPerSecond / bare;
+      console.log(
+        `${label}: ${Math.round(result.callsPerSecond)} calls/s, ${ratio.toFixed(2)}x bare node:http answering the same ${result.responseBytes} bytes ` +
+          `(${Math.round(bare)}/s)${path === 'sdk' ? '' : `, goal 0.6x: ${ratio >= 0.6 ? 'met' : 'MISSED'}`}; p99 ${result.p99Ms} ms, errors ${result.errors}`,
+      );
     }
+    took('mcp');
   }
   if (extra.length === 0 || extra.includes('mixed')) {
     const { benchMixed, printMixed } = await import('./mixed.js');

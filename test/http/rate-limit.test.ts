@@ -318,14 +318,16 @@ for (const backend of backends) {
       const malformed = { method: 'POST' as const, url: '/api/ucp/mcp', headers: MCP_HEADERS, payload: '{"jsonrpc": "2.0", "id": 7,', remoteAddress };
       const oversized = { ...malformed, payload: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'ping', params: { pad: 'x'.repeat(300 * 1024) } }) };
       const wrongHost = { ...malformed, headers: { ...MCP_HEADERS, host: 'evil.example' }, payload: ping };
+      // Each a JSON-RPC error with HTTP 200 (the spec): parse error, too large, a Host not allowed.
       const expected = [
-        [malformed, 400],
-        [oversized, 413],
-        [wrongHost, 403],
+        [malformed, -32700],
+        [oversized, -32000],
+        [wrongHost, -32000],
       ] as const;
-      for (const [request, status] of expected) {
+      for (const [request, code] of expected) {
         const response = await test.app.inject(request);
-        assert.equal(response.statusCode, status);
+        assert.equal(response.statusCode, 200);
+        assert.equal(JSON.parse(response.body).error.code, code);
         assert.equal(response.headers['x-ratelimit-remaining'], undefined, 'within budget, no rate-limit headers');
       }
       // Exactly the rest of the budget is answered: the three above were counted.
