@@ -167,6 +167,21 @@ for (const backend of backends) {
         assert.equal(answer.body.result.ttlMs, 3_600_000);
       });
 
+      it('a tools/call in the exact envelope (the fast path) answers what the SDK answers, byte for byte', async () => {
+        const calls = [
+          { name: 'search_catalog', arguments: { catalog: { query: 'capsules' } } },
+          { name: 'get_product', arguments: { catalog: { id: 'no-such-product' } } },
+          { name: 'nope', arguments: {} },
+          { name: 'get_checkout', arguments: { id: 'chk_x' } },
+        ];
+        for (const [index, params] of calls.entries()) {
+          const fast = await modern(20 + index, 'tools/call', params, params.name);
+          const viaSdk = await modern(20 + index, 'tools/call', { ...params, via: 'sdk' }, params.name);
+          assert.equal(fast.status, 200);
+          assert.equal(fast.text, viaSdk.text, params.name);
+        }
+      });
+
       it('tools/call answers the same UCP payload as on 2025-11-25, with resultType', async () => {
         const args = { catalog: { query: 'capsules' } };
         const answer = await modern(3, 'tools/call', { name: 'search_catalog', arguments: args }, 'search_catalog');

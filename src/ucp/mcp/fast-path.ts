@@ -9,7 +9,7 @@
 import { errorResponseBody, httpStatusOf, internalError, JsonRpcError, type JsonRpcId } from '../jsonrpc-errors.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller } from '../tools/tool.js';
-import { LEGACY_MCP_VERSIONS } from './sdk-servers.js';
+import { LEGACY_MCP_VERSIONS, MODERN_MCP_VERSION } from './sdk-servers.js';
 
 export interface FastCall {
   id: string | number;
@@ -61,7 +61,25 @@ export interface FastAnswer {
   body: string;
 }
 
-export async function answerToolsCall(tools: ToolCalls, call: FastCall, caller: ToolCaller): Promise<FastAnswer> {
+/**
+ * A tools/call the SDK classified as MCP 2026-07-28 (`classifyInboundRequest`: envelope, headers), in the exact
+ * envelope: `params` is `{name, arguments?, _meta}` and `_meta` names 2026-07-28.
+ */
+export function exactModernToolsCall(body: unknown): FastCall | undefined {
+  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !hasOnlyKeys(body, ENVELOPE_KEYS)) return undefined;
+  const { id, params } = body;
+  if (!isRpcId(id) || !isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  if (!isPlainObject(params._meta) || params._meta[MODERN_CLAIM] !== MODERN_MCP_VERSION) return undefined;
+  return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined };
+}
+
+/** What the SDK adds to a 2026-07-28 result after the tool's members: `resultType` and the server's name in `_meta`. */
+export const modernResultTail = (serverInfo: object) =>
+  `,"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': serverInfo })}`;
+
+/** `resultTail`: members after the tool's (a 2026-07-28 result's, modernResultTail); none for 2025 clients. */
+export async function answerToolsCall(tools: ToolCalls, call: FastCall, caller: ToolCaller, resultTail = ''): Promise<FastAnswer> {
   const id = JSON.stringify(call.id);
   try {
     const outcome = await tools.call(call.name, call.arguments, caller);
@@ -69,7 +87,7 @@ export async function answerToolsCall(tools: ToolCalls, call: FastCall, caller: 
       status: 200,
       body:
         `{"result":{"content":[{"type":"text","text":${outcome.jsonString ?? JSON.stringify(outcome.json)}}],` +
-        `"structuredContent":${outcome.json},"isError":${outcome.isError}},"jsonrpc":"2.0","id":${id}}`,
+        `"structuredContent":${outcome.json},"isError":${outcome.isError}${resultTail}},"jsonrpc":"2.0","id":${id}}`,
     };
   } catch (error) {
     const rpc = error instanceof JsonRpcError ? error : internalError();

@@ -17,7 +17,7 @@ import { errorResponseBody, httpStatusOf, JsonRpcCode, rateLimitExceeded, type J
 import { MCP_PATH } from '../protocol.js';
 import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller } from '../tools/tool.js';
-import { answerToolsCall, exactToolsCall, exactToolsList, preparedToolsList } from './fast-path.js';
+import { answerToolsCall, exactModernToolsCall, exactToolsCall, exactToolsList, modernResultTail, preparedToolsList } from './fast-path.js';
 import { JSON_TYPE, requestId, sendRpcError } from './rpc-reply.js';
 import { correctedSdkBody, isErrorObject, type SdkServers } from './sdk-servers.js';
 
@@ -112,6 +112,7 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
   const { toolCalls, sdk } = options;
   /** The SDK's answer to a 2025 tools/list up to its id, made once. */
   const toolsList = preparedToolsList(sdk.listed);
+  const modernTail = modernResultTail(sdk.info);
 
   /** The client a request's tool calls serve: its address's cart-start budget, the one the storefront's cart routes use. */
   const callerOf = (request: FastifyRequest, reply: FastifyReply): ToolCaller => ({
@@ -214,6 +215,12 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       if (route.kind === 'reject') {
         const data = typeof route.data === 'object' && route.data !== null ? (route.data as Record<string, unknown>) : undefined;
         return sendRpcError(reply, 200, requestId(request.body), route.code, route.message, data);
+      }
+      // A 2026-07-28 tools/call the SDK has classified (its envelope and header checks passed) in the exact envelope.
+      const modernCall = route.kind === 'modern' ? exactModernToolsCall(request.body) : undefined;
+      if (modernCall) {
+        const answer = await answerToolsCall(toolCalls, modernCall, callerOf(request, reply), modernTail);
+        return reply.code(answer.status).type(JSON_TYPE).send(answer.body);
       }
       const answer = route.kind === 'modern' ? sdk.handleModern(sdkRequest(request), request.body, callerOf(request, reply)) : sdk.handleLegacy(sdkRequest(request), request.body, callerOf(request, reply));
       return sendSdkAnswer(reply, await answer);

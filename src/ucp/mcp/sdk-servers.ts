@@ -45,7 +45,7 @@ export function callToolResult(outcome: ToolOutcome): CallToolResult {
 }
 
 export class SdkServers {
-  private readonly info: ReturnType<typeof serverInfo>;
+  readonly info: ReturnType<typeof serverInfo>;
   private readonly instructions: string;
   /** tools/list: the tools as listed, search_catalog naming the store whose products it searches. */
   readonly listed: ListedTool[];
