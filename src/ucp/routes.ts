@@ -80,5 +80,5 @@ export const ucpRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { sto
     signingKeys: store.signingKeys,
     approvalProof: store.buyerProof.mode,
   });
-  mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls, config), baseUrl: config.baseUrl });
+  mcpRoutes(app, { toolCalls, sdk: new SdkServers(toolCalls, config, app.log), baseUrl: config.baseUrl });
 };

@@ -111,6 +111,13 @@ for (const backend of backends) {
         assert.equal(badProfileSdk.body.error.data.code, 'invalid_profile_url');
       });
 
+      it('a _meta the SDK refuses (a progressToken that is an object) is refused, not run by the fast path', async () => {
+        const answer = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'search_catalog', arguments: { catalog: {} }, _meta: { progressToken: {} } } });
+        assertRpcError(answer, -32600);
+        const fine = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'search_catalog', arguments: { catalog: {} }, _meta: { progressToken: 'p1' } } });
+        assert.ok(fine.body.result, fine.text);
+      });
+
       it('a bare tools/list answered from the prepared body is the SDK\'s answer byte for byte, whatever the id', async () => {
         for (const id of [1, 'list-2', 9_007_199_254_740_991]) {
           const prepared = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/list' });
@@ -180,6 +187,26 @@ for (const backend of backends) {
           assert.equal(fast.status, 200);
           assert.equal(fast.text, viaSdk.text, params.name);
         }
+      });
+
+      it('a tools/call whose headers are missing or name another tool is the SDK\'s to refuse (-32020): the tool does not run', async () => {
+        const params = { name: 'create_cart', arguments: { cart: { line_items: [{ item: { id: 'no-such-variant' }, quantity: 1 }] } }, _meta: META };
+        const body = { jsonrpc: '2.0', id: 30, method: 'tools/call', params };
+        const cases: Record<string, string>[] = [
+          { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'search_catalog' },
+          { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' },
+          {},
+        ];
+        for (const headers of cases) {
+          const answer = await postRpc(store.mcpUrl, body, headers);
+          assertRpcError(answer, -32020);
+        }
+      });
+
+      it('subscriptions/listen: -32601 in JSON (the store sends no notifications), not an event stream', async () => {
+        const answer = await modern(31, 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+        assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+        assertRpcError(answer, -32601);
       });
 
       it('tools/call answers the same UCP payload as on 2025-11-25, with resultType', async () => {

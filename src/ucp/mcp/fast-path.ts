@@ -30,6 +30,17 @@ const PARAMS_KEYS = new Set(['name', 'arguments', '_meta']);
 /** The key of `_meta` whose presence makes a request MCP 2026-07-28 traffic (the SDK's envelope claim). */
 const MODERN_CLAIM = 'io.modelcontextprotocol/protocolVersion';
 
+/** `_meta` a 2025 call may carry on the fast path: none, or a progress token as the SDK's schema has it. */
+function isPlainLegacyMeta(meta: Record<string, unknown>): boolean {
+  for (const key in meta) {
+    if (key !== 'progressToken' || !isRpcId(meta[key])) return false;
+  }
+  return true;
+}
+
+/** The envelope keys of a 2026-07-28 `_meta` the fast path takes (the SDK's classification has checked them); any other goes to the SDK. */
+const MODERN_META_KEYS = new Set([MODERN_CLAIM, 'io.modelcontextprotocol/clientCapabilities', 'io.modelcontextprotocol/clientInfo']);
+
 const isLegacyHeader = (protocolVersion: string | undefined) =>
   protocolVersion === undefined || (LEGACY_MCP_VERSIONS as readonly string[]).includes(protocolVersion);
 const isRpcId = (id: unknown): id is string | number => typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
@@ -42,7 +53,7 @@ export function exactToolsCall(body: unknown, protocolVersion: string | undefine
   if (!isRpcId(id)) return undefined;
   if (!isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  if (params._meta !== undefined && (!isPlainObject(params._meta) || MODERN_CLAIM in params._meta)) return undefined;
+  if (params._meta !== undefined && (!isPlainObject(params._meta) || !isPlainLegacyMeta(params._meta))) return undefined;
   return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined };
 }
 
@@ -63,14 +74,18 @@ export interface FastAnswer {
 
 /**
  * A tools/call the SDK classified as MCP 2026-07-28 (`classifyInboundRequest`: envelope, headers), in the exact
- * envelope: `params` is `{name, arguments?, _meta}` and `_meta` names 2026-07-28.
+ * envelope: `params` is `{name, arguments?, _meta}`, `_meta` names 2026-07-28 and holds only the envelope's keys, and
+ * the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers say the same as the body.
  */
-export function exactModernToolsCall(body: unknown): FastCall | undefined {
+export function exactModernToolsCall(body: unknown, headers: Record<string, string | string[] | undefined>): FastCall | undefined {
   if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !hasOnlyKeys(body, ENVELOPE_KEYS)) return undefined;
   const { id, params } = body;
   if (!isRpcId(id) || !isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  if (!isPlainObject(params._meta) || params._meta[MODERN_CLAIM] !== MODERN_MCP_VERSION) return undefined;
+  if (!isPlainObject(params._meta) || params._meta[MODERN_CLAIM] !== MODERN_MCP_VERSION || !hasOnlyKeys(params._meta, MODERN_META_KEYS)) return undefined;
+  // The SDK requires these headers and that they name the body's revision, method and tool (a gateway may route on
+  // them); anything else, an encoded name included, is the SDK's to answer.
+  if (headers['mcp-protocol-version'] !== MODERN_MCP_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== params.name) return undefined;
   return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined };
 }
 

@@ -1,8 +1,9 @@
 /**
  * POST /api/ucp/mcp: JSON-RPC 2.0 over MCP Streamable HTTP, stateless, always answering JSON (UCP clients
  * send `Accept: application/json` alone and skip initialize). MCP 2026-07-28 and the 2025 revisions: the SDK
- * classifies each request (sdk-servers.ts); a single 2025-era tools/call in the exact envelope takes the fast path,
- * everything else is answered by the SDK. Every JSON-RPC error is HTTP 200 with the JSON-RPC envelope alone (the
+ * classifies each request (sdk-servers.ts); a single tools/call in the exact envelope (either era, after the SDK's
+ * checks for 2026-07-28) and a 2025 bare tools/list take the fast path (fast-path.ts), everything else is answered
+ * by the SDK. Every JSON-RPC error is HTTP 200 with the JSON-RPC envelope alone (the
  * spec), rate limiting excepted (429 with Retry-After; see jsonrpc-errors.ts). A JSON-RPC batch (an array) is
  * refused with -32600 (MCP 2025-06-18 dropped batching; one request is one call against the rate limit). GET,
  * DELETE, PUT and PATCH: 405 with Allow: POST (no SSE stream, no session to end), whatever body they carry.
@@ -56,7 +57,7 @@ const JsonRpcRequest = Type.Object(
     id: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
     params: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
-  { additionalProperties: true, description: 'One JSON-RPC 2.0 message. A batch (a JSON array) is refused: HTTP 400, -32600.' },
+  { additionalProperties: true, description: 'One JSON-RPC 2.0 message. A batch (a JSON array) is refused: -32600 (HTTP 200).' },
 );
 
 const JsonRpcResponse = Type.Union(
@@ -139,7 +140,9 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
     try {
       body = JSON.parse(text);
     } catch {
-      return reply.code(response.status).type(response.headers.get('content-type') ?? JSON_TYPE).send(text);
+      // Never expected (every answer here is JSON); a client is still answered in JSON.
+      reply.log.error({ status: response.status, contentType: response.headers.get('content-type') }, 'MCP SDK answered something other than JSON');
+      return sendRpcError(reply, 200, null, JsonRpcCode.internalError, 'Internal error');
     }
     const error = typeof body === 'object' && body !== null && 'error' in body && isErrorObject(body.error) ? body.error : undefined;
     if (!error) return reply.code(response.status).type(JSON_TYPE).send(text);
@@ -212,12 +215,17 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
         mcpNameHeader: headerText(headers['mcp-name']),
         body: request.body,
       });
+      if (route.kind === 'modern' && route.message.method === 'subscriptions/listen') {
+        // The store announces no list changes: no stream to open (the SDK would answer one, as an event stream).
+        return sendRpcError(reply, 200, requestId(request.body), JsonRpcCode.methodNotFound, 'Method not found: subscriptions/listen (this server sends no notifications)');
+      }
       if (route.kind === 'reject') {
         const data = typeof route.data === 'object' && route.data !== null ? (route.data as Record<string, unknown>) : undefined;
         return sendRpcError(reply, 200, requestId(request.body), route.code, route.message, data);
       }
       // A 2026-07-28 tools/call the SDK has classified (its envelope and header checks passed) in the exact envelope.
-      const modernCall = route.kind === 'modern' ? exactModernToolsCall(request.body) : undefined;
+      // The headers the SDK requires of it are checked here as the SDK does (it checks them after classifying).
+      const modernCall = route.kind === 'modern' ? exactModernToolsCall(request.body, headers) : undefined;
       if (modernCall) {
         const answer = await answerToolsCall(toolCalls, modernCall, callerOf(request, reply), modernTail);
         return reply.code(answer.status).type(JSON_TYPE).send(answer.body);

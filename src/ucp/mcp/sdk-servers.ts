@@ -17,6 +17,7 @@ import {
   type McpHttpHandler,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import type { FastifyBaseLogger } from 'fastify';
 import { internalError, JsonRpcCode, type JsonRpcErrorObject } from '../jsonrpc-errors.js';
 import { ucpJsonSchemaValidator } from '../schemas/one-ajv.js';
 import { catalogSearchDescription, searchCatalogTool } from '../tools/catalog-tools.js';
@@ -55,15 +56,17 @@ export class SdkServers {
   /** The SDK's JSON Schema validator: the one on the commerce door's Ajv (one-ajv.ts), not a new Ajv. */
   readonly jsonSchemaValidator = ucpJsonSchemaValidator;
 
+  /** `log`: where the SDK's own failures and refusals are reported (its error's name and message, never a body). */
   constructor(
     private readonly tools: ToolCalls,
     store: StoreIdentity,
+    private readonly log?: Pick<FastifyBaseLogger, 'warn'>,
   ) {
     this.info = serverInfo(store);
     this.instructions = serverInstructions(store);
     this.listed = tools.listed.map((tool) => (tool.name === searchCatalogTool.name ? { ...tool, description: catalogSearchDescription(store.storeName) } : tool));
     // No handler here sends a message before its result, so every answer is one JSON body.
-    this.modern = createMcpHandler(() => this.create([MODERN_MCP_VERSION]), { legacy: 'reject' });
+    this.modern = createMcpHandler(() => this.create([MODERN_MCP_VERSION]), { legacy: 'reject', onerror: this.reportError });
   }
 
   /** Answers one 2026-07-28 request (already parsed) through the SDK's handler; `caller`: the client it serves. */
@@ -77,6 +80,7 @@ export class SdkServers {
     this.callers.set(request, caller);
     const server = this.create(LEGACY_MCP_VERSIONS);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    transport.onerror = this.reportError;
     try {
       await server.connect(transport);
       return await transport.handleRequest(request, { parsedBody });
@@ -84,6 +88,10 @@ export class SdkServers {
       await transport.close();
     }
   }
+
+  private readonly reportError = (error: Error) => {
+    this.log?.warn({ sdkError: { name: error.name, message: error.message.slice(0, 200) } }, 'MCP SDK reported an error');
+  };
 
   private create(versions: readonly string[]): Server {
     const server = new Server(this.info, {
@@ -106,29 +114,29 @@ export class SdkServers {
   }
 }
 
-/** Names the first problem of a ZodError message (a JSON list of issues), e.g. `params.protocolVersion: Invalid input`. */
-function firstIssue(message: string): string {
+/** The first problem of a ZodError message (a JSON list of issues), e.g. `params.protocolVersion: Invalid input`; else undefined. */
+function firstIssue(message: string): string | undefined {
   try {
     const issues: unknown = JSON.parse(message);
     const issue: unknown = Array.isArray(issues) ? issues[0] : undefined;
-    if (typeof issue === 'object' && issue !== null) {
+    if (typeof issue === 'object' && issue !== null && 'message' in issue && typeof issue.message === 'string') {
       const path = 'path' in issue && Array.isArray(issue.path) ? issue.path.join('.') : '';
-      return `${path || 'params'}: ${'message' in issue && typeof issue.message === 'string' ? issue.message : 'invalid'}`;
+      return `${path || 'params'}: ${issue.message}`;
     }
   } catch {
     // not a list of issues
   }
-  return 'params do not match the method';
+  return undefined;
 }
 
 function corrected(error: JsonRpcErrorObject): JsonRpcErrorObject {
   // The body was parsed already, so "parse error" means a JSON value that is no JSON-RPC message.
   if (error.code === JsonRpcCode.parseError) return { code: JsonRpcCode.invalidRequest, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
-  // The SDK reports params failing a method's request schema as an internal error; our own handlers
-  // send exactly "Internal error" for what is really ours.
-  if (error.code === JsonRpcCode.internalError && error.message !== 'Internal error') {
-    return { code: JsonRpcCode.invalidParams, message: `Invalid params: ${firstIssue(error.message)}` };
-  }
+  // The SDK reports params failing a method's request schema as an internal error whose message is the zod
+  // issue list: that is invalid params. Any other internal error (ours, or the SDK's own) stays one, in our words.
+  const issue = error.code === JsonRpcCode.internalError ? firstIssue(error.message) : undefined;
+  if (issue) return { code: JsonRpcCode.invalidParams, message: `Invalid params: ${issue}` };
+  if (error.code === JsonRpcCode.internalError) return { code: error.code, message: 'Internal error' };
   return error;
 }
 
