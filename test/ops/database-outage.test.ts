@@ -543,9 +543,10 @@ describe('PostgreSQL restarted under load', { skip: ownPostgresUnavailable() ?? 
 
 describe("the commerce endpoint's answer while the database is unavailable", () => {
   it(
-    'is HTTP 503 with -32000 unavailable, as UCP sends "unavailable" (its HTTP status is the primary signal)',
+    'is -32000 unavailable with HTTP 200, like every JSON-RPC error of the endpoint (the spec; UCP would send 503)',
     () => {
-      assert.equal(httpStatusOf({ code: JsonRpcCode.protocolError, data: { code: 'unavailable', retry_after: 5 } }), 503);
+      assert.equal(httpStatusOf({ code: JsonRpcCode.protocolError, data: { code: 'unavailable', retry_after: 5 } }), 200);
+      assert.equal(httpStatusOf({ code: JsonRpcCode.protocolError, data: { code: 'rate_limit_exceeded', retry_after: 5 } }), 429);
     },
   );
 });
