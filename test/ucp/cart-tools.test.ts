@@ -81,7 +81,11 @@ for (const backend of backends) {
       assert.notEqual(taken.token, cart.id);
       assert.equal(taken.items[0].id, Number(sleep));
       assert.ok(opened.cookies.some((c) => c.name === 'cart' && c.value === taken.token));
-      assert.equal((await call('get_cart', { id: cart.id })).messages[0].code, 'not_found');
+      const gone = (await call('get_cart', { id: cart.id })).messages[0];
+      assert.equal(gone.code, 'not_found');
+      assert.match(gone.content, /^The buyer took this cart over in their browser/, 'the agent is told why');
+      const never = (await call('get_cart', { id: 'A'.repeat(32) })).messages[0];
+      assert.match(never.content, /may have expired or been canceled/, 'a cart that never was, or expired, is not said to be taken over');
     });
 
     it('a change made in the browser shows in get_cart, and one made by update_cart shows in the browser', async () => {

@@ -61,6 +61,24 @@ function checkedOut(checkoutId: string, context: ToolContext): ToolOutcome {
   );
 }
 
+/** A cart the buyer took over through its continue_url: theirs now, in their browser; its id names nothing to the agent. */
+function handedOver(context: ToolContext): ToolOutcome {
+  return errorOutcome(
+    context.release,
+    [
+      {
+        type: 'error',
+        code: 'not_found',
+        content:
+          'The buyer took this cart over in their browser (its continue_url): it is theirs now, and its id no longer names it. ' +
+          'To prepare a purchase for them, create a new cart or checkout.',
+        severity: 'unrecoverable',
+      },
+    ],
+    `${context.store.config.baseUrl}/`,
+  );
+}
+
 function cartOutcome(view: CartView, context: ToolContext, options: { continueUrl?: boolean } = {}): ToolOutcome {
   const { continue_url, ...cart } = ucpCart(view.cart, context.store.config.baseUrl);
   return outcome({ ucp: ucpEnvelope(context, Capability.cart), ...cart, ...(options.continueUrl === false ? {} : { continue_url }) });
@@ -126,7 +144,7 @@ export const getCartTool = defineTool<{ id: string }>({
   title: 'Get a cart',
   description:
     'The cart as it is now. A cart that was checked out (its order placed) answers not_found naming the checkout that placed ' +
-    `the order. ${CART_DESCRIPTION}`,
+    `the order; one the buyer took over in their browser answers not_found saying so. ${CART_DESCRIPTION}`,
   capability: Capability.cart,
   inputSchema: getCartInput,
   outputSchema: cartOutput,
@@ -136,7 +154,9 @@ export const getCartTool = defineTool<{ id: string }>({
     const view = await carts.findCart(db, args.id);
     if (view) return cartOutcome(view, context);
     const ordered = await checkouts.checkedOutCart(db, args.id);
-    return ordered ? checkedOut(ordered.id, context) : notFound(args.id, context);
+    if (ordered) return checkedOut(ordered.id, context);
+    if ((await carts.cartLink(db, args.id, undefined)).kind === 'handed_over') return handedOver(context);
+    return notFound(args.id, context);
   },
 });
 
