@@ -4,7 +4,7 @@
  * 127.0.0.1 (port 0, RATE_LIMIT=off, embedded PostgreSQL, its own catalog plus BENCH_MCP_PRODUCTS
  * generated products, default none), so autocannon does not share its core. Bounded in time.
  * BENCH_MCP_QUERY sets the search text.
- *   node --import tsx bench/mcp.ts [SECONDS] [CONNECTIONS]     (alone: the fast path, then the SDK path)
+ *   node --import tsx bench/mcp.ts [SECONDS] [CONNECTIONS]     (alone: both MCP eras, the fast path and the SDK's)
  *   node --import tsx bench/mcp.ts serve PRODUCTS                (the child: prints "READY <port>")
  */
 import { spawn } from 'node:child_process';
@@ -60,9 +60,16 @@ const MODERN_SEARCH_CALL = JSON.stringify({
   },
 });
 const MODERN_HEADERS = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'search_catalog' };
+/** The 2026-07-28 call with one member more in params: the SDK's handler answers it. */
+const MODERN_SDK_SEARCH_CALL = JSON.stringify({ ...JSON.parse(MODERN_SEARCH_CALL), params: { ...JSON.parse(MODERN_SEARCH_CALL).params, trace: 'bench' } });
 
-/** Which way a call goes: 2025's exact envelope (the fast path), 2025 through the SDK's transport, or 2026-07-28. */
-export type McpBenchPath = 'fast' | 'sdk' | 'modern';
+/**
+ * Which way a call goes: 2025's exact envelope (the fast path), 2025 through the SDK's transport, 2026-07-28's exact
+ * envelope (classified and its headers checked, then the fast path), or 2026-07-28 through the SDK's handler.
+ */
+export type McpBenchPath = 'fast' | 'sdk' | 'modern' | 'modern-sdk';
+
+const BODIES: Record<McpBenchPath, string> = { fast: SEARCH_CALL, sdk: SDK_SEARCH_CALL, modern: MODERN_SEARCH_CALL, 'modern-sdk': MODERN_SDK_SEARCH_CALL };
 
 async function serve(products: number): Promise<void> {
   const { buildApp } = await import('../src/app.js');
@@ -110,11 +117,11 @@ export async function benchMcpSearch(options: {
   path?: McpBenchPath;
 }): Promise<{ callsPerSecond: number; p99Ms: number; errors: number; responseBytes: number }> {
   // The fast path takes only the exact envelope: one member more goes to the SDK.
-  const body = options.path === 'sdk' ? SDK_SEARCH_CALL : options.path === 'modern' ? MODERN_SEARCH_CALL : SEARCH_CALL;
+  const body = BODIES[options.path ?? 'fast'];
   const server = await startChild([fileURLToPath(import.meta.url), 'serve', String(PRODUCTS)]);
   try {
     const url = `http://127.0.0.1:${server.port}/api/ucp/mcp`;
-    const headers = { 'content-type': 'application/json', accept: 'application/json', ...(options.path === 'modern' ? MODERN_HEADERS : {}) };
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...(options.path?.startsWith('modern') ? MODERN_HEADERS : {}) };
     const probe = await fetch(url, { method: 'POST', headers, body });
     const text = await probe.text();
     const parsed = JSON.parse(text) as unknown;
@@ -162,8 +169,13 @@ if (invokedDirectly) {
     const connections = Number(second ?? process.env.BENCH_CONNECTIONS ?? 50);
     console.log(`MCP tools/call search_catalog ("${QUERY}", 10 per page, ${PRODUCTS} generated products + demo; ${seconds} s, ${connections} connections)`);
     let bytes = 0;
-    const labels = { fast: '2025-11-25, exact call (fast path)', sdk: '2025-11-25 through the SDK       ', modern: '2026-07-28 through the SDK       ' };
-    for (const path of ['fast', 'sdk', 'modern'] as const) {
+    const labels = {
+      fast: '2025-11-25, exact call (fast path)          ',
+      sdk: '2025-11-25 through the SDK                  ',
+      modern: '2026-07-28, exact call (SDK checks, fast path)',
+      'modern-sdk': '2026-07-28 through the SDK                  ',
+    };
+    for (const path of ['fast', 'sdk', 'modern', 'modern-sdk'] as const) {
       const result = await benchMcpSearch({ seconds, connections, path });
       bytes ||= result.responseBytes;
       console.log(

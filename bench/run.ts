@@ -283,8 +283,9 @@ async function main(): Promise<void> {
     // Both MCP revisions, and the bare node:http server answering the same bytes in the same run (goal: 0.6x).
     const paths = [
       ['fast', 'MCP 2025-11-25 tools/call search_catalog (exact call: fast path)'],
-      ['modern', 'MCP 2026-07-28 tools/call search_catalog (through the SDK v2)'],
+      ['modern', 'MCP 2026-07-28 tools/call search_catalog (exact call: the SDK classifies, then the fast path)'],
       ['sdk', 'MCP 2025-11-25 tools/call search_catalog (through the SDK v2)'],
+      ['modern-sdk', 'MCP 2026-07-28 tools/call search_catalog (through the SDK v2)'],
     ] as const;
     for (const [path, label] of paths) {
       const result = await benchMcpSearch({ seconds: SECONDS, connections: CONNECTIONS, path });
@@ -292,7 +293,7 @@ async function main(): Promise<void> {
       const ratio = result.callsPerSecond / bare;
       console.log(
         `${label}: ${Math.round(result.callsPerSecond)} calls/s, ${ratio.toFixed(2)}x bare node:http answering the same ${result.responseBytes} bytes ` +
-          `(${Math.round(bare)}/s)${path === 'sdk' ? '' : `, goal 0.6x: ${ratio >= 0.6 ? 'met' : 'MISSED'}`}; p99 ${result.p99Ms} ms, errors ${result.errors}`,
+          `(${Math.round(bare)}/s)${path === 'sdk' || path === 'modern-sdk' ? '' : `, goal 0.6x: ${ratio >= 0.6 ? 'met' : 'MISSED'}`}; p99 ${result.p99Ms} ms, errors ${result.errors}`,
       );
     }
     took('mcp');
