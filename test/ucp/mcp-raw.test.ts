@@ -284,6 +284,12 @@ for (const backend of backends) {
         });
       }
 
+      it('initialize with params the SDK refuses: -32602 naming the field, not the SDK\'s -32603 with its issue list', async () => {
+        const answer = await postRpc(store.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 5, capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+        assertRpcError(answer, -32602);
+        assert.match(answer.body.error.message, /^Invalid params: params\.protocolVersion: /);
+      });
+
       it('a number beyond a double (1e400, parsed as Infinity) is invalid params naming the field, not a quantity', async () => {
         for (const via of ['', ',"via":"sdk"']) {
           const answer = await postRpc(

@@ -20,7 +20,7 @@ import type { ToolCalls } from '../tools/tool-calls.js';
 import type { ToolCaller } from '../tools/tool.js';
 import { answerToolsCall, exactModernToolsCall, exactToolsCall, exactToolsList, modernResultTail, preparedToolsList } from './fast-path.js';
 import { JSON_TYPE, requestId, sendRpcError } from './rpc-reply.js';
-import { correctedSdkBody, isErrorObject, type SdkServers } from './sdk-servers.js';
+import { correctedError, isErrorObject, type SdkServers } from './sdk-servers.js';
 
 const RpcErrorObject = Type.Object({
   code: Type.Integer(),
@@ -144,9 +144,10 @@ export function mcpRoutes(app: FastifyInstance, options: { toolCalls: ToolCalls;
       reply.log.error({ status: response.status, contentType: response.headers.get('content-type') }, 'MCP SDK answered something other than JSON');
       return sendRpcError(reply, 200, null, JsonRpcCode.internalError, 'Internal error');
     }
-    const error = typeof body === 'object' && body !== null && 'error' in body && isErrorObject(body.error) ? body.error : undefined;
-    if (!error) return reply.code(response.status).type(JSON_TYPE).send(text);
-    correctedSdkBody(body);
+    if (typeof body !== 'object' || body === null || !('error' in body) || !isErrorObject(body.error)) {
+      return reply.code(response.status).type(JSON_TYPE).send(text);
+    }
+    const error = correctedError(body.error);
     const status = httpStatusOf(error);
     const id = (body as { id?: JsonRpcId }).id ?? null;
     return reply.code(status).type(JSON_TYPE).send(JSON.stringify(errorResponseBody(status, id, error)));

@@ -129,7 +129,8 @@ function firstIssue(message: string): string | undefined {
   return undefined;
 }
 
-function corrected(error: JsonRpcErrorObject): JsonRpcErrorObject {
+/** An error the SDK answered, with JSON-RPC codes corrected where the SDK differs from JSON-RPC. */
+export function correctedError(error: JsonRpcErrorObject): JsonRpcErrorObject {
   // The body was parsed already, so "parse error" means a JSON value that is no JSON-RPC message.
   if (error.code === JsonRpcCode.parseError) return { code: JsonRpcCode.invalidRequest, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
   // The SDK reports params failing a method's request schema as an internal error whose message is the zod
@@ -138,12 +139,6 @@ function corrected(error: JsonRpcErrorObject): JsonRpcErrorObject {
   if (issue) return { code: JsonRpcCode.invalidParams, message: `Invalid params: ${issue}` };
   if (error.code === JsonRpcCode.internalError) return { code: error.code, message: 'Internal error' };
   return error;
-}
-
-/** The SDK's answer body with JSON-RPC codes corrected where the SDK differs from JSON-RPC (above). */
-export function correctedSdkBody(body: unknown): unknown {
-  if (typeof body === 'object' && body !== null && 'error' in body && isErrorObject(body.error)) body.error = corrected(body.error);
-  return body;
 }
 
 /** A JSON-RPC error object as the SDK answers one. */
