@@ -45,16 +45,21 @@ const isLegacyHeader = (protocolVersion: string | undefined) =>
   protocolVersion === undefined || (LEGACY_MCP_VERSIONS as readonly string[]).includes(protocolVersion);
 const isRpcId = (id: unknown): id is string | number => typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 
-/** The call, when the body is exactly `{jsonrpc: "2.0", id, method: "tools/call", params: {name, arguments?, _meta?}}`. */
-export function exactToolsCall(body: unknown, protocolVersion: string | undefined): FastCall | undefined {
-  if (!isLegacyHeader(protocolVersion)) return undefined;
+/** A `tools/call` in exactly the envelope the SDK accepts: `{jsonrpc: "2.0", id, method: "tools/call", params: {name, arguments?, _meta?}}`. */
+function exactCall(body: unknown): (FastCall & { meta: unknown }) | undefined {
   if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !hasOnlyKeys(body, ENVELOPE_KEYS)) return undefined;
   const { id, params } = body;
-  if (!isRpcId(id)) return undefined;
-  if (!isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
+  if (!isRpcId(id) || !isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  if (params._meta !== undefined && (!isPlainObject(params._meta) || !isPlainLegacyMeta(params._meta))) return undefined;
-  return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined };
+  return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined, meta: params._meta };
+}
+
+/** A 2025 client's exact call: no 2026 header, and a `_meta` (if any) that the SDK's 2025 schema accepts. */
+export function exactToolsCall(body: unknown, protocolVersion: string | undefined): FastCall | undefined {
+  if (!isLegacyHeader(protocolVersion)) return undefined;
+  const call = exactCall(body);
+  if (!call || (call.meta !== undefined && (!isPlainObject(call.meta) || !isPlainLegacyMeta(call.meta)))) return undefined;
+  return call;
 }
 
 /** The id of a body that is exactly `{jsonrpc: "2.0", id, method: "tools/list"}` (no params) from a 2025 client. */
@@ -78,15 +83,12 @@ export interface FastAnswer {
  * the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers say the same as the body.
  */
 export function exactModernToolsCall(body: unknown, headers: Record<string, string | string[] | undefined>): FastCall | undefined {
-  if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !hasOnlyKeys(body, ENVELOPE_KEYS)) return undefined;
-  const { id, params } = body;
-  if (!isRpcId(id) || !isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
-  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  if (!isPlainObject(params._meta) || params._meta[MODERN_CLAIM] !== MODERN_MCP_VERSION || !hasOnlyKeys(params._meta, MODERN_META_KEYS)) return undefined;
+  const call = exactCall(body);
+  if (!call || !isPlainObject(call.meta) || call.meta[MODERN_CLAIM] !== MODERN_MCP_VERSION || !hasOnlyKeys(call.meta, MODERN_META_KEYS)) return undefined;
   // The SDK requires these headers and that they name the body's revision, method and tool (a gateway may route on
   // them); anything else, an encoded name included, is the SDK's to answer.
-  if (headers['mcp-protocol-version'] !== MODERN_MCP_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== params.name) return undefined;
-  return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined };
+  if (headers['mcp-protocol-version'] !== MODERN_MCP_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== call.name) return undefined;
+  return call;
 }
 
 /** What the SDK adds to a 2026-07-28 result after the tool's members: `resultType` and the server's name in `_meta`. */
