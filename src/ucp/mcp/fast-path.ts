@@ -46,20 +46,20 @@ const isLegacyHeader = (protocolVersion: string | undefined) =>
 const isRpcId = (id: unknown): id is string | number => typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 
 /** A `tools/call` in exactly the envelope the SDK accepts: `{jsonrpc: "2.0", id, method: "tools/call", params: {name, arguments?, _meta?}}`. */
-function exactCall(body: unknown): (FastCall & { meta: unknown }) | undefined {
+function exactCall(body: unknown): { call: FastCall; meta: unknown } | undefined {
   if (!isPlainObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !hasOnlyKeys(body, ENVELOPE_KEYS)) return undefined;
   const { id, params } = body;
   if (!isRpcId(id) || !isPlainObject(params) || typeof params.name !== 'string' || !hasOnlyKeys(params, PARAMS_KEYS)) return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  return { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined, meta: params._meta };
+  return { call: { id, name: params.name, arguments: params.arguments as Record<string, unknown> | undefined }, meta: params._meta };
 }
 
 /** A 2025 client's exact call: no 2026 header, and a `_meta` (if any) that the SDK's 2025 schema accepts. */
 export function exactToolsCall(body: unknown, protocolVersion: string | undefined): FastCall | undefined {
   if (!isLegacyHeader(protocolVersion)) return undefined;
-  const call = exactCall(body);
-  if (!call || (call.meta !== undefined && (!isPlainObject(call.meta) || !isPlainLegacyMeta(call.meta)))) return undefined;
-  return call;
+  const exact = exactCall(body);
+  if (!exact || (exact.meta !== undefined && (!isPlainObject(exact.meta) || !isPlainLegacyMeta(exact.meta)))) return undefined;
+  return exact.call;
 }
 
 /** The id of a body that is exactly `{jsonrpc: "2.0", id, method: "tools/list"}` (no params) from a 2025 client. */
@@ -83,8 +83,9 @@ export interface FastAnswer {
  * the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers say the same as the body.
  */
 export function exactModernToolsCall(body: unknown, headers: Record<string, string | string[] | undefined>): FastCall | undefined {
-  const call = exactCall(body);
-  if (!call || !isPlainObject(call.meta) || call.meta[MODERN_CLAIM] !== MODERN_MCP_VERSION || !hasOnlyKeys(call.meta, MODERN_META_KEYS)) return undefined;
+  const exact = exactCall(body);
+  if (!exact || !isPlainObject(exact.meta) || exact.meta[MODERN_CLAIM] !== MODERN_MCP_VERSION || !hasOnlyKeys(exact.meta, MODERN_META_KEYS)) return undefined;
+  const { call } = exact;
   // The SDK requires these headers and that they name the body's revision, method and tool (a gateway may route on
   // them); anything else, an encoded name included, is the SDK's to answer.
   if (headers['mcp-protocol-version'] !== MODERN_MCP_VERSION || headers['mcp-method'] !== 'tools/call' || headers['mcp-name'] !== call.name) return undefined;
