@@ -44,17 +44,18 @@ const UNSAFE_HTML = ["ImportSpecifier[imported.name='unsafeHtml']", "CallExpress
 
 /**
  * The layers of src/ (docs/design.md, "Layers"), each a kind of element eslint-plugin-boundaries knows by its path:
- * the domain folders, the two doors, the request pipeline (src/http/) and the composition root (the files at src/'s
+ * the domain folders, the two doors and the merchant's admin (a third door, for staff), the request pipeline (src/http/) and the composition root (the files at src/'s
  * top: app.ts, store.ts, config.ts, main.ts, …, and src/cli/).
  */
 const DOMAIN_FOLDERS = [
-  'cart', 'catalog', 'checkout', 'db', 'fields', 'idempotency', 'inventory', 'mail', 'markup', 'orders', 'outbox',
-  'payments', 'recommendations', 'search',
+  'audit', 'cart', 'catalog', 'checkout', 'db', 'fields', 'idempotency', 'inventory', 'mail', 'markup', 'orders', 'outbox',
+  'payments', 'recommendations', 'reports', 'search', 'staff',
 ];
 const LAYERS = [
   { type: 'domain', pattern: `src/{${DOMAIN_FOLDERS.join(',')}}/**`, partialMatch: false },
   { type: 'storefront', pattern: 'src/storefront/**', partialMatch: false },
   { type: 'ucp', pattern: 'src/ucp/**', partialMatch: false },
+  { type: 'admin', pattern: 'src/admin/**', partialMatch: false },
   { type: 'pipeline', pattern: 'src/http/**', partialMatch: false },
   { type: 'root', pattern: 'src/cli', partialMatch: false },
   // A folder under src/ not listed above: nothing it holds may import from src/ until it is given its layer here.
@@ -64,11 +65,12 @@ const LAYERS = [
 const notTo = (types, message) => ({ disallow: { to: { element: { types: { anyOf: types } } } }, message });
 /** What each layer may not import (everything else it may); a type-only import, a re-export or an import() counts too. */
 const LAYER_RULES = [
-  { from: { element: { type: 'unplaced' } }, ...notTo(['domain', 'storefront', 'ucp', 'pipeline', 'root', 'unplaced'], 'This folder has no layer yet: add it to LAYERS in eslint.config.js (and to docs/design.md, Layers).') },
-  { from: { element: { type: 'domain' } }, ...notTo(['storefront', 'ucp', 'pipeline', 'root', 'unplaced'], 'A domain folder imports no door, no src/http/ and not the composition root (the app\'s config, the store): take options and collaborators as arguments (docs/design.md, Layers).') },
-  { from: { element: { type: 'storefront' } }, ...notTo(['ucp'], 'The storefront door never imports the commerce door (src/ucp/): share through a domain folder (docs/design.md, Layers).') },
-  { from: { element: { type: 'ucp' } }, ...notTo(['storefront'], 'The commerce door never imports the storefront door: share through a domain folder (docs/design.md, Layers).') },
-  { from: { element: { type: 'pipeline' } }, ...notTo(['storefront', 'ucp', 'unplaced'], 'src/http/ imports no door: a door registers what the pipeline needs (route config, app.ts) (docs/design.md, Layers).') },
+  { from: { element: { type: 'unplaced' } }, ...notTo(['domain', 'storefront', 'ucp', 'admin', 'pipeline', 'root', 'unplaced'], 'This folder has no layer yet: add it to LAYERS in eslint.config.js (and to docs/design.md, Layers).') },
+  { from: { element: { type: 'domain' } }, ...notTo(['storefront', 'ucp', 'admin', 'pipeline', 'root', 'unplaced'], 'A domain folder imports no door, no src/http/ and not the composition root (the app\'s config, the store): take options and collaborators as arguments (docs/design.md, Layers).') },
+  { from: { element: { type: 'storefront' } }, ...notTo(['ucp', 'admin'], 'The storefront door never imports another door (src/ucp/, src/admin/): share through a domain folder (docs/design.md, Layers).') },
+  { from: { element: { type: 'ucp' } }, ...notTo(['storefront', 'admin'], 'The commerce door never imports another door (src/storefront/, src/admin/): share through a domain folder (docs/design.md, Layers).') },
+  { from: { element: { type: 'admin' } }, ...notTo(['storefront', 'ucp'], 'The admin never imports another door (src/storefront/, src/ucp/): share through a domain folder (docs/design.md, Layers).') },
+  { from: { element: { type: 'pipeline' } }, ...notTo(['storefront', 'ucp', 'admin', 'unplaced'], 'src/http/ imports no door: a door registers what the pipeline needs (route config, app.ts) (docs/design.md, Layers).') },
 ];
 
 /** With LINT_TYPE_CHECKED=1 (`npm run lint:types`): type information from tsconfig.json, and the rules' options. */

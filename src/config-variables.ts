@@ -28,6 +28,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'STORE_NAME', default: 'Storefront', meaning: "the store's name on its pages, mails, MCP instructions and OpenAPI" },
   { name: 'STORE_DESCRIPTION', default: 'STORE_NAME is an online store.', meaning: 'what the store sells, in a sentence or two' },
   { name: 'STORE_CONTACT_EMAIL', default: "MERCHANT_EMAIL, else MAIL_FROM's", meaning: 'where shoppers and buyers reach the merchant' },
+  { name: 'STORE_TIMEZONE', default: 'UTC', meaning: 'the time zone of times on pages, mails and the admin (e.g. Europe/Berlin)' },
   { name: 'STORE_ADDRESS', default: 'none', meaning: "the merchant's postal address, lines separated by ;" },
   { name: 'CHECKOUT_TTL', default: '6h', meaning: 'how long a checkout lives (seconds, or 15m, 6h)' },
   { name: 'APPROVAL_TTL', default: '15m', meaning: "how long the buyer's approval link works" },

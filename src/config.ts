@@ -56,6 +56,8 @@ export interface Config {
   storeContactEmail: string;
   /** The merchant's postal address as lines (STORE_ADDRESS, lines separated by `;`), or none. */
   storeAddress: string[];
+  /** The IANA time zone the merchant reads times in (STORE_TIMEZONE, default UTC): pages, mails and the admin show it. */
+  storeTimeZone: string;
   /** How long an agent profile fetch may take (ms; 2000 when absent). No variable: tests lengthen it. */
   agentProfileTimeoutMs?: number;
   /** How long a rate-limit command may wait for Redis before the request is served unlimited (ms; 200 when absent). No variable: tests lengthen it. */
@@ -139,6 +141,11 @@ export const RATE_LIMIT_DEFAULTS = {
   'approval-post': { max: 20, periodMs: MINUTE },
   /** /healthz and /readyz: balancers and supervisors probe every few seconds; never refuse a probe that is sane. */
   health: { max: 1200, periodMs: MINUTE },
+  /** The admin's pages and actions (/admin) from one address: a merchant's staff clicking through orders. */
+  admin: { max: 600, periodMs: MINUTE },
+  /** Admin sign-in attempts (passkey ceremonies, sign-in and enrollment links) from one address: a person signs in a
+   *  few times a day; more is someone guessing. */
+  'admin-sign-in': { max: 20, periodMs: 15 * MINUTE },
   /** Everything else, 404s and 405s included: nothing a client needs often. */
   other: { max: 120, periodMs: MINUTE },
 } as const satisfies Record<string, RateBudget>;
@@ -442,6 +449,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .filter(Boolean);
   if (storeAddress.length > 6) throw new ConfigError('STORE_ADDRESS', 'at most 6 lines separated by ";", each at most 100 characters of text');
   for (const line of storeAddress) merchantText('STORE_ADDRESS', line, 100, 'at most 6 lines separated by ";", each at most 100 characters of text');
+  const storeTimeZone = timeZone(env);
   const policies = Object.fromEntries(
     Object.entries(POLICY_VARIABLES).map(([kind, variable]) => {
       const raw = env[variable]?.trim();
@@ -496,10 +504,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeDescription,
     storeContactEmail,
     storeAddress,
+    storeTimeZone,
     checkout,
     payment,
     mail,
     outbox,
     signingKey,
   };
+}
+
+/** STORE_TIMEZONE: an IANA zone name Intl knows (Europe/Berlin, America/New_York), or UTC. */
+function timeZone(env: NodeJS.ProcessEnv): string {
+  const raw = env.STORE_TIMEZONE?.trim() || 'UTC';
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: raw }).resolvedOptions().timeZone;
+  } catch {
+    throw new ConfigError('STORE_TIMEZONE', `expected an IANA time zone such as Europe/Berlin or America/New_York, got "${raw.slice(0, 60)}"`);
+  }
 }

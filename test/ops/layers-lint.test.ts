@@ -44,9 +44,12 @@ describe('the layers, held by npm run lint', () => {
     assert.deepEqual(await layerFaults(importing('../cart/cart.js'), 'src/checkout/layer-probe.ts'), [], 'a domain folder imports another');
   });
 
-  it('a door may not import the other door; it may import the domain, src/http/ and the composition root', async () => {
-    assert.match((await layerFaults(importing('../ucp/protocol.js'), 'src/storefront/layer-probe.ts'))[0] ?? '', /^The storefront door never imports the commerce door/);
-    assert.match((await layerFaults(importing('../../storefront/cart-cookie.js'), 'src/ucp/tools/layer-probe.ts'))[0] ?? '', /^The commerce door never imports the storefront door/);
+  it('a door may not import another door; it may import the domain, src/http/ and the composition root', async () => {
+    assert.match((await layerFaults(importing('../ucp/protocol.js'), 'src/storefront/layer-probe.ts'))[0] ?? '', /^The storefront door never imports another door/);
+    assert.match((await layerFaults(importing('../../storefront/cart-cookie.js'), 'src/ucp/tools/layer-probe.ts'))[0] ?? '', /^The commerce door never imports another door/);
+    assert.match((await layerFaults(importing('../admin/admin-kit.js'), 'src/storefront/layer-probe.ts'))[0] ?? '', /^The storefront door never imports another door/);
+    assert.match((await layerFaults(importing('../storefront/cart-cookie.js'), 'src/admin/layer-probe.ts'))[0] ?? '', /^The admin never imports another door/);
+    assert.match((await layerFaults(importing('../ucp/protocol.js'), 'src/admin/layer-probe.ts'))[0] ?? '', /^The admin never imports another door/);
     for (const target of ['../../checkout/shipping.js', '../../http/errors.js', '../../store.js', '../protocol.js']) {
       assert.deepEqual(await layerFaults(importing(target), 'src/ucp/tools/layer-probe.ts'), [], target);
     }
