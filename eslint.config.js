@@ -28,6 +28,7 @@ const HTML_MODULE = 'src/markup/html.ts';
 const unsafeHtmlCallers = {
   'src/storefront/pages/layout.ts': 'the page style sheet and the JSON-LD block (JSON with < escaped), both written by this program',
   'src/storefront/pages/shop-parts.ts': "the merchant's description HTML, as sanitize-html returns it",
+  'src/admin/admin-layout.ts': "the admin's style sheet, written by this program",
 };
 
 const NEW_HTML = [

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { adminRoutes } from './admin/admin-routes.js';
 import { approvalRoutes } from './storefront/approval-routes.js';
 import { appSchemaController, installStorableInputCheck } from './storefront/body-validation.js';
 import { cartPageRoutes } from './storefront/cart-page-routes.js';
@@ -236,6 +237,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     await storefront.register(cartPageRoutes, { store });
   });
   await app.register(ucpRoutes, { store });
+  await app.register(adminRoutes, { store });
   await app.register(stripeWebhookRoutes, { store });
   metaRoutes(app, scopes, readinessCheck(store.db, loadMigrations()));
   metrics.routes(app);

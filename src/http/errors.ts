@@ -24,6 +24,7 @@ export const ErrorSchema = Type.Object(
  */
 export const STATUS_MESSAGE = {
   400: 'Bad request',
+  401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
@@ -49,6 +50,7 @@ export type UnprocessableMessage = (typeof UNPROCESSABLE_MESSAGES)[number];
 
 export const ErrorMessage = {
   badRequest: STATUS_MESSAGE[400],
+  unauthorized: STATUS_MESSAGE[401],
   forbidden: STATUS_MESSAGE[403],
   notFound: STATUS_MESSAGE[404],
   methodNotAllowed: STATUS_MESSAGE[405],

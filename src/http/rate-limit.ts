@@ -38,6 +38,8 @@ const ROUTE_CLASSES = [
   'profile',
   'page',
   'approval-post',
+  'admin',
+  'admin-sign-in',
   'health',
   'other',
 ] as const satisfies readonly BudgetName[];

@@ -32,7 +32,7 @@ const randomToken = () => randomBytes(24).toString('base64url');
  */
 const RATE_LIMITS =
   'catalog=12/h,search=10/h,cart-read=30/h,cart-write=10/h,cart-write-per-cart=4/h,cart-start=12/h,mcp=10/h,' +
-  'mcp-per-profile=5/h,profile=8/h,page=8/h,approval-post=5/h,health=12/h,other=8/h';
+  'mcp-per-profile=5/h,profile=8/h,page=8/h,approval-post=5/h,admin=8/h,admin-sign-in=5/h,health=12/h,other=8/h';
 const { rateLimits } = loadConfig({ RATE_LIMITS });
 const budget = (name: BudgetName) => rateLimits.budgets[name].max;
 /** The longest Retry-After of a budget: the wait for one request's share of its period. */
@@ -176,6 +176,8 @@ for (const backend of backends) {
         ['profile', { url: '/.well-known/ucp' }],
         ['page', { url: '/policies/terms-of-service' }],
         ['approval-post', { method: 'POST', url: `/checkout/approve/${randomBytes(32).toString('base64url')}`, payload: 'action=approve&form_token=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+        ['admin', { url: '/admin' }],
+        ['admin-sign-in', { url: '/admin/sign-in' }],
         ['health', { url: '/healthz' }],
         ['other', { url: '/no-such-page' }],
       ];
@@ -242,6 +244,8 @@ for (const backend of backends) {
           { method: 'POST', url: approval, payload: 'action=approve', headers: form },
           { method: 'POST', url: `${approval}/passkey`, payload: {} },
         ],
+        admin: [{ url: '/admin' }, { url: '/admin/assets/webauthn.js' }, { method: 'POST', url: '/admin/sign-out', payload: '', headers: form }],
+        'admin-sign-in': [{ url: '/admin/sign-in' }, { method: 'POST', url: '/admin/sign-in/options', payload: {} }],
         health: [{ url: '/healthz' }, { url: '/readyz' }],
         other: [
           { url: '/no-such-page' },
