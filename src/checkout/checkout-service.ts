@@ -79,10 +79,12 @@ export interface CheckoutInput {
   shippingOption?: string | null;
   /** Where the agent's platform hears of the order (its profile's order webhook); left as it is when absent. */
   webhookUrl?: string | null;
+  /** The platform whose agent writes it (the host of its profile, for the merchant's reports); left as it is when absent. */
+  agentPlatform?: string | null;
 }
 
-/** What a buyer fills in for a checkout of their cart: everything but the lines (the cart's) and the agent's webhook. */
-export type CheckoutDetails = Omit<CheckoutInput, 'lines' | 'webhookUrl'>;
+/** What a buyer fills in for a checkout of their cart: everything but the lines (the cart's) and the agent's webhook and platform. */
+export type CheckoutDetails = Omit<CheckoutInput, 'lines' | 'webhookUrl' | 'agentPlatform'>;
 
 /** A cart's lines as a checkout's. */
 const cartLines = (cart: CartView): LineInput[] =>
@@ -254,6 +256,7 @@ export class CheckoutService {
       shippingOption: input.shippingOption ?? null,
       channel,
       webhookUrl: input.webhookUrl ?? null,
+      agentPlatform: input.agentPlatform ?? null,
       version: 0,
       orderId: null,
       expiresAt: new Date(now.getTime() + this.options.config.ttlSeconds * 1000),
@@ -372,6 +375,7 @@ export class CheckoutService {
         destination: input.destination ?? null,
         shippingOption: input.shippingOption ?? null,
         webhookUrl: input.webhookUrl === undefined ? locked.webhookUrl : input.webhookUrl,
+        agentPlatform: input.agentPlatform === undefined ? locked.agentPlatform : input.agentPlatform,
       };
       const to = informationStatus(this.view({ ...locked, ...update }));
       const reason = locked.status === 'requires_escalation' ? APPROVAL_SENTENCES.changed : 'updated';

@@ -48,6 +48,8 @@ export interface CheckoutRecord {
   channel: Channel;
   /** Where the agent's platform asked to hear of the order (its profile's order webhook), if anywhere. */
   webhookUrl: string | null;
+  /** The platform whose agent created or last updated it (the host of its profile), if an agent did. */
+  agentPlatform?: string | null;
   version: number;
   orderId: string | null;
   expiresAt: Date;

@@ -101,6 +101,7 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
           checkoutId: locked.id,
           channel: locked.channel,
           webhookUrl: locked.webhookUrl,
+          agentPlatform: locked.agentPlatform ?? null,
           currency: STORE_CURRENCY,
           buyerEmail: locked.buyer.email!,
           buyer: locked.buyer,

@@ -113,6 +113,8 @@ export interface Order {
   cancelReason: string | null;
   /** Where the agent's platform hears of this order (its profile's order webhook), if it asked. */
   webhookUrl: string | null;
+  /** The platform whose agent prepared it (the host of the agent's profile); null for a browser's (absent in fixtures). */
+  agentPlatform?: string | null;
   createdAt: Date;
   lines: OrderLine[];
   fulfillments: Fulfillment[];
@@ -168,8 +170,9 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
   const rows = await tx.query<{ number: number; created_at: Date | string }>(
     `insert into orders (id, checkout_id, status, channel, currency, buyer_email, buyer, shipping_address, shipping_option,
                          subtotal, shipping, tax, total, payment_state, webhook_url,
-                         payment_provider, payment_authorized, payment_authorized_until, payment_due_at, payment_instructions, payment_reference)
-     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                         payment_provider, payment_authorized, payment_authorized_until, payment_due_at, payment_instructions, payment_reference,
+                         agent_platform)
+     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
      returning number, created_at`,
     [
       id,
@@ -192,6 +195,7 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
       start.dueAt,
       start.instructions,
       start.reference,
+      order.agentPlatform ?? null,
     ],
   );
   for (const line of order.lines) {
@@ -229,6 +233,7 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
   const { paymentAuthorization: _hold, ...placed } = order;
   return {
     ...placed,
+    agentPlatform: order.agentPlatform ?? null,
     id,
     number: Number(rows[0]!.number),
     status: 'placed',
@@ -287,6 +292,7 @@ interface OrderRow {
   canceled_at: Date | string | null;
   cancel_reason: string | null;
   webhook_url: string | null;
+  agent_platform: string | null;
   created_at: Date | string;
 }
 
@@ -347,6 +353,7 @@ function orderFromRow(row: OrderRow, history: OrderHistory): Order {
     canceledAt: date(row.canceled_at),
     cancelReason: row.cancel_reason,
     webhookUrl: row.webhook_url,
+    agentPlatform: row.agent_platform,
     createdAt: new Date(row.created_at),
     ...history,
   };
@@ -354,7 +361,7 @@ function orderFromRow(row: OrderRow, history: OrderHistory): Order {
 
 const ORDER_SELECT = `select o.id, o.number, o.checkout_id, o.status, o.channel, o.currency, o.buyer_email, o.buyer, o.shipping_address,
         o.shipping_option, o.subtotal, o.shipping, o.tax, o.total, o.payment_state, o.created_at,
-        o.captured, o.refunded, o.canceled_at, o.cancel_reason, o.webhook_url,
+        o.captured, o.refunded, o.canceled_at, o.cancel_reason, o.webhook_url, o.agent_platform,
         o.payment_provider, o.payment_authorized, o.payment_authorized_until, o.payment_due_at, o.payment_instructions, o.payment_disputed,
         (select p.handler from payments p where p.order_id = o.id order by p.created_at limit 1) as payment_handler
    from orders o`;

@@ -164,6 +164,9 @@ const CHECKOUT_DESCRIPTION =
   'options). A `phone_number` is one phone number, stored in E.164. Amounts are integer US cents. `messages` say what is ' +
   'missing, each with the JSONPath of its field; status becomes ready_for_complete when nothing is.';
 
+/** The agent's platform (its profile's host), which the merchant's reports count orders by. */
+const platformOf = (context: ToolContext) => (context.agentPlatform === undefined ? {} : { agentPlatform: context.agentPlatform });
+
 type CreateArgs = { checkout: Json & { cart_id?: string }; meta?: KeyedMeta };
 
 export const createCheckoutTool = defineTool<CreateArgs>({
@@ -188,7 +191,7 @@ export const createCheckoutTool = defineTool<CreateArgs>({
         if (cartId === undefined) await context.admitCartStart();
         // The platform hears of the order at its profile's order webhook, when it declared one.
         const webhook = context.orderWebhookUrl === undefined ? {} : { webhookUrl: context.orderWebhookUrl };
-        return written(await checkouts.create(db, { ...input, ...webhook, ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context, { created: true });
+        return written(await checkouts.create(db, { ...input, ...webhook, ...platformOf(context), ...(cartId === undefined ? {} : { cartToken: cartId }) }, 'agent', 'agent'), context, { created: true });
       }),
     );
   },
@@ -231,7 +234,7 @@ export const updateCheckoutTool = defineTool<UpdateArgs>({
     return runIdempotently('update_checkout', args, args.id, context, () =>
       refusing('update_checkout', args.id, context, async () => {
         try {
-          return await written(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook }, 'agent'), context, { created: false });
+          return await written(await checkouts.update(db, args.id, { ...checkoutInput(args.checkout), ...webhook, ...platformOf(context) }, 'agent'), context, { created: false });
         } catch (error) {
           const completing = error instanceof CheckoutRefused && context.release !== '2026-04-08' ? await completingCheckout(args.id, context) : undefined;
           if (!completing || !(error instanceof CheckoutRefused)) throw error;

@@ -111,6 +111,7 @@ export class ToolCalls {
         release,
         capabilities,
         orderWebhookUrl,
+        ...(profile === undefined ? {} : { agentPlatform: new URL(profile).host }),
         products: this.products,
         admitCartStart: caller.admitCartStart,
         log: caller.log,

@@ -35,6 +35,8 @@ export interface ToolContext extends ToolCaller {
    * profile URLs are): absent for an anonymous caller, or when the order capability was not negotiated.
    */
   orderWebhookUrl?: string;
+  /** The host of the agent's profile URL (its platform, for the merchant's reports): absent for an anonymous caller. */
+  agentPlatform?: string;
   /** Each product's UCP JSON, serialised once (again after its stock changes). */
   products: UcpProducts;
 }
