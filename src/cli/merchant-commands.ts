@@ -15,6 +15,8 @@ import { normalEmail } from '../checkout/buyer-proof.js';
 import { readTransitions, type TransitionRecord } from '../checkout/checkout-store.js';
 import { listStock, type StockListing } from '../inventory/inventory-store.js';
 import { UnknownSku, type Inventory } from '../inventory/inventory.js';
+import { TERMINAL_ACTOR } from '../audit/audit-log.js';
+import { parseDollars } from '../fields/money-amount.js';
 import { OrderActionRefused, OrderNotFound, unitsBackordered, unitsToShip, type FulfillInput, type OrderActions } from '../orders/order-actions.js';
 import { amountForKeptUnits, authorizationNearExpiry, fulfilmentState, paymentOverdue, type FulfilmentState } from '../orders/order-machine.js';
 import { listOrders, readOrder, type Order } from '../orders/orders.js';
@@ -211,10 +213,10 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
       const order = await readOrder(db, idOrNumber);
       return order ? details(order) : null;
     },
-    capture: (idOrNumber, amount) => move(() => parts.orders.capture(db, idOrNumber, amount)),
-    fulfill: (idOrNumber, request) => move(() => parts.orders.fulfill(db, idOrNumber, fulfillInput(request))),
-    cancel: (idOrNumber, reason) => move(() => parts.orders.cancel(db, idOrNumber, reason)),
-    refund: (idOrNumber, amount, reason) => move(() => parts.orders.refund(db, idOrNumber, amount, reason)),
+    capture: (idOrNumber, amount) => move(() => parts.orders.capture(db, idOrNumber, amount, TERMINAL_ACTOR)),
+    fulfill: (idOrNumber, request) => move(() => parts.orders.fulfill(db, idOrNumber, fulfillInput(request), TERMINAL_ACTOR)),
+    cancel: (idOrNumber, reason) => move(() => parts.orders.cancel(db, idOrNumber, reason, TERMINAL_ACTOR)),
+    refund: (idOrNumber, amount, reason) => move(() => parts.orders.refund(db, idOrNumber, amount, reason, TERMINAL_ACTOR)),
     outbox: () => listUndelivered(db),
     async retryOutbox(id) {
       const outcome = await parts.retry(id);
@@ -312,9 +314,8 @@ function orderDetails(order: Order, transitions: TransitionRecord[]): OrderDetai
 
 /** A refund's AMOUNT as the merchant types it: dollars and cents (`12.50`, `$12.50`, `12`), to cents without floats. */
 export function parseAmount(raw: string | undefined): number {
-  const match = /^\$?(\d{1,9})(?:\.(\d{1,2}))?$/.exec(raw?.trim() ?? '');
-  if (!match) throw new CommandError(`AMOUNT must be dollars and cents such as 12.50, got ${raw === undefined ? 'nothing' : `"${raw.slice(0, 40)}"`}`);
-  const cents = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  const cents = raw === undefined ? undefined : parseDollars(raw);
+  if (cents === undefined) throw new CommandError(`AMOUNT must be dollars and cents such as 12.50, got ${raw === undefined ? 'nothing' : `"${raw.slice(0, 40)}"`}`);
   if (cents <= 0) throw new CommandError('AMOUNT must be more than 0.00');
   return cents;
 }

@@ -10,8 +10,13 @@
  * `refunding`) in one transaction, the provider is called with the reservation's idempotency key, and the outcome is
  * recorded, and announced, in a second one. A reservation counts against what may still be captured or refunded, so
  * two refunds racing never give back more than was captured.
+ *
+ * A person's move (capture, fulfil, cancel, refund from the admin or the terminal) names its actor, and is written to
+ * the audit log in the transaction that makes the change: a refusal, which rolls the change back, leaves no entry.
  */
 import { randomBytes } from 'node:crypto';
+import { recordAudit, type Actor } from '../audit/audit-log.js';
+import { formatMoney } from '../catalog/types.js';
 import type { Database, Queryable } from '../db/database.js';
 import { PERSON_FIELDS } from '../fields/person-fields.js';
 import { textFault, textFaultSentence } from '../fields/text.js';
@@ -141,6 +146,35 @@ type Reserve = (kind: Reservation['kind'], amount: number, reason?: string | nul
 /** A move inside the order's transaction: checks and writes, may reserve money moves, and says what to announce. */
 type Move = (tx: Queryable, order: Order, facts: OrderFacts, reserve: Reserve) => Promise<((order: Order) => OrderEvent) | undefined>;
 
+/** The audit entry of a person's move: who, which action, and its one line, from the order before and after it. */
+interface AuditNote {
+  actor: Actor;
+  action: 'order.capture' | 'order.fulfill' | 'order.cancel' | 'order.refund';
+  summary: (before: Order, after: Order, facts: OrderFacts) => string;
+}
+
+/** The entry only when a person is named (the store's own moves, such as a lapsed hold, are not a person's). */
+const noted = (actor: Actor | undefined, action: AuditNote['action'], summary: AuditNote['summary']): AuditNote | undefined =>
+  actor ? { actor, action, summary } : undefined;
+
+/** "captured $12.50" when the store records the money itself; "asked stripe to capture $12.50" when a provider moves it. */
+const moneyMove = (order: Order, holdsFunds: boolean, verb: 'capture' | 'refund', cents: number, why: string | null) => {
+  const amount = formatMoney(cents, order.currency);
+  const done = holdsFunds ? `asked ${order.payment.provider} to ${verb} ${amount}` : `${verb === 'capture' ? 'captured' : 'refunded'} ${amount}`;
+  return why ? `${done} (${why})` : done;
+};
+
+/** The units a move shipped or canceled, per line: "2 × Drink stick - Mango, 1 × Tea". */
+const unitsMoved = (before: Order, after: Order, units: (line: OrderLine) => number) =>
+  after.lines
+    .map((line) => {
+      const was = before.lines.find((l) => l.id === line.id);
+      const moved = units(line) - (was ? units(was) : 0);
+      return moved > 0 ? `${moved} × ${line.title}` : '';
+    })
+    .filter((part) => part !== '')
+    .join(', ');
+
 /** How a provider event was taken: applied, seen before, about no order's payment, or the approval's to handle. */
 export type ProviderEventOutcome = 'applied' | 'duplicate' | 'ignored' | 'not_for_orders';
 
@@ -193,9 +227,10 @@ export class OrderActions {
   /**
    * One move on one order: its row locked, `move` checks and writes (and may reserve money moves), then the order as
    * it now is is announced. A refusal thrown by `move` rolls everything back. The money moves reserved are carried
-   * out after the commit (`carryOut`).
+   * out after the commit (`carryOut`). A person's move (`audit`) is recorded in the same transaction, after `move`
+   * succeeded.
    */
-  private async change(db: Database, idOrNumber: string, move: Move): Promise<{ order: Order; reservations: Reservation[] }> {
+  private async change(db: Database, idOrNumber: string, move: Move, audit?: AuditNote): Promise<{ order: Order; reservations: Reservation[] }> {
     return db.transaction(async (tx) => {
       const locked = await readOrder(tx, idOrNumber, { lock: true });
       if (!locked) throw new OrderNotFound(idOrNumber);
@@ -203,8 +238,10 @@ export class OrderActions {
       const reserve: Reserve = async (kind, amount, reason = null) => {
         reservations.push(await this.reserve(tx, locked, kind, amount, reason));
       };
-      const event = await move(tx, locked, await this.facts(tx, locked), reserve);
+      const facts = await this.facts(tx, locked);
+      const event = await move(tx, locked, facts, reserve);
       const after = (await readOrder(tx, locked.id))!;
+      if (audit) await recordAudit(tx, audit.actor, { action: audit.action, orderId: locked.id, summary: audit.summary(locked, after, facts) });
       if (event) await announce(tx, this.options.subscribers, event(after));
       return { order: after, reservations };
     });
@@ -334,16 +371,21 @@ export class OrderActions {
 
   /**
    * The payment was received (manual: the merchant says the money arrived), or the provider's hold is captured: all
-   * that is owed for what is not canceled, or `amount` cents of it.
+   * that is owed for what is not canceled, or `amount` cents of it. `actor`: the person who asked (audited).
    */
-  async capture(db: Database, idOrNumber: string, amount?: number): Promise<Order> {
+  async capture(db: Database, idOrNumber: string, amount?: number, actor?: Actor): Promise<Order> {
     if (amount !== undefined) wholeCents(amount, 'capture');
-    const { order, reservations } = await this.change(db, idOrNumber, async (_tx, _order, facts, reserve) => {
-      const cents = amount ?? captureAmount(facts);
-      refuse(paymentRefusal('capture', facts, cents));
-      await reserve('capture', cents);
-      return undefined;
-    });
+    const { order, reservations } = await this.change(
+      db,
+      idOrNumber,
+      async (_tx, _order, facts, reserve) => {
+        const cents = amount ?? captureAmount(facts);
+        refuse(paymentRefusal('capture', facts, cents));
+        await reserve('capture', cents);
+        return undefined;
+      },
+      noted(actor, 'order.capture', (before, _after, facts) => moneyMove(before, facts.payment.holdsFunds, 'capture', amount ?? captureAmount(facts), null)),
+    );
     return this.carryOut(db, order, reservations, true);
   }
 
@@ -378,14 +420,19 @@ export class OrderActions {
   /**
    * Units shipped, with tracking: every unit not yet shipped, or the lines and quantities given. With a provider's
    * hold and CAPTURE_ON=fulfillment, the first shipment captures everything not canceled (after the shipment is
-   * committed: a refused capture does not unship it, the order's payment says how it went).
+   * committed: a refused capture does not unship it, the order's payment says how it went). `actor`: the person who
+   * shipped (audited).
    */
-  async fulfill(db: Database, idOrNumber: string, input: FulfillInput = {}): Promise<Order> {
+  async fulfill(db: Database, idOrNumber: string, input: FulfillInput = {}, actor?: Actor): Promise<Order> {
     const tracking = {
       trackingNumber: text(input.trackingNumber, 'the tracking number'),
       trackingUrl: trackingUrl(input.trackingUrl),
       carrier: text(input.carrier, 'the carrier'),
     };
+    const audit = noted(actor, 'order.fulfill', (before, after) => {
+      const via = [tracking.carrier && `via ${tracking.carrier}`, tracking.trackingNumber && `tracking ${tracking.trackingNumber}`].filter(Boolean).join(', ');
+      return `shipped ${unitsMoved(before, after, (line) => line.fulfilled)}${via ? ` (${via})` : ''}`;
+    });
     const { order, reservations } = await this.change(db, idOrNumber, async (tx, order, facts, reserve) => {
       refuse(fulfilRefusal(facts));
       const shipped = shipment(order, input.lines);
@@ -405,7 +452,7 @@ export class OrderActions {
       const cents = captureAtShipment(facts, this.captureOn);
       if (cents > 0) await reserve('capture', cents);
       return (after) => ({ type: 'fulfilled', order: after, fulfillment: after.fulfillments.find((f) => f.id === fulfillment.id)! });
-    });
+    }, audit);
     return this.carryOut(db, order, reservations, false);
   }
 
@@ -439,10 +486,14 @@ export class OrderActions {
    * Cancels what has not shipped: those units are canceled on their lines, the ones taken from stock go back
    * exactly once (a canceled order cannot be canceled again), and the money follows (paymentOnCancel): an unpaid
    * order's payment is void (a provider's hold released); a provider's hold on an order that shipped part is captured
-   * for that part; what a provider captured beyond what shipped is refunded.
+   * for that part; what a provider captured beyond what shipped is refunded. `actor`: the person who canceled (audited).
    */
-  async cancel(db: Database, idOrNumber: string, reason?: string): Promise<Order> {
+  async cancel(db: Database, idOrNumber: string, reason?: string, actor?: Actor): Promise<Order> {
     const why = text(reason, 'the reason');
+    const audit = noted(actor, 'order.cancel', (before, after) => {
+      const units = unitsMoved(before, after, (line) => line.canceled);
+      return `canceled the order${units ? `: ${units}` : ''}${why ? ` (${why})` : ''}`;
+    });
     const { order, reservations } = await this.change(db, idOrNumber, async (tx, order, facts, reserve) => {
       refuse(cancelRefusal(facts));
       const open = order.lines.filter((line) => unitsToShip(line) > 0);
@@ -467,22 +518,28 @@ export class OrderActions {
       };
       await insertAdjustment(tx, order.id, adjustment);
       return (after) => ({ type: 'canceled', order: after, adjustment: after.adjustments.find((a) => a.id === adjustment.id)! });
-    });
+    }, audit);
     return this.carryOut(db, order, reservations, false);
   }
 
   /**
    * Gives back `amount` cents of what was captured (manual: records money the merchant gave back). The refunds of an
-   * order, those under way included, never add up to more than was captured, whatever runs at once.
+   * order, those under way included, never add up to more than was captured, whatever runs at once. `actor`: the
+   * person who gave it back (audited).
    */
-  async refund(db: Database, idOrNumber: string, amount: number, reason?: string): Promise<Order> {
+  async refund(db: Database, idOrNumber: string, amount: number, reason?: string, actor?: Actor): Promise<Order> {
     wholeCents(amount, 'refund');
     const why = text(reason, 'the reason');
-    const { order, reservations } = await this.change(db, idOrNumber, async (_tx, _order, facts, reserve) => {
-      refuse(paymentRefusal('refund', facts, amount));
-      await reserve('refund', amount, why);
-      return undefined;
-    });
+    const { order, reservations } = await this.change(
+      db,
+      idOrNumber,
+      async (_tx, _order, facts, reserve) => {
+        refuse(paymentRefusal('refund', facts, amount));
+        await reserve('refund', amount, why);
+        return undefined;
+      },
+      noted(actor, 'order.refund', (before, _after, facts) => moneyMove(before, facts.payment.holdsFunds, 'refund', amount, why)),
+    );
     return this.carryOut(db, order, reservations, true);
   }
 
