@@ -28,6 +28,7 @@ import { approvalCodeMail } from './mail/approval-code-mail.js';
 import { openMailSender, type MailSender } from './mail/mail-sender.js';
 import type { MailShop, MerchantIdentity } from './mail/mail-parts.js';
 import { orderMailSubscriber } from './mail/order-mail-subscriber.js';
+import { storefrontCommand } from './cli/command-name.js';
 import { OrderActions } from './orders/order-actions.js';
 import type { OrderEventSubscriber } from './orders/order-events.js';
 import { OutboxDispatcher, purgeDelivered, type Sender } from './outbox/outbox-dispatcher.js';
@@ -36,6 +37,7 @@ import { LATEST_UCP_RELEASE, PROFILE_PATH } from './ucp/protocol.js';
 import { orderWebhookSubscriber } from './ucp/webhooks/order-webhooks.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 import { sendWebhook } from './ucp/webhooks/webhook-sender.js';
+import { StaffService } from './staff/staff-service.js';
 
 export interface Store {
   config: Config;
@@ -62,6 +64,8 @@ export interface Store {
   signingKeys: SigningKeys;
   /** Delivers the outbox (mail, webhooks); undefined when the store was opened without delivery. */
   outbox: OutboxDispatcher | undefined;
+  /** Who may use the admin: staff, their passkeys, sign-in links and sessions. */
+  staff: StaffService;
   close(): Promise<void>;
 }
 
@@ -130,6 +134,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       orderEvents: subscribers,
       buyerProof,
     });
+    const staff = openStaff(config);
     const orders = new OrderActions({ inventory, subscribers, provider: paymentProvider, captureOn: config.payment.captureOn });
     // A provider holding the buyer's money: the approval sends the buyer to its page, and CAPTURE_ON=approval captures.
     checkouts.approvals.usePaymentPage({
@@ -161,6 +166,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
         carts.purgeExpired(db).catch((error: unknown) => onError('cart purge failed', error)),
         idempotency.purgeExpired(db).catch((error: unknown) => onError('idempotency key purge failed', error)),
         purgeExpiredProofs(db).catch((error: unknown) => onError('approval proof purge failed', error)),
+        staff.purgeExpired(db).catch((error: unknown) => onError('staff link and session purge failed', error)),
         // Money moves a stopped process left asked of the provider and unrecorded; holds that lapsed uncaptured.
         orders.settleUnsettled(db).catch((error: unknown) => onError('payment settlement sweep failed', error)),
         // CAPTURE_ON=approval: holds a stopped process placed and did not capture.
@@ -191,6 +197,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       orders,
       signingKeys,
       outbox,
+      staff,
       // Background work starts nothing more, then the database waits for the work under way (a request whose
       // client has gone, a refresh already reading) before it closes. Closing twice is closing once.
       close: () =>
@@ -244,6 +251,8 @@ const mailShop = (config: Config): MailShop => ({
   baseUrl: config.baseUrl,
   merchantEmail: config.mail.merchantEmail,
   captureOn: config.payment.captureOn,
+  timeZone: config.storeTimeZone,
+  command: storefrontCommand(),
 });
 
 /** The approval's proof: WebAuthn bound to BASE_URL (its origin, its host as RP ID), codes mailed at once. */
@@ -256,6 +265,19 @@ function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
     storeName: config.storeName,
     passkeysPossible: !isIP(base.hostname.replace(/^\[|\]$/g, '')),
     mailCode: (mail) => mailer().send(approvalCodeMail(mail, merchantIdentity(config)), randomUUID()),
+  });
+}
+
+/** The admin's staff: passkeys bound to BASE_URL (its origin, its host as RP ID); enrollment links mailed when SMTP_URL is set. */
+function openStaff(config: Config): StaffService {
+  const base = new URL(config.baseUrl);
+  return new StaffService({
+    baseUrl: config.baseUrl,
+    storeName: config.storeName,
+    merchant: merchantIdentity(config),
+    timeZone: config.storeTimeZone,
+    mail: config.mail.smtpUrl ? { deadlineSeconds: config.outbox.mailDeadlineSeconds } : undefined,
+    passkeysPossible: !isIP(base.hostname.replace(/^\[|\]$/g, '')),
   });
 }
 

@@ -1,0 +1,31 @@
+/**
+ * A signed-in admin session for HTTP tests: a staff member added from the terminal, signed in through a single-use
+ * sign-in link (what a store whose address holds no passkey does), as the admin's cookie and CSRF token.
+ */
+import { randomBytes } from 'node:crypto';
+import { TERMINAL_ACTOR } from '../../src/audit/audit-log.js';
+import type { StaffRole } from '../../src/staff/staff.js';
+import type { Store } from '../../src/store.js';
+
+/** The admin's session cookie (src/admin/admin-kit.ts SESSION_COOKIE). */
+export const ADMIN_SESSION_COOKIE = '__Host-storefront-admin';
+
+export interface StaffSessionForTest {
+  /** `name=value`, for a Cookie header. */
+  cookie: string;
+  /** The session's CSRF token, for the `_csrf` field of a state-changing request. */
+  csrf: string;
+  email: string;
+  /** The session's secret (the cookie's value). */
+  secret: string;
+}
+
+export async function startStaffSession(store: Store, options: { email?: string; role?: StaffRole } = {}): Promise<StaffSessionForTest> {
+  const email = options.email ?? `staff-${randomBytes(4).toString('hex')}@example.com`;
+  const members = await store.staff.list(store.db);
+  const member = members.find((known) => known.email === email.toLowerCase());
+  if (!member || member.revokedAt) await store.staff.add(store.db, TERMINAL_ACTOR, email, options.role ?? 'owner');
+  const { link } = await store.staff.signInLink(store.db, TERMINAL_ACTOR, email);
+  const { secret, session } = await store.staff.useSignInLink(store.db, link.slice(link.lastIndexOf('/') + 1));
+  return { cookie: `${ADMIN_SESSION_COOKIE}=${secret}`, csrf: session.csrfToken, email: session.email, secret };
+}
