@@ -306,8 +306,12 @@ export async function endPaymentSession(db: Queryable, sessionId: string): Promi
   await db.query('update checkout_approvals set payment_session_expires_at = least(payment_session_expires_at, now()) where payment_session_id = $1', [sessionId]);
 }
 
-export async function markApprovalUsed(db: Queryable, token: string): Promise<void> {
-  await db.query('update checkout_approvals set used_at = now() where token = $1', [token]);
+/** The approval placed its order: used now, proven as `provenBy` says (unless it was proven before paying on a hosted page). */
+export async function markApprovalUsed(db: Queryable, token: string, provenBy: NonNullable<ApprovalRecord['provenBy']>): Promise<void> {
+  await db.query('update checkout_approvals set used_at = now(), proven_by = coalesce(proven_by, $2), proven_at = coalesce(proven_at, now()) where token = $1', [
+    token,
+    provenBy,
+  ]);
 }
 
 /** Open checkouts past their expiry, for the sweep that cancels them. */

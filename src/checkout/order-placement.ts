@@ -131,7 +131,7 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
         },
         parts.payments,
       );
-      await markApprovalUsed(tx, token);
+      await markApprovalUsed(tx, token, provenBy);
       await checkouts.apply(tx, inProgress, { to: 'completed', actor: 'system', reason: `order #${order.number} placed`, update: { orderId: order.id } });
       // The cart it was bought from is closed: its cookie gets a fresh cart, and reading it by token finds nothing.
       if (locked.cartToken) await parts.carts.close(tx, locked.cartToken);

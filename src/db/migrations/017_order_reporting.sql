@@ -6,7 +6,18 @@
 alter table checkouts add column agent_platform text;
 alter table orders add column agent_platform text;
 
--- Orders before this version: the platform is not known (an agent's order says only "agent").
+-- Orders placed before this version: their platform is not known (an agent's order says only "agent").
+
+-- How the buyer proved it was them is kept on the approval that placed the order, whatever the payment (before,
+-- only a hosted payment page's approvals kept it). Approvals used before this version: from their checkout's move.
+update checkout_approvals a
+   set proven_by = case when t.reason like '%(proven with a passkey)%' then 'passkey'
+                        when t.reason like '%(proven with a mailed code)%' then 'code'
+                        else 'link' end,
+       proven_at = t.at
+  from checkout_transitions t
+ where a.used_at is not null and a.proven_by is null
+   and t.checkout_id = a.checkout_id and t.to_status = 'complete_in_progress';
 
 -- The dashboard's periods and the list's date range (orders_newest_first already orders by created_at desc).
 create index orders_by_status_created on orders (status, created_at desc);

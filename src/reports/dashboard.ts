@@ -1,0 +1,346 @@
+/**
+ * The business at a glance, for the admin's home: sales, orders and the average order of today, the last 7 and the
+ * last 30 days, each beside the days before; orders per day by who prepared them (a browser, or an agent and its
+ * platform); units sold per product; low stock; the orders that wait for the merchant (a capture, a shipment, a
+ * payment past due, a card hold about to lapse); deliveries given up. Days are calendar days in the store's time
+ * zone. Read only, in a handful of queries that each stay fast over many orders (migration 017's indexes).
+ *
+ * Sales are the totals of orders not canceled (refunds are shown apart, in the period they were given).
+ */
+import type { Queryable } from '../db/database.js';
+import { STORE_CURRENCY } from '../catalog/types.js';
+
+/** Stock at or below this is low, unless the caller says otherwise. */
+export const LOW_STOCK_AT = 5;
+/** How many order numbers each list of orders waiting for the merchant names (the count says how many there are). */
+export const ORDERS_NAMED = 5;
+/** A card hold lapsing within this is about to expire. */
+export const EXPIRING_WITHIN_HOURS = 24;
+/** How many products the units-sold figures list; how many low-stock variants; how many failed deliveries. */
+export const PRODUCTS_LISTED = 10;
+export const LOW_STOCK_LISTED = 10;
+export const FAILURES_LISTED = 5;
+/** How much of a delivery's last error is kept. */
+export const ERROR_KEPT = 160;
+/** The days the orders-per-day figures cover (today included). */
+export const DAYS_CHARTED = 30;
+
+export interface PeriodFigures {
+  /** Cents: the totals of the period's orders not canceled. */
+  sales: number;
+  /** Orders placed in the period and not canceled. */
+  orders: number;
+  /** Cents: sales divided by orders, rounded; 0 without orders. */
+  averageOrder: number;
+  /** Cents given back in the period (refunds), whatever the day of their order. */
+  refunds: number;
+}
+
+export type PeriodName = 'today' | '7d' | '30d';
+
+/** A span of calendar days in the store's zone, first and last day included (YYYY-MM-DD). */
+export interface DaySpan {
+  from: string;
+  to: string;
+}
+
+export interface PeriodComparison {
+  name: PeriodName;
+  /** The period's days (today's ends now) and its figures. */
+  span: DaySpan;
+  current: PeriodFigures;
+  /** The same number of days just before. */
+  beforeSpan: DaySpan;
+  before: PeriodFigures;
+}
+
+/** Who prepared orders: a browser, or an agent of a platform (null when its platform is not known). */
+export interface Preparer {
+  key: string;
+  prepared: 'agent' | 'browser';
+  platform: string | null;
+}
+
+/** Orders placed on a day and not canceled. */
+export interface DayOrders {
+  day: string;
+  /** Orders per preparer key (every preparer has an entry, 0 included). */
+  byPreparer: Record<string, number>;
+  total: number;
+}
+
+export interface ProductUnits {
+  productId: string;
+  title: string;
+  units: number;
+  /** Cents: the units' prices. */
+  sales: number;
+}
+
+export interface LowStockVariant {
+  variantId: string;
+  productId: string;
+  productTitle: string;
+  variantTitle: string;
+  sku: string | null;
+  onHand: number;
+}
+
+/** Orders waiting for the merchant: how many, and the numbers of the longest waiting. */
+export interface WaitingOrders {
+  count: number;
+  numbers: number[];
+}
+
+export interface FailedDelivery {
+  id: number;
+  kind: string;
+  topic: string;
+  orderNumber: number | null;
+  attempts: number;
+  failedAt: Date;
+  /** One line, shortened, with mail addresses reduced to their domain. */
+  lastError: string;
+}
+
+export interface DashboardFigures {
+  now: Date;
+  timeZone: string;
+  currency: string;
+  /** Today's date in the store's zone. */
+  today: string;
+  periods: PeriodComparison[];
+  ordersByDay: { preparers: Preparer[]; days: DayOrders[] };
+  /** Units sold (not canceled) per product over the last 30 days, most first. */
+  unitsByProduct: { span: DaySpan; products: ProductUnits[]; otherUnits: number };
+  lowStock: { threshold: number; count: number; variants: LowStockVariant[] };
+  waiting: {
+    /** A card hold to capture (payment authorized). */
+    capture: WaitingOrders;
+    /** Units neither shipped nor canceled. */
+    shipment: WaitingOrders;
+    /** Manual payment not received by its due date. */
+    overdue: WaitingOrders;
+    /** A card hold that lapses within 24 hours, not captured. */
+    expiring: WaitingOrders;
+  };
+  failedDeliveries: { count: number; latest: FailedDelivery[] };
+}
+
+export interface DashboardRequest {
+  now: Date;
+  timeZone: string;
+  lowStockAt?: number;
+}
+
+const PERIOD_DAYS: Record<PeriodName, number> = { today: 1, '7d': 7, '30d': 30 };
+const DAY_MS = 86_400_000;
+
+/** YYYY-MM-DD `days` after (or before) a day. */
+export function addDays(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** The preparer key of an order: `browser`, or `agent:` and its platform ('' when not known). */
+export function preparerKey(channel: 'agent' | 'browser', platform: string | null): string {
+  return channel === 'browser' ? 'browser' : `agent:${platform ?? ''}`;
+}
+
+/** A delivery's error as the merchant may read it: one line, short, no mail address but its domain. */
+export function redactedError(error: string | null, max = ERROR_KEPT): string {
+  if (!error) return '';
+  const line = error
+    .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
+    .replace(/[^\s<>()[\]"',;:@]+@([A-Za-z0-9.-]+)/g, '…@$1')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+const emptyFigures = (): PeriodFigures => ({ sales: 0, orders: 0, averageOrder: 0, refunds: 0 });
+
+interface Bounds {
+  today: string;
+  /** The first instant of the first day read (60 days back: the 30 days and the 30 before). */
+  since: Date;
+  /** The first instant of the 30 days charted. */
+  since30: Date;
+}
+
+async function bounds(db: Queryable, now: Date, timeZone: string): Promise<Bounds> {
+  const [row] = await db.query<{ today: string; since: Date | string; since30: Date | string }>(
+    `select (($1::timestamptz at time zone $2)::date)::text as today,
+            ((($1::timestamptz at time zone $2)::date - ${2 * DAYS_CHARTED - 1})::timestamp at time zone $2) as since,
+            ((($1::timestamptz at time zone $2)::date - ${DAYS_CHARTED - 1})::timestamp at time zone $2) as since30`,
+    [now.toISOString(), timeZone],
+  );
+  return { today: row!.today, since: new Date(row!.since), since30: new Date(row!.since30) };
+}
+
+export async function dashboardFigures(db: Queryable, request: DashboardRequest): Promise<DashboardFigures> {
+  const { now, timeZone } = request;
+  const threshold = request.lowStockAt ?? LOW_STOCK_AT;
+  const { today, since, since30 } = await bounds(db, now, timeZone);
+  const at = now.toISOString();
+  const [orderDays, refundDays, products, lowStock, capture, shipment, overdue, expiring, failed] = await Promise.all([
+    db.query<{ day: string; channel: 'agent' | 'browser'; agent_platform: string | null; canceled: boolean; orders: number; sales: string | number }>(
+      `select (created_at at time zone $3)::date::text as day, channel, agent_platform, status = 'canceled' as canceled,
+              count(*)::int as orders, sum(total)::bigint as sales
+         from orders where created_at >= $1 and created_at <= $2
+        group by 1, 2, 3, 4`,
+      [since.toISOString(), at, timeZone],
+    ),
+    db.query<{ day: string; refunds: string | number }>(
+      `select (occurred_at at time zone $3)::date::text as day, -sum(amount)::bigint as refunds
+         from order_adjustments where type = 'refund' and occurred_at >= $1 and occurred_at <= $2
+        group by 1`,
+      [since.toISOString(), at, timeZone],
+    ),
+    db.query<{ product_id: string; title: string; units: number; sales: string | number }>(
+      `select l.product_id::text as product_id, max(l.product_title) as title,
+              sum(l.quantity - l.canceled)::int as units, sum((l.quantity - l.canceled) * l.unit_price)::bigint as sales
+         from orders o join order_lines l on l.order_id = o.id
+        where o.created_at >= $1 and o.created_at <= $2 and o.status <> 'canceled'
+        group by l.product_id
+       having sum(l.quantity - l.canceled) > 0
+        order by units desc, title`,
+      [since30.toISOString(), at],
+    ),
+    db.query<{ all_count: number; variant_id: string; product_id: string; product_title: string; variant_title: string; sku: string | null; on_hand: number }>(
+      `select count(*) over ()::int as all_count, v.id::text as variant_id, p.id::text as product_id, p.title as product_title,
+              v.title as variant_title, v.sku, l.on_hand
+         from inventory_levels l join variants v on v.id = l.variant_id join products p on p.id = v.product_id
+        where v.inventory_tracked and v.archived_at is null and l.on_hand <= $1
+        order by l.on_hand, p.title, v.position
+        limit ${LOW_STOCK_LISTED}`,
+      [threshold],
+    ),
+    waiting(db, `status = 'placed' and payment_state = 'authorized'`, 'created_at', []),
+    waiting(db, `status = 'placed' and id in (select order_id from order_lines where fulfilled + canceled < quantity)`, 'created_at', []),
+    waiting(db, `status = 'placed' and payment_state = 'pending' and payment_due_at < $1`, 'payment_due_at', [at]),
+    waiting(
+      db,
+      `status = 'placed' and payment_state = 'authorized' and payment_authorized_until > $1 and payment_authorized_until <= $2`,
+      'payment_authorized_until',
+      [at, new Date(now.getTime() + EXPIRING_WITHIN_HOURS * 3_600_000).toISOString()],
+    ),
+    db.query<{ all_count: number; id: string | number; kind: string; topic: string; number: string | number | null; attempts: number; failed_at: Date | string; last_error: string | null }>(
+      `select count(*) over ()::int as all_count, ob.id, ob.kind, ob.topic, o.number, ob.attempts, ob.failed_at, ob.last_error
+         from outbox ob left join orders o on o.id = ob.order_id
+        where ob.failed_at is not null
+        order by ob.failed_at desc, ob.id desc
+        limit ${FAILURES_LISTED}`,
+    ),
+  ]);
+
+  // Per day: sales and orders not canceled, refunds; orders of every kind per preparer for the chart.
+  const salesByDay = new Map<string, { sales: number; orders: number; refunds: number }>();
+  const dayFigures = (day: string) => {
+    let figures = salesByDay.get(day);
+    if (!figures) salesByDay.set(day, (figures = { sales: 0, orders: 0, refunds: 0 }));
+    return figures;
+  };
+  const preparers = new Map<string, Preparer & { orders: number }>();
+  const firstCharted = addDays(today, -(DAYS_CHARTED - 1));
+  const chartCounts = new Map<string, Map<string, number>>();
+  for (const row of orderDays) {
+    if (row.canceled) continue;
+    const figures = dayFigures(row.day);
+    figures.sales += num(row.sales);
+    figures.orders += row.orders;
+    if (row.day < firstCharted) continue;
+    const key = preparerKey(row.channel, row.agent_platform);
+    const preparer = preparers.get(key) ?? { key, prepared: row.channel, platform: row.channel === 'agent' ? row.agent_platform : null, orders: 0 };
+    preparer.orders += row.orders;
+    preparers.set(key, preparer);
+    const counts = chartCounts.get(row.day) ?? new Map<string, number>();
+    counts.set(key, (counts.get(key) ?? 0) + row.orders);
+    chartCounts.set(row.day, counts);
+  }
+  for (const row of refundDays) dayFigures(row.day).refunds += num(row.refunds);
+
+  const sumDays = (span: DaySpan): PeriodFigures => {
+    const figures = emptyFigures();
+    for (let day = span.from; day <= span.to; day = addDays(day, 1)) {
+      const known = salesByDay.get(day);
+      if (!known) continue;
+      figures.sales += known.sales;
+      figures.orders += known.orders;
+      figures.refunds += known.refunds;
+    }
+    figures.averageOrder = figures.orders === 0 ? 0 : Math.round(figures.sales / figures.orders);
+    return figures;
+  };
+  const periods = (Object.keys(PERIOD_DAYS) as PeriodName[]).map((name): PeriodComparison => {
+    const days = PERIOD_DAYS[name];
+    const span = { from: addDays(today, -(days - 1)), to: today };
+    const beforeSpan = { from: addDays(today, -(2 * days - 1)), to: addDays(today, -days) };
+    return { name, span, current: sumDays(span), beforeSpan, before: sumDays(beforeSpan) };
+  });
+
+  // Browsers first, then each platform by its orders (most first), an agent of no known platform last.
+  const preparerList = [...preparers.values()]
+    .sort((a, b) => rank(a) - rank(b) || b.orders - a.orders || (a.platform ?? '').localeCompare(b.platform ?? ''))
+    .map(({ key, prepared, platform }) => ({ key, prepared, platform }));
+  const days: DayOrders[] = [];
+  for (let day = firstCharted; day <= today; day = addDays(day, 1)) {
+    const counts = chartCounts.get(day);
+    const byPreparer = Object.fromEntries(preparerList.map((preparer) => [preparer.key, counts?.get(preparer.key) ?? 0]));
+    days.push({ day, byPreparer, total: Object.values(byPreparer).reduce((sum, n) => sum + n, 0) });
+  }
+
+  const listed = products.slice(0, PRODUCTS_LISTED);
+  return {
+    now,
+    timeZone,
+    currency: STORE_CURRENCY,
+    today,
+    periods,
+    ordersByDay: { preparers: preparerList, days },
+    unitsByProduct: {
+      span: { from: firstCharted, to: today },
+      products: listed.map((row) => ({ productId: row.product_id, title: row.title, units: row.units, sales: num(row.sales) })),
+      otherUnits: products.slice(PRODUCTS_LISTED).reduce((sum, row) => sum + row.units, 0),
+    },
+    lowStock: {
+      threshold,
+      count: lowStock[0]?.all_count ?? 0,
+      variants: lowStock.map((row) => ({
+        variantId: row.variant_id,
+        productId: row.product_id,
+        productTitle: row.product_title,
+        variantTitle: row.variant_title,
+        sku: row.sku,
+        onHand: row.on_hand,
+      })),
+    },
+    waiting: { capture, shipment, overdue, expiring },
+    failedDeliveries: {
+      count: failed[0]?.all_count ?? 0,
+      latest: failed.map((row) => ({
+        id: Number(row.id),
+        kind: row.kind,
+        topic: row.topic,
+        orderNumber: row.number === null ? null : Number(row.number),
+        attempts: row.attempts,
+        failedAt: new Date(row.failed_at),
+        lastError: redactedError(row.last_error),
+      })),
+    },
+  };
+}
+
+function rank(preparer: Preparer): number {
+  if (preparer.prepared === 'browser') return 0;
+  return preparer.platform === null ? 2 : 1;
+}
+
+/** Orders matching `where` (over `orders`), the longest waiting first by `oldestFirst`: how many, and the first numbers. */
+async function waiting(db: Queryable, where: string, oldestFirst: string, params: unknown[]): Promise<WaitingOrders> {
+  const rows = await db.query<{ all_count: number; number: string | number }>(
+    `select count(*) over ()::int as all_count, number from orders where ${where} order by ${oldestFirst}, number limit ${ORDERS_NAMED}`,
+    params,
+  );
+  return { count: rows[0]?.all_count ?? 0, numbers: rows.map((row) => Number(row.number)) };
+}
