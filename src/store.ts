@@ -269,7 +269,7 @@ function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
 }
 
 /** The admin's staff: passkeys bound to BASE_URL (its origin, its host as RP ID); enrollment links mailed when SMTP_URL is set. */
-function openStaff(config: Config): StaffService {
+export function openStaff(config: Config): StaffService {
   const base = new URL(config.baseUrl);
   return new StaffService({
     baseUrl: config.baseUrl,

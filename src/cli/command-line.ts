@@ -41,6 +41,7 @@ import {
   type StockSet,
 } from './merchant-commands.js';
 import { DRAIN_SECONDS, serve } from './serve.js';
+import { remoteStaffCommands, staffCommand, STAFF_USAGE } from './staff-commands.js';
 import { inertLine, inertStrings, printLines, type TextStream } from './terminal-text.js';
 
 /** Where a command runs: its environment (the configuration) and the streams its answer and its failure go to. */
@@ -89,11 +90,17 @@ const USAGE = `usage: storefront <command> [arguments]
   buyers                     buyers holding passkeys (approve orders with them), with each passkey's id and last use
   buyers revoke EMAIL [--passkey ID]
                              remove a buyer's passkeys (or one): their next order is approved with a mailed code again
+  staff                      who may use the admin (/admin): email, role, passkeys, last sign-in
+  staff add EMAIL [--role owner|staff]
+                             add a person (the first one is an owner unless --role says otherwise): prints a single-use
+                             enrollment link, valid 30 minutes, on which they create their passkey (mailed too with SMTP_URL)
+  staff revoke EMAIL         end every session of that person at once and remove their passkeys (never the last owner)
+  staff sign-in-link EMAIL   a single-use sign-in link, valid 5 minutes (for a BASE_URL that is an IP address: no passkey there)
   help                       this text
 
 The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
 The buyer is mailed when an order is placed, shipped, canceled or refunded (SMTP_URL, or .eml files in DATA_DIR/mail).
-import, stock, orders and outbox work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
+import, stock, orders, outbox and staff work while the store runs: on PostgreSQL running stores see a change when it commits (LISTEN/NOTIFY);
 with the embedded database the command is run by the running store itself, through its control socket.
 Configuration (environment; a bad value stops the store with one line naming the variable):
 ${configVariablesHelp()}
@@ -137,15 +144,16 @@ async function commandsOn(db: Database, config: Config): Promise<MerchantCommand
   await migrate(db);
   const inventory = await Inventory.load(db);
   // The provider and CAPTURE_ON the store has: a card hold captured, released or refunded here is asked of Stripe.
-  const { openPaymentProvider, orderEventSubscribers } = await import('../store.js');
+  const { openPaymentProvider, orderEventSubscribers, openStaff } = await import('../store.js');
   const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config), provider: openPaymentProvider(config), captureOn: config.payment.captureOn });
   // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
   const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);
-  return merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey) });
+  return merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey), staff: openStaff(config) });
 }
 
 function remoteCommands(socketPath: string): MerchantCommands {
   return {
+    ...remoteStaffCommands(socketPath),
     stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
     setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
     // The file itself is sent (the CLI reads a catalog only from a file), streamed as it is read.
@@ -330,6 +338,8 @@ async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Pro
       return outbox(rest, tools);
     case 'buyers':
       return buyers(rest, tools);
+    case 'staff':
+      return say(await staffCommand(rest, tools.withCommands, (message) => new UsageError(message, STAFF_USAGE)));
     case 'signing-key': {
       if (rest.length !== 1 || rest[0] !== 'rotate') throw new UsageError('usage: storefront signing-key rotate');
       const rotated = await tools.withCommands((commands) => commands.rotateSigningKey());

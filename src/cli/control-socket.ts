@@ -16,6 +16,7 @@ import { ImportError } from '../catalog/import/catalog-document.js';
 import { CatalogStream, type CatalogFormat } from '../catalog/import/catalog-stream.js';
 import type { ImportReport } from '../catalog/import/import-catalog.js';
 import { CommandError, type FulfillRequest, type MerchantCommands } from './merchant-commands.js';
+import { staffRoute } from './staff-commands.js';
 
 /** Unix socket paths are limited to about 107 bytes; a deep DATA_DIR gets a socket in the temp folder instead. */
 const MAX_SOCKET_PATH = 100;
@@ -47,6 +48,8 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   if (method === 'POST' && url === '/buyers/revoke') {
     return { status: 200, body: await commands.revokeBuyer(String(input.email ?? ''), typeof input.passkeyId === 'string' ? input.passkeyId : undefined) };
   }
+  const staff = await staffRoute(commands, method, url, input);
+  if (staff) return staff;
   if (method === 'GET' && url === '/outbox') return { status: 200, body: await commands.outbox() };
   if (method === 'POST' && url === '/outbox/retry') return { status: 200, body: await commands.retryOutbox(Number(input.id)) };
   // An order's id or number, escaped in the path (`#1001` would otherwise read as a fragment); null when none.

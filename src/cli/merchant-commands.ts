@@ -22,6 +22,8 @@ import { amountForKeptUnits, authorizationNearExpiry, fulfilmentState, paymentOv
 import { listOrders, readOrder, type Order } from '../orders/orders.js';
 import type { PaymentState } from '../payments/payment-handlers.js';
 import { listUndelivered, retryWhenDue, type DeliveryOutcome, type OutboxListing } from '../outbox/outbox-dispatcher.js';
+import type { StaffService } from '../staff/staff-service.js';
+import { staffCommands, type StaffCommands } from './staff-commands.js';
 
 /** Largest stock a variant may hold (the same bound the catalog import accepts). */
 export const MAX_ON_HAND = 1_000_000_000;
@@ -35,6 +37,7 @@ export function storeCommands(store: Store): MerchantCommands {
     // The store delivers it itself when it delivers at all; otherwise it is made due for whoever does.
     retry: (id) => (store.outbox ? store.outbox.retryNow(id) : retryWhenDue(store.db, id, RETRY_WAIT_MS)),
     signingKeys: async () => store.signingKeys,
+    staff: store.staff,
     afterChange: async () => {
       await store.inventory.refresh(store.db);
       await store.catalog.refresh(store.db);
@@ -106,7 +109,8 @@ export interface FulfillRequest {
 /** How `outbox retry` went: delivered or not (with the error), refused, or still waiting for a running store. */
 export type OutboxRetry = DeliveryOutcome | { refused: string } | { waiting: true };
 
-export interface MerchantCommands {
+/** The staff commands (staff-commands.ts) are merchant commands too. */
+export interface MerchantCommands extends StaffCommands {
   stock(): Promise<StockListing[]>;
   setStock(sku: string, onHand: number): Promise<StockSet>;
   /** `setStock`: existing variants take the file's stock levels too (by default only new variants do). */
@@ -147,6 +151,8 @@ export interface CommandParts {
   retry: (id: number) => Promise<OutboxRetry | undefined>;
   /** The store's signing keys (read when first needed). */
   signingKeys: () => Promise<Pick<SigningKeys, 'rotate'>>;
+  /** Who may use the admin (`storefront staff`). */
+  staff: StaffService;
   /** After a change to stock or the catalog: a running store takes it in at once. */
   afterChange?: () => Promise<void>;
 }
@@ -175,6 +181,7 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
     return details(order);
   };
   return {
+    ...staffCommands(db, parts.staff),
     stock: () => listStock(db),
     async setStock(sku, onHand) {
       try {
