@@ -54,6 +54,37 @@ export async function setOnHandBySku(db: Queryable, sku: string, onHand: number)
   return row ? { variantId: row.variant_id, previous: row.previous } : undefined;
 }
 
+/**
+ * Sets variants' units on hand by id in the caller's transaction (an edit in the admin), their rows locked in variant
+ * order first (as takes lock them: no deadlock). Answers each level as it was before; a variant without a level row
+ * gets one.
+ */
+export async function setOnHandOfVariants(tx: Queryable, levels: ReadonlyMap<number, number>): Promise<Map<number, number | null>> {
+  const ids = [...levels.keys()].sort((a, b) => a - b);
+  if (ids.length === 0) return new Map();
+  const locked = await tx.query<{ variant_id: number; on_hand: number }>(
+    'select variant_id, on_hand from inventory_levels where variant_id = any($1::bigint[]) order by variant_id for update',
+    [ids],
+  );
+  const previous = new Map<number, number | null>(ids.map((id) => [id, null]));
+  for (const row of locked) previous.set(Number(row.variant_id), row.on_hand);
+  await tx.query(
+    `insert into inventory_levels as i (variant_id, on_hand) select * from unnest($1::bigint[], $2::int[])
+     on conflict (variant_id) do update set on_hand = excluded.on_hand, change_seq = nextval('inventory_change_seq'), updated_at = now()`,
+    [ids, ids.map((id) => levels.get(id)!)],
+  );
+  return previous;
+}
+
+/** Units on hand of variants, read in the caller's transaction and locked until it ends (variant order); none: no row. */
+export async function lockOnHand(tx: Queryable, variantIds: readonly number[]): Promise<Map<number, number>> {
+  const rows = await tx.query<{ variant_id: number; on_hand: number }>(
+    'select variant_id, on_hand from inventory_levels where variant_id = any($1::bigint[]) order by variant_id for update',
+    [[...variantIds]],
+  );
+  return new Map(rows.map((row) => [Number(row.variant_id), row.on_hand]));
+}
+
 /** What a take did: the variants that lacked units (then nothing was written), and units sold beyond stock. */
 export interface TakeResult {
   short: number[];

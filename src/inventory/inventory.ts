@@ -5,7 +5,7 @@
  * when told of a write elsewhere (another instance: NOTIFY on STOCK_CHANNEL), and by a poll as a safety net.
  */
 import type { Database, Queryable } from '../db/database.js';
-import { readStock, readStockChangedSince, returnStock, setOnHandBySku, takeStock } from './inventory-store.js';
+import { lockOnHand, readStock, readStockChangedSince, returnStock, setOnHandBySku, setOnHandOfVariants, takeStock } from './inventory-store.js';
 import type { StockLevels } from './stock.js';
 
 export { demandByVariant, isProductAvailable, isVariantAvailable, sellableQuantity, availabilityStatus, type StockLevels } from './stock.js';
@@ -15,6 +15,14 @@ export class InsufficientStock extends Error {
   constructor(readonly variantIds: readonly number[]) {
     super(`not enough stock for variant${variantIds.length === 1 ? '' : 's'} ${variantIds.join(', ')}`);
     this.name = 'InsufficientStock';
+  }
+}
+
+/** Levels moved since the merchant read them (a sale, another person's edit); nothing was set. */
+export class StockChangedMeanwhile extends Error {
+  constructor(readonly levels: ReadonlyMap<number, number>) {
+    super(`stock changed meanwhile for variant${levels.size === 1 ? '' : 's'} ${[...levels.keys()].join(', ')}`);
+    this.name = 'StockChangedMeanwhile';
   }
 }
 
@@ -135,6 +143,24 @@ export class Inventory implements StockLevels {
   /** Puts units back (a canceled order's units that never shipped), inside the caller's transaction. */
   async giveBack(tx: Queryable, units: ReadonlyMap<number, number>): Promise<void> {
     await returnStock(tx, units);
+  }
+
+  /**
+   * Sets variants' units on hand (variant id -> units, from 0) inside the caller's transaction: an edit in the admin.
+   * With `expected`, a level that is no longer what the merchant saw (a sale since the form was shown) throws
+   * StockChangedMeanwhile and the caller's transaction must roll back. Answers the levels before. The copy here follows
+   * after commit (refresh).
+   */
+  async setLevels(tx: Queryable, levels: ReadonlyMap<number, number>, expected?: ReadonlyMap<number, number>): Promise<Map<number, number | null>> {
+    for (const [variantId, onHand] of levels) {
+      if (!Number.isInteger(onHand) || onHand < 0) throw new RangeError(`units on hand of variant ${variantId} must be a whole number from 0`);
+    }
+    if (expected && expected.size > 0) {
+      const now = await lockOnHand(tx, [...expected.keys()]);
+      const moved = [...expected].filter(([variantId, was]) => (now.get(variantId) ?? 0) !== was);
+      if (moved.length > 0) throw new StockChangedMeanwhile(new Map(moved.map(([variantId]) => [variantId, now.get(variantId) ?? 0])));
+    }
+    return setOnHandOfVariants(tx, levels);
   }
 
   /**

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { CatalogDocument } from '../../src/catalog/import/catalog-document.js';
 import { importCatalog, type ImportReport } from '../../src/catalog/import/import-catalog.js';
+import { noChanges } from '../../src/catalog/import/import-changes.js';
 import { parseShopifyCsv } from '../../src/catalog/import/shopify-csv.js';
 import { describeImport } from '../../src/cli/merchant-commands.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
@@ -143,7 +144,15 @@ for (const backend of backends) {
 
 describe('what `storefront import` prints about stock', () => {
   const tally = (unchanged: number) => ({ created: 0, updated: 0, unchanged, removed: 0 });
-  const report = (stock: ImportReport['stock']): ImportReport => ({ products: tally(1), variants: tally(3), collections: tally(0), stock });
+  const report = (stock: ImportReport['stock']): ImportReport => ({
+    products: tally(1),
+    variants: tally(3),
+    collections: tally(0),
+    stock,
+    changes: noChanges(),
+    applied: true,
+    catalogVersion: 1,
+  });
 
   it('every level it set, with what it was and what it is now', () => {
     assert.equal(

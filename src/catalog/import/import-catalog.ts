@@ -11,12 +11,28 @@
  * across it needs, the handles and SKUs seen (tens of bytes each), and the collections, written last. Anything
  * wrong -> ImportError naming the place, and the transaction rolls back: nothing is written, whichever batch the
  * fault is in.
+ *
+ * Every batch also reads what the store held of its products before writing them, so the report lists what the
+ * import changed (import-changes.ts): products added, fields changed, images removed, stock set. A dry run
+ * (`dryRun`, the preview) runs the very same writes and rolls them back: its report is the import's, nothing applied.
  */
 import { Compile } from 'typebox/compile';
 import type { Database, Queryable } from '../../db/database.js';
-import { bumpCatalogVersion } from '../catalog-store.js';
+import { bumpCatalogVersion, catalogVersion } from '../catalog-store.js';
 import { CollectionInputSchema, ImportError, ProductInputSchema, type CollectionInput, type ProductInput } from './catalog-document.js';
-import { collectionFault, productFault } from './catalog-fields.js';
+import { collectionFault, productFault, type CatalogFieldFault } from './catalog-fields.js';
+import {
+  addProductChange,
+  collectionChange,
+  LISTED_PRODUCTS,
+  noChanges,
+  productChange,
+  sellingPlanLine,
+  type ImportChanges,
+  type StoredCollection,
+  type StoredProduct,
+  type StoredVariant,
+} from './import-changes.js';
 import { CatalogStream } from './catalog-stream.js';
 
 interface Tally {
@@ -45,11 +61,29 @@ export interface ImportReport {
     /** Existing variants whose level differs from the file's quantity and was left as it is (setStock not given). */
     keptExisting: number;
   };
+  /** What the import changed (or, not applied, would change), product by product. */
+  changes: ImportChanges;
+  /** False for a dry run (a preview): nothing of it was written. */
+  applied: boolean;
+  /** The catalog's version the changes were worked out against (an apply of a preview may insist on it). */
+  catalogVersion: number;
 }
+
+/** An import's report when it was a dry run: every change it would make, none made. */
+export type ImportPreview = ImportReport & { applied: false };
 
 export interface ImportOptions {
   /** Set existing variants' stock to the file's quantities too (a stock count), not only new variants'. */
   setStock?: boolean;
+  /** Work out every change and roll it back: the report says what the import would do; nothing is written. */
+  dryRun?: boolean;
+  /**
+   * Import only onto this catalog version (the one a preview was made against): a catalog changed meanwhile (an edit,
+   * another import) refuses the import (ImportError at `catalog`), and nothing is written.
+   */
+  expectCatalogVersion?: number;
+  /** Products whose changes the report lists (the rest are counted): LISTED_PRODUCTS by default. */
+  listLimit?: number;
   /** Products written per round of statements (tests use small ones to import several batches). */
   productsPerBatch?: number;
 }
@@ -115,6 +149,17 @@ class CatalogCheck {
   }
 }
 
+/**
+ * The first thing the import would refuse of a product entry on its own (its shape and bounds, then its texts and
+ * URLs), with its place in the entry (`variants.0.price`); undefined when there is none. An edit in the admin checks
+ * a product with it, so a field holds what an import may write and no more.
+ */
+export function productEntryFault(input: unknown): CatalogFieldFault | undefined {
+  if (productValidator.Check(input)) return productFault(input);
+  const first = productValidator.Errors(input)[0];
+  return { field: first?.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : '', problem: first?.message ?? 'not valid' };
+}
+
 function validated<T>(validator: { Check(input: unknown): input is T; Errors(input: unknown): { instancePath: string; message: string }[] }, input: unknown, at: string): T {
   // The compiled check is fast; the slower error walk runs only to name what is wrong.
   if (validator.Check(input)) return input;
@@ -122,16 +167,38 @@ function validated<T>(validator: { Check(input: unknown): input is T; Errors(inp
   throw new ImportError(first?.instancePath ? `${at}${first.instancePath.replaceAll('/', '.')}` : at, first?.message ?? 'not valid');
 }
 
+/** A dry run's way out of its transaction: the report comes out, the writes are rolled back. */
+class DryRunOver extends Error {
+  constructor(readonly report: ImportReport) {
+    super('dry run: rolled back');
+  }
+}
+
 /** Imports a catalog: a CatalogStream (a file as it is read), or a catalog document in memory. */
 export async function importCatalog(db: Database, input: unknown, options: ImportOptions = {}): Promise<ImportReport> {
   const catalog = input instanceof CatalogStream ? input : CatalogStream.ofDocument(input);
   // Reading ahead (a CSV's first read) holds no transaction: on PGlite it would hold every other query.
   await catalog.prepare();
+  if (options.dryRun) {
+    try {
+      await db.transaction(async (tx) => {
+        throw new DryRunOver({ ...(await writeCatalog(tx, catalog, options)), applied: false });
+      });
+    } catch (error) {
+      if (error instanceof DryRunOver) return error.report;
+      throw error;
+    }
+  }
   const report = await db.transaction((tx) => writeCatalog(tx, catalog, options));
   // The embedded database has no autovacuum to gather statistics: without them a large import leaves the
   // planner guessing (a stock update took several times longer at 10,000 products).
   if (report.products.created + report.variants.created > 0) await db.query('analyze products, variants, inventory_levels');
   return report;
+}
+
+/** Every change importing `input` would make, with nothing written (a dry run of importCatalog). */
+export async function previewImport(db: Database, input: unknown, options: Omit<ImportOptions, 'dryRun'> = {}): Promise<ImportPreview> {
+  return (await importCatalog(db, input, { ...options, dryRun: true })) as ImportPreview;
 }
 
 /** Seeds a catalog only into an empty store; instances starting together against one server seed it once. */
@@ -148,7 +215,16 @@ export async function seedCatalogIfEmpty(db: Database, input: unknown): Promise<
  * then the collections (they name products by handle, and a file may list them before its products).
  */
 async function writeCatalog(tx: Queryable, catalog: CatalogStream, options: ImportOptions): Promise<ImportReport> {
-  const report: ImportReport = { products: tally(), variants: tally(), collections: tally(), stock: { set: [], keptExisting: 0 } };
+  const version = await startingVersion(tx, options.expectCatalogVersion);
+  const report: ImportReport = {
+    products: tally(),
+    variants: tally(),
+    collections: tally(),
+    stock: { set: [], keptExisting: 0 },
+    changes: noChanges(),
+    applied: true,
+    catalogVersion: version,
+  };
   const check = new CatalogCheck();
   const productsPerBatch = options.productsPerBatch ?? PRODUCTS_PER_BATCH;
   const collections: { index: number; collection: CollectionInput }[] = [];
@@ -170,18 +246,111 @@ async function writeCatalog(tx: Queryable, catalog: CatalogStream, options: Impo
   return report;
 }
 
+/** The catalog's version as the import begins; with `expected`, locked, and refused when it is not that one. */
+async function startingVersion(tx: Queryable, expected: number | undefined): Promise<number> {
+  if (expected === undefined) return catalogVersion(tx);
+  // Locked until the import commits: no edit or other import slips in between the check and the writes.
+  const [row] = await tx.query<{ version: number }>('select version from catalog_version for update');
+  const version = row?.version ?? 0;
+  if (version !== expected) throw new ImportError('catalog', 'the catalog changed since this preview (an edit or another import); preview the file again');
+  return version;
+}
+
 /** One batch of products with their variants, stock, images and selling plans. */
 async function writeProducts(tx: Queryable, batch: CheckedProduct[], report: ImportReport, options: ImportOptions): Promise<void> {
   // Set-based statements: a batch of a thousand products costs a handful of round trips, not thousands.
   const products = batch.map((entry) => entry.product);
+  const stored = await readStoredProducts(tx, products.map((p) => p.handle));
   const productIds = await upsertProducts(tx, products, report);
-  await upsertVariants(tx, batch, productIds, report, options);
+  const matched = await upsertVariants(tx, batch, productIds, report, options);
   await replaceImages(tx, products, productIds);
   for (const product of products) {
     if (product.selling_plan_groups?.length) await replaceSellingPlans(tx, productIds.get(product.handle)!, product);
   }
   const withoutPlans = products.filter((p) => !p.selling_plan_groups?.length).map((p) => productIds.get(p.handle)!);
   await tx.query('delete from selling_plan_groups where product_id = any($1::bigint[])', [withoutPlans]);
+  for (const { index, product } of batch) {
+    const variants = product.variants.map((_, v) => matched.get(`products.${index}.variants.${v}`) ?? null);
+    addProductChange(report.changes, productChange(product, stored.get(product.handle), variants, options.setStock ?? false), options.listLimit ?? LISTED_PRODUCTS);
+  }
+}
+
+type StoredProductRow = {
+  id: number;
+  handle: string;
+  title: string;
+  description_html: string;
+  vendor: string;
+  product_type: string;
+  tags: string[];
+  option_names: string[];
+  published: boolean;
+  complementary_handles: string[];
+};
+
+/** What the store holds of the batch's products before it is written (none of them: one query). */
+async function readStoredProducts(tx: Queryable, handles: string[]): Promise<Map<string, StoredProduct>> {
+  const rows = await tx.query<StoredProductRow>(
+    `select id, handle, title, description_html, vendor, product_type, tags, option_names, published, complementary_handles
+       from products where handle = any($1::text[])`,
+    [handles],
+  );
+  const stored = new Map<string, StoredProduct>();
+  if (rows.length === 0) return stored;
+  const byId = new Map<number, StoredProduct>();
+  for (const row of rows) {
+    const product: StoredProduct = {
+      id: row.id,
+      handle: row.handle,
+      title: row.title,
+      descriptionHtml: row.description_html,
+      vendor: row.vendor,
+      productType: row.product_type,
+      tags: row.tags,
+      optionNames: row.option_names,
+      published: row.published,
+      complementary: row.complementary_handles,
+      images: [],
+      variants: new Map(),
+      sellingPlans: [],
+    };
+    stored.set(row.handle, product);
+    byId.set(row.id, product);
+  }
+  const ids = [...byId.keys()];
+  const variants = await tx.query<{ [K in keyof StoredVariant]: StoredVariant[K] } & { productId: number }>(
+    `select v.id, v.product_id as "productId", v.position, v.title, v.sku, v.option_values as "optionValues", v.price_cents as "priceCents",
+       v.compare_at_cents as "compareAtCents", v.inventory_tracked as "inventoryTracked", v.inventory_policy as "inventoryPolicy",
+       v.requires_shipping as "requiresShipping", v.taxable, v.barcode, v.weight_grams as "weightGrams",
+       v.archived_at is not null as archived, i.on_hand as "onHand"
+       from variants v left join inventory_levels i on i.variant_id = v.id
+      where v.product_id = any($1::bigint[])`,
+    [ids],
+  );
+  for (const { productId, ...variant } of variants) byId.get(productId)?.variants.set(variant.id, variant);
+  const images = await tx.query<{ product_id: number; position: number; src: string; alt: string | null; width: number | null; height: number | null }>(
+    'select product_id, position, src, alt, width, height from product_images where product_id = any($1::bigint[]) order by product_id, position',
+    [ids],
+  );
+  for (const { product_id, ...image } of images) byId.get(product_id)?.images.push(image);
+  const plans = await tx.query<{ product_id: number; group_name: string; name: string; description: string; discount_percent: number; interval_unit: string; interval_count: number }>(
+    `select g.product_id, g.name as group_name, s.name, s.description, s.discount_percent, s.interval_unit, s.interval_count
+       from selling_plan_groups g join selling_plans s on s.group_id = g.id
+      where g.product_id = any($1::bigint[]) order by g.product_id, g.position, s.position`,
+    [ids],
+  );
+  for (const plan of plans) {
+    byId.get(plan.product_id)?.sellingPlans.push(
+      sellingPlanLine(plan.group_name, {
+        name: plan.name,
+        discountPercent: plan.discount_percent,
+        intervalCount: plan.interval_count,
+        intervalUnit: plan.interval_unit,
+        description: plan.description,
+      }),
+    );
+  }
+  return stored;
 }
 
 async function upsertProducts(tx: Queryable, products: ProductInput[], report: ImportReport): Promise<Map<string, number>> {
@@ -232,7 +401,7 @@ async function upsertVariants(
   productIds: Map<string, number>,
   report: ImportReport,
   options: ImportOptions,
-): Promise<void> {
+): Promise<Map<string, number | null>> {
   const rows = batch.flatMap(({ index: p, product }) =>
     product.variants.map((variant, index) => ({
       product_id: productIds.get(product.handle)!,
@@ -272,6 +441,8 @@ async function upsertVariants(
     `update import_variants s set variant_id = v.id from variants v
      where s.sku is null and v.product_id = s.product_id and v.sku is null and v.option_values = s.option_values`,
   );
+  // The stored variant each of the file's was matched to (none: a new one), for the report's changes.
+  const matching = await tx.query<{ at: string; variant_id: number | null }>('select at, variant_id from import_variants');
   // Archived, not deleted: a cart line (or an order line) may name the variant. An archived variant leaves the
   // catalog; listing its SKU again in a later import brings it back with the same id.
   // The batch's products by id, as an array: the planner then reads their variants through the index instead of
@@ -317,6 +488,7 @@ async function upsertVariants(
   report.variants.removed += removed.length;
   // Each batch makes its own; a failed batch rolls the whole transaction back, and the table with it.
   await tx.query('drop table import_variants');
+  return new Map(matching.map((row) => [row.at, row.variant_id]));
 }
 
 /**
@@ -419,7 +591,21 @@ async function upsertCollection(tx: Queryable, collection: CollectionInput, at: 
   if (missing >= 0) throw new ImportError(`${at}.products.${missing}`, `no product has the handle "${collection.products[missing]}"`);
   const productIds = [...new Set(members.map((member) => member.id as number))];
   const values = [collection.handle, collection.title, collection.description_html ?? '', collection.published ?? true];
-  const existing = await tx.query<{ id: number }>('select id from collections where handle = $1', [collection.handle]);
+  const existing = await tx.query<{ id: number; title: string; description_html: string; published: boolean; handles: string[] }>(
+    `select c.id, c.title, c.description_html, c.published,
+       coalesce((select array_agg(p.handle order by m.position, m.product_id) from collection_products m join products p on p.id = m.product_id
+                  where m.collection_id = c.id), '{}') as handles
+       from collections c where c.handle = $1`,
+    [collection.handle],
+  );
+  const was: StoredCollection | undefined = existing[0] && {
+    title: existing[0].title,
+    descriptionHtml: existing[0].description_html,
+    published: existing[0].published,
+    productHandles: existing[0].handles,
+  };
+  const change = collectionChange(collection, was);
+  if (change) report.changes.collections.push(change);
   let collectionId: number;
   if (existing[0]) {
     collectionId = existing[0].id;
