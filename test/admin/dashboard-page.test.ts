@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { formatMoney } from '../../src/catalog/types.js';
 import type { Order } from '../../src/orders/orders.js';
 import { startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
