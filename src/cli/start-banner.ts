@@ -1,12 +1,19 @@
 /**
- * What `storefront serve` prints on a terminal once it listens: where the shop, its JSON, the commerce endpoint and
- * the approval pages are, which catalog it serves and which database it keeps. Off a terminal (a supervisor, a
- * container's log) only the JSON log lines are written.
+ * What `storefront serve` prints on a terminal once it listens: where the shop, its JSON, the commerce endpoint, the
+ * approval pages and the admin are, how the first owner is made (and how staff sign in where no passkey can exist),
+ * which catalog it serves, which database it keeps and where its mail goes. Off a terminal (a supervisor, a
+ * container's log) only the JSON log lines are written. Commands are named as the merchant types them here
+ * (src/cli/command-name.ts): `npm run storefront -- …` in a checkout, `storefront …` where the package is installed.
+ * Every value is inert on a terminal (src/cli/terminal-text.ts): a path or a name cannot steer it.
  */
+import { isIP } from 'node:net';
+import path from 'node:path';
 import type { CatalogSnapshot } from '../catalog/catalog.js';
 import { demoCatalog } from '../catalog/demo-catalog.js';
 import type { Config } from '../config.js';
 import { MCP_PATH, PROFILE_PATH } from '../ucp/protocol.js';
+import { storefrontCommand } from './command-name.js';
+import { inertLine } from './terminal-text.js';
 
 /** Whether the catalog served is exactly the demo catalog (its published products, by handle). */
 function isDemoCatalog(snapshot: CatalogSnapshot): boolean {
@@ -25,25 +32,63 @@ function databaseOf(config: Config): string {
   }
 }
 
-export function startBanner(config: Config, snapshot: CatalogSnapshot): string {
+/**
+ * Where mail goes: the SMTP server (its host and port, never the URL's user or password), or the folder the `.eml`
+ * files are written to, relative to where the store was started when it is under it (`data/mail`).
+ */
+function mailOf(config: Config): string {
+  const { smtpUrl, dir, merchantEmail } = config.mail;
+  const newOrders = merchantEmail ? '' : '; MERCHANT_EMAIL unset: no mail to you of new orders';
+  if (smtpUrl) {
+    try {
+      const url = new URL(smtpUrl);
+      return `through the SMTP server ${url.hostname}${url.port ? `:${url.port}` : ''}${newOrders}`;
+    } catch {
+      return `through SMTP_URL's server${newOrders}`;
+    }
+  }
+  const relative = path.relative(process.cwd(), dir);
+  const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : dir;
+  return `.eml files in ${shown}${path.sep} (SMTP_URL unset)${newOrders}`;
+}
+
+/** Whether BASE_URL's host is an IP address, where no passkey can be made (WebAuthn binds one to a host name). */
+const baseIsIpAddress = (config: Config) => isIP(new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, '')) !== 0;
+
+export interface BannerOptions {
+  /** How the merchant runs the CLI here: `npm run storefront --` in a checkout, `storefront` installed (by default, as found). */
+  command?: string;
+}
+
+export function startBanner(config: Config, snapshot: CatalogSnapshot, options: BannerOptions = {}): string {
   const base = config.baseUrl;
+  const cli = options.command ?? storefrontCommand();
   const products = snapshot.products.length;
   const catalog = `${products} ${products === 1 ? 'product' : 'products'} in ${snapshot.collections.length} collections${
-    isDemoCatalog(snapshot) ? ' (the demo catalog: `storefront import FILE` replaces it)' : ''
+    isDemoCatalog(snapshot) ? ` (the demo catalog: \`${cli} import FILE\` replaces it)` : ''
   }`;
   const rows = [
     ['Shop', `${base}/`],
     ['Storefront JSON', `${base}/products.json, ${base}/cart.js`],
     ['Agents (MCP)', `${base}${MCP_PATH} (profile: ${base}${PROFILE_PATH})`],
     ['Approvals', `${base}/checkout/approve/… (each checkout's link, for its buyer)`],
+    ['Admin', `${base}/admin`],
+    ...(baseIsIpAddress(config)
+      ? [
+          ['First owner', `${cli} staff add EMAIL --role owner`],
+          ['Staff sign-in', `no passkey can exist where BASE_URL is an IP address: \`${cli} staff sign-in-link EMAIL\` prints a 5-minute link`],
+        ]
+      : [['First owner', `${cli} staff add EMAIL --role owner (prints a 30-minute link where they make their passkey)`]]),
     ['Catalog', catalog],
     ['Database', databaseOf(config)],
+    ['Payments', paymentsOf(config)],
+    ['Mail', mailOf(config)],
+    ['Times', `${config.storeTimeZone} (STORE_TIMEZONE)`],
   ];
-  rows.push(['Payments', paymentsOf(config)]);
   const width = Math.max(...rows.map(([label]) => label!.length)) + 2;
   return [
-    `${config.storeName} is open`,
-    ...rows.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`),
+    inertLine(`${config.storeName} is open`),
+    ...rows.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${inertLine(value!)}`),
     ...paymentWarnings(config),
     'Stop with Ctrl+C.',
   ].join('\n');

@@ -11,6 +11,7 @@ import type { MailMessage } from '../outbox/outbox.js';
 import type { CaptureOn } from '../orders/order-machine.js';
 import { PAYMENT_LABELS, oneLineWords, paymentContextOf, paymentWords, textLines, type PaymentWords } from '../payments/payment-words.js';
 import { html, type Html } from '../markup/html.js';
+import { momentsIn, type Moments } from '../markup/moments.js';
 
 /** Who the buyer's mail comes from, as its signature says: the store's name, where to write, its postal address. */
 export interface MerchantIdentity {
@@ -27,7 +28,42 @@ export interface MailShop extends MerchantIdentity {
   merchantEmail?: string;
   /** When a card hold is charged (CAPTURE_ON), for the sentence of an authorized payment. */
   captureOn?: CaptureOn;
+  /** STORE_TIMEZONE: the IANA zone every time in a mail is said in (with the zone named); UTC when absent. */
+  timeZone?: string;
+  /**
+   * How the merchant runs the store's commands, as the merchant's mails name them: `npm run storefront --` from a
+   * checkout (when absent), `storefront` where the package is installed.
+   */
+  command?: string;
 }
+
+/** The formatter of the store's zone (STORE_TIMEZONE), UTC when the shop names none. */
+export const momentsOf = (shop: MailShop): Moments => momentsIn(shop.timeZone ?? 'UTC');
+
+/** How a checkout runs the CLI: what the merchant's mails name when the store says nothing else. */
+export const CHECKOUT_COMMAND = 'npm run storefront --';
+
+/**
+ * What the merchant does about an order, in two places: the command as they type it (`npm run storefront -- orders
+ * show 1001` from a checkout) and the order's page in the admin.
+ */
+export interface MerchantAction {
+  command: string;
+  adminUrl: string;
+}
+
+export function merchantAction(order: Order, shop: MailShop, args: string): MerchantAction {
+  return { command: `${shop.command ?? CHECKOUT_COMMAND} ${args}`, adminUrl: adminOrderUrl(order, shop) };
+}
+
+/** The order's page in the admin: `${BASE_URL}/admin/orders/1001`, by its number. */
+export const adminOrderUrl = (order: Order, shop: MailShop) => `${shop.baseUrl.replace(/\/+$/, '')}/admin/orders/${order.number}`;
+
+/** The action in the text part: the command on a line of its own, the admin's page after it. */
+export const actionText = (action: MerchantAction): string[] => [action.command, `Or in the admin: ${action.adminUrl}`];
+
+/** The same in the HTML part: the command as code, the admin's page a link. */
+export const actionHtml = (action: MerchantAction): Html => paragraph(html`<code>${action.command}</code><br>Or in the admin: ${link(action.adminUrl)}`);
 
 // Control characters (line breaks included), line and paragraph separators, and bidi overrides that could reorder what a reader sees.
 const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu;
@@ -240,7 +276,7 @@ export function orderLinkHtml(order: Order, shop: MailShop): Html {
 function payment(order: Order, shop: MailShop): { label: string; words: PaymentWords } {
   return {
     label: PAYMENT_LABELS[order.payment.state],
-    words: paymentWords(order.payment, paymentContextOf(order, shop.captureOn)),
+    words: paymentWords(order.payment, paymentContextOf(order, shop.captureOn, momentsOf(shop))),
   };
 }
 

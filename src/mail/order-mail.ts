@@ -4,7 +4,7 @@
  * them. Whatever a buyer or an agent typed is escaped in the HTML part and never reaches a header: the recipient
  * is a plain address or there is no message, and the subject holds only the store's name, numbers and money. The
  * payment is said in the words every surface uses (src/payments/payment-words.ts), its label once: "Payment pending:
- * Pay $21.38 by December 5, 2026 using: … Quote order #1001 as the payment reference." The payment's news (a
+ * Pay $21.38 by 5 December 2026 using: … Quote order #1001 as the payment reference." The payment's news (a
  * dispute, a failure, a hold released or about to lapse) has its mails in payment-mail.ts; both are made of the parts
  * in mail-parts.ts.
  */
@@ -13,6 +13,8 @@ import type { LineQuantity, Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import { html } from '../markup/html.js';
 import {
+  actionHtml,
+  actionText,
   buyerMail,
   buyerName,
   greeting,
@@ -21,6 +23,7 @@ import {
   linesOf,
   linesText,
   link,
+  merchantAction,
   merchantMail,
   money,
   oneLine,
@@ -100,7 +103,7 @@ function newOrderNotice(order: Order, shop: MailShop): MailContent {
   const buyer = name ? `${name}, ${email}` : email;
   const preparedBy = order.channel === 'agent' ? 'an agent (the buyer approved it)' : 'a browser';
   const unmailed = plainMailAddress(order.buyerEmail) ? undefined : "No confirmation was mailed: the buyer's email is not a single plain address.";
-  const command = `storefront orders show ${order.number}`;
+  const action = merchantAction(order, shop, `orders show ${order.number}`);
   return {
     subject: `new order #${order.number}, ${money(order, order.total)}`,
     text: [
@@ -113,7 +116,8 @@ function newOrderNotice(order: Order, shop: MailShop): MailContent {
       ...summaryText(order),
       ...paymentText(order, shop),
       '',
-      `See it: ${command}`,
+      'See it:',
+      ...actionText(action),
     ],
     body: html`${paragraph(`New order #${order.number}: ${money(order, order.total)}`)}
 ${paragraph(`Buyer: ${buyer}`)}
@@ -121,7 +125,8 @@ ${paragraph(`Checkout prepared by: ${preparedBy}`)}
 ${unmailed ? paragraph(unmailed) : ''}
 ${summaryHtml(order)}
 ${paymentHtml(order, shop)}
-${paragraph(html`See it: <code>${command}</code>`)}`,
+${paragraph('See it:')}
+${actionHtml(action)}`,
   };
 }
 

@@ -8,7 +8,11 @@
  *    not ship unpaid) and the merchant (do not ship; cancel it so its units go back in stock);
  *  - a hold released at the provider (canceled in its dashboard, or by the provider): the buyer and the merchant, as
  *    for a failure;
- *  - a hold about to lapse, uncaptured: the merchant, a day before, with the command that captures it.
+ *  - a hold about to lapse, uncaptured: the merchant, a day before (the moment in the store's zone), with the
+ *    command that captures it.
+ *
+ * Each merchant's mail names what to do as a command the merchant can type (`npm run storefront -- orders capture
+ * 1001` from a checkout) and the order's page in the admin.
  *
  * Pure, like order-mail.ts: what the provider wrote (a reason) is put on one line and escaped in the HTML part; no
  * provider reference (a PaymentIntent id) is shown.
@@ -16,12 +20,15 @@
 import type { OrderEvent } from '../orders/order-events.js';
 import type { Order } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
-import { formatDay } from '../payments/payment-words.js';
 import { html } from '../markup/html.js';
 import {
+  actionHtml,
+  actionText,
   buyerMail,
   greeting,
+  merchantAction,
   merchantMail,
+  momentsOf,
   money,
   oneLine,
   orderLinkHtml,
@@ -32,6 +39,7 @@ import {
   questionsLine,
   type MailContent,
   type MailShop,
+  type MerchantAction,
 } from './mail-parts.js';
 
 /** The events whose mails are made here. */
@@ -41,22 +49,14 @@ export function paymentNewsMails(event: PaymentNewsEvent, shop: MailShop): MailM
   const { order } = event;
   switch (event.type) {
     case 'disputed':
-      return merchantMail(shop, disputeNotice(order, event.dispute));
+      return merchantMail(shop, disputeNotice(order, event.dispute, shop));
     case 'payment_failed':
-      return [...buyerMail(order, shop, buyerNotice(order, shop, 'failed', event.reason)), ...merchantMail(shop, unpaidNotice(order, 'failed', event.reason))];
+      return [...buyerMail(order, shop, buyerNotice(order, shop, 'failed', event.reason)), ...merchantMail(shop, unpaidNotice(order, shop, 'failed', event.reason))];
     case 'payment_voided':
-      return [...buyerMail(order, shop, buyerNotice(order, shop, 'voided')), ...merchantMail(shop, unpaidNotice(order, 'voided'))];
+      return [...buyerMail(order, shop, buyerNotice(order, shop, 'voided')), ...merchantMail(shop, unpaidNotice(order, shop, 'voided'))];
     case 'payment_expiring':
       return merchantMail(shop, expiryWarning(order, shop));
   }
-}
-
-const TIME_FORMAT = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
-
-/** A moment as the merchant reads it, in UTC: "December 5, 2026, 14:03 UTC". */
-function momentUtc(date: Date): string {
-  const time = TIME_FORMAT.format(date);
-  return `${formatDay(date)}, ${time} UTC`;
 }
 
 /** Where the merchant answers for a payment: the provider's dashboard, named when it is Stripe. */
@@ -68,23 +68,26 @@ const reasonWords = (reason: string) => oneLine(/^[a-z_]+$/.test(reason) ? reaso
 /** Words closed by a stop, once: a provider's reason may end with its own ("Your card was declined."). */
 const closed = (words: string) => (/[.!?]$/.test(words) ? words : `${words}.`);
 
-/** A merchant's mail: paragraphs, the same in both parts; `command` lines are shown as code in the HTML part. */
-function merchantContent(subject: string, paragraphs: readonly (string | { command: string })[]): MailContent {
-  const words = (part: string | { command: string }) => (typeof part === 'string' ? part : part.command);
+/**
+ * A merchant's mail: paragraphs, the same in both parts; an action is its command (code in the HTML part) and the
+ * order's admin page.
+ */
+function merchantContent(subject: string, paragraphs: readonly (string | MerchantAction)[]): MailContent {
+  const lines = (part: string | MerchantAction) => (typeof part === 'string' ? [part] : actionText(part));
   return {
     subject,
-    text: paragraphs.flatMap((part, index) => (index === 0 ? [words(part)] : ['', words(part)])),
-    body: html`${paragraphs.map((part) => (typeof part === 'string' ? paragraph(part) : paragraph(html`<code>${part.command}</code>`)))}`,
+    text: paragraphs.flatMap((part, index) => (index === 0 ? lines(part) : ['', ...lines(part)])),
+    body: html`${paragraphs.map((part) => (typeof part === 'string' ? paragraph(part) : actionHtml(part)))}`,
   };
 }
 
-function disputeNotice(order: Order, dispute: { amount: number; reason: string }): MailContent {
+function disputeNotice(order: Order, dispute: { amount: number; reason: string }, shop: MailShop): MailContent {
   const reason = reasonWords(dispute.reason);
   return merchantContent(`payment disputed on order #${order.number}, ${money(order, dispute.amount)}`, [
     `The buyer's bank opened a dispute about ${money(order, dispute.amount)} paid for order #${order.number} (total ${money(order, order.total)}).`,
     ...(reason ? [`Reason the bank gives: ${closed(reason)}`] : []),
     `What to do: answer the dispute in ${dashboard(order)} before the deadline it shows, with what proves the sale (the order, its shipments and their tracking, what the buyer was told). Unanswered, the bank decides for the buyer and takes the money back. The order is flagged as disputed until then; see it with:`,
-    { command: `storefront orders show ${order.number}` },
+    merchantAction(order, shop, `orders show ${order.number}`),
   ]);
 }
 
@@ -108,7 +111,7 @@ ${paragraph(questionsLine(order, shop))}`,
 }
 
 /** The merchant's notice of an order left unpaid: what happened, and to cancel it rather than ship it. */
-function unpaidNotice(order: Order, how: 'failed' | 'voided', reason?: string): MailContent {
+function unpaidNotice(order: Order, shop: MailShop, how: 'failed' | 'voided', reason?: string): MailContent {
   const why = reason === undefined ? '' : reasonWords(reason);
   const what =
     how === 'failed'
@@ -117,18 +120,18 @@ function unpaidNotice(order: Order, how: 'failed' | 'voided', reason?: string): 
   return merchantContent(how === 'failed' ? `payment failed for order #${order.number}` : `payment released for order #${order.number}`, [
     what,
     'The buyer was mailed that the order does not ship unpaid. Do not ship it: cancel it, and the units it took go back in stock:',
-    { command: `storefront orders cancel ${order.number} --reason "payment not received"` },
+    merchantAction(order, shop, `orders cancel ${order.number} --reason "payment not received"`),
   ]);
 }
 
 function expiryWarning(order: Order, shop: MailShop): MailContent {
   const until = order.payment.authorizedUntil;
-  const lapses = until ? `lapses on ${momentUtc(until)}` : 'lapses soon';
+  const lapses = until ? `lapses on ${momentsOf(shop).moment(until)}` : 'lapses soon';
   const atShipment = shop.captureOn === 'fulfillment' ? ' (or ship it: CAPTURE_ON=fulfillment captures at the first shipment)' : '';
   return merchantContent(`capture order #${order.number} before its payment lapses`, [
     `The hold of ${money(order, order.payment.authorized)} on the buyer's card for order #${order.number} ${lapses}, and nothing of it is captured yet.`,
     `Capture it before then${atShipment}:`,
-    { command: `storefront orders capture ${order.number}` },
+    merchantAction(order, shop, `orders capture ${order.number}`),
     'Once it lapses the buyer is not charged, the payment fails and the order cannot be paid by card any more.',
   ]);
 }

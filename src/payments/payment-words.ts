@@ -2,11 +2,12 @@
  * The words for an order's payment, one vocabulary for every surface that tells a buyer about it: the approval page
  * (before the order exists: how and by when they will pay), the order page, the order mails, the policy pages, and
  * the order as the commerce door shows it (an agent's order lookup, the platform's order webhooks). Each state has a short label ("Payment
- * pending", "Paid", …) and a sentence that says what is true and what the buyer does next ("Pay $21.38 by December
- * 5, 2026 using: … Quote order #1001 as the payment reference."). A sentence never repeats its label, so a surface
+ * pending", "Paid", …) and a sentence that says what is true and what the buyer does next ("Pay $21.38 by 5
+ * December 2026 using: … Quote order #1001 as the payment reference."). A sentence never repeats its label, so a surface
  * shows either, or the label then the sentence. Pure: no I/O, no clock but the one passed in.
  */
 import { formatMoney } from '../catalog/types.js';
+import { momentsIn, type Moments } from '../markup/moments.js';
 import type { PaymentConfig } from './payment-options.js';
 import { amountForKeptUnits, type CaptureOn } from '../orders/order-machine.js';
 import type { Order, OrderPayment } from '../orders/orders.js';
@@ -20,11 +21,13 @@ export interface PaymentContext {
   captureOn?: CaptureOn;
   /** What the order asks for the units not canceled (a manual payment due is that, less what was received); the payment's amount when absent. */
   owed?: number;
+  /** The store's time zone (STORE_TIMEZONE) a due day is said in; UTC when absent. */
+  moments?: Moments;
 }
 
 /** The context of an order's own payment: its number, currency, and what it asks for the units not canceled. */
-export function paymentContextOf(order: Order, captureOn?: CaptureOn): PaymentContext {
-  return { orderNumber: order.number, currency: order.currency, captureOn, owed: amountForKeptUnits(order) };
+export function paymentContextOf(order: Order, captureOn?: CaptureOn, moments?: Moments): PaymentContext {
+  return { orderNumber: order.number, currency: order.currency, captureOn, owed: amountForKeptUnits(order), moments };
 }
 
 /**
@@ -45,13 +48,13 @@ export const PAYMENT_LABELS: Record<PaymentState, string> = {
   disputed: 'Payment disputed',
 };
 
-/** A day as the buyer reads it, in UTC so every instance writes the same words: "December 5, 2026". */
-// One formatter for the process: making one costs about a millisecond (measured: a fifth of a second of every 200
-// orders' mails in the checkout bench's profile).
-const DAY_FORMAT = new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: 'UTC' });
+// The formatters are made once per zone and kept (momentsIn): making one costs about a millisecond (measured: a
+// fifth of a second of every 200 orders' mails in the checkout bench's profile).
+const UTC_MOMENTS = momentsIn('UTC');
 
-export function formatDay(date: Date): string {
-  return DAY_FORMAT.format(date);
+/** A day as the buyer reads it, in the store's time zone (UTC unless given), the same on every instance: "5 December 2026". */
+export function formatDay(date: Date, moments: Moments = UTC_MOMENTS): string {
+  return moments.day(date);
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -68,9 +71,9 @@ export interface PaymentWords {
   after?: string;
 }
 
-/** "Pay $21.38 by December 5, 2026 using:" + the instructions + `after`; `lead` is what comes before the amount. */
-function payBy(amount: string, dueAt: Date | null, instructions: string, after: string, lead = 'Pay'): PaymentWords {
-  return { text: `${lead} ${amount}${dueAt ? ` by ${formatDay(dueAt)}` : ''} using:`, instructions, after };
+/** "Pay $21.38 by 5 December 2026 using:" + the instructions + `after`; `lead` is what comes before the amount. */
+function payBy(amount: string, dueAt: Date | null, instructions: string, after: string, moments: Moments | undefined, lead = 'Pay'): PaymentWords {
+  return { text: `${lead} ${amount}${dueAt ? ` by ${formatDay(dueAt, moments)}` : ''} using:`, instructions, after };
 }
 
 /** The words on one line: the instructions' lines joined, closed by a stop. */
@@ -131,14 +134,14 @@ export function paymentWords(payment: OrderPayment, context: PaymentContext): Pa
     case 'pending':
       if (payment.provider !== 'manual') return { text: `Your card payment of ${money(payment.amount)} is not confirmed yet; nothing is charged until it is.` };
       if (owed <= payment.captured) return { text: 'Nothing more is due.' };
-      return payBy(money(owed - payment.captured), payment.dueAt, instructions, reference);
+      return payBy(money(owed - payment.captured), payment.dueAt, instructions, reference, context.moments);
     case 'authorized': {
-      const until = payment.authorizedUntil ? ` until ${formatDay(payment.authorizedUntil)}` : '';
+      const until = payment.authorizedUntil ? ` until ${formatDay(payment.authorizedUntil, context.moments)}` : '';
       return { text: `${money(payment.authorized)} is held on your card${until}; you are charged ${chargedWhen(context.captureOn)}.` };
     }
     case 'captured': {
       if (payment.provider === 'manual' && payment.captured < owed) {
-        return payBy(`the remaining ${money(owed - payment.captured)}`, payment.dueAt, instructions, `${reference}${dispute}`, `${paid(payment, owed, money)}. Pay`);
+        return payBy(`the remaining ${money(owed - payment.captured)}`, payment.dueAt, instructions, `${reference}${dispute}`, context.moments, `${paid(payment, owed, money)}. Pay`);
       }
       const released = payment.provider !== 'manual' && payment.authorized > payment.captured ? '; the rest of the hold was released' : '';
       return { text: `${paid(payment, owed, money)}${released}.${dispute}` };
@@ -172,13 +175,14 @@ export function paymentLine(payment: OrderPayment, context: PaymentContext): str
 
 /**
  * The approval page's words, before the order exists: how the buyer will pay `total` if they approve `now`, and by
- * when; for the manual provider, that the order number they get is the payment reference.
+ * when (the day in the store's zone, `moments`); for the manual provider, that the order number they get is the
+ * payment reference.
  */
-export function approvalPaymentWords(plan: PaymentPlan, order: { total: number; currency: string; now: Date }): PaymentWords {
+export function approvalPaymentWords(plan: PaymentPlan, order: { total: number; currency: string; now: Date; moments?: Moments }): PaymentWords {
   const amount = formatMoney(order.total, order.currency);
   if (plan.provider === 'manual') {
     const dueAt = new Date(order.now.getTime() + plan.dueDays * DAY_MS);
-    return payBy(amount, dueAt, plan.instructions, 'Quote the order number you get as the payment reference.', 'Nothing is charged now. Once you approve, pay');
+    return payBy(amount, dueAt, plan.instructions, 'Quote the order number you get as the payment reference.', order.moments, 'Nothing is charged now. Once you approve, pay');
   }
   return { text: `Once you approve, you pay by card on Stripe's payment page: ${amount} is held on your card and charged ${chargedWhen(plan.captureOn)}.` };
 }

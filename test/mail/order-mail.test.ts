@@ -13,10 +13,11 @@ import { orderMailSubscriber } from '../../src/mail/order-mail-subscriber.js';
 import type { Queryable } from '../../src/db/database.js';
 import type { OrderEvent } from '../../src/orders/order-events.js';
 import type { Adjustment, Fulfillment, Order, OrderPayment } from '../../src/orders/orders.js';
+import type { MailShop } from '../../src/mail/mail-parts.js';
 import { orderFixture, orderLine } from '../helpers/orders.js';
 
 const MERCHANT = { storeName: 'Storefront', contactEmail: 'help@shop.example', address: ['1 Wharf St', 'Portland, ME 04101'] };
-const SHOP = { ...MERCHANT, baseUrl: 'https://shop.example', merchantEmail: 'merchant@shop.example' };
+const SHOP: MailShop = { ...MERCHANT, baseUrl: 'https://shop.example', merchantEmail: 'merchant@shop.example' };
 
 const line = orderLine;
 
@@ -83,7 +84,7 @@ describe('the buyer’s confirmation', () => {
         'United States',
         'Standard shipping, 5 to 8 business days',
         'Payment authorized:',
-        '$1,340.26 is held on your card until April 15, 2026',
+        '$1,340.26 is held on your card until 15 April 2026',
       ]) {
         assert.ok(part.includes(expected), `${expected} in ${part === mail.text ? 'text' : 'HTML'}`);
       }
@@ -136,10 +137,19 @@ describe('the merchant’s notice', () => {
     const mail = merchantMailOf(placed())!;
     assert.equal(mail.subject, 'Storefront: new order #1001, $1,340.26');
     for (const part of [mail.text, mail.html]) {
-      for (const expected of ['#1001', 'ada@example.com', 'Ada Lovelace', '$1,340.26', 'Drink stick - Mango', 'Capsule', 'storefront orders show 1001']) {
+      for (const expected of ['#1001', 'ada@example.com', 'Ada Lovelace', '$1,340.26', 'Drink stick - Mango', 'Capsule', 'npm run storefront -- orders show 1001', 'https://shop.example/admin/orders/1001']) {
         assert.ok(part.includes(expected), `${expected} in ${part === mail.text ? 'text' : 'HTML'}`);
       }
     }
+  });
+
+  it('names the command as a checkout runs it (or as the installed binary), and the order’s page in the admin beside it', () => {
+    const mail = merchantMailOf(placed())!;
+    assert.ok(mail.text.includes('See it:\nnpm run storefront -- orders show 1001\nOr in the admin: https://shop.example/admin/orders/1001\n'), mail.text);
+    assert.ok(mail.html.includes('<code>npm run storefront -- orders show 1001</code><br>Or in the admin: <a href="https://shop.example/admin/orders/1001"'));
+    const installed = merchantMailOf(placed(), { ...SHOP, command: 'storefront' })!;
+    assert.match(installed.text, /^storefront orders show 1001$/m);
+    assert.doesNotMatch(installed.text, /npm run/);
   });
 
   it('says whether an agent or a browser prepared the checkout', () => {
@@ -386,7 +396,7 @@ describe('after the order is placed', () => {
 
 describe('a manual payment in the mails', () => {
   const manual = order({ paymentState: 'pending', payment: due() });
-  const words = `Pay $1,340.26 by April 15, 2026 using: ${INSTRUCTIONS}. Quote order #1001 as the payment reference.`;
+  const words = `Pay $1,340.26 by 15 April 2026 using: ${INSTRUCTIONS}. Quote order #1001 as the payment reference.`;
   const inHtml = `<strong>Payment pending:</strong> ${words.replace('&', '&amp;')}`;
 
   it('the confirmation says, after its first lines, the amount due, the due date, the instructions and the order number as the reference', () => {
@@ -406,23 +416,31 @@ describe('a manual payment in the mails', () => {
     const mail = buyerMailOf(placed(bank))!;
     assert.ok(
       mail.text.includes(
-        'Payment pending: Pay $1,340.26 by April 15, 2026 using:\n  Bank transfer to Fizz & Sons\n  IBAN: DE89 3704 0044 0532 0130 00\n  BIC: COBADEFFXXX\nQuote order #1001 as the payment reference.\n',
+        'Payment pending: Pay $1,340.26 by 15 April 2026 using:\n  Bank transfer to Fizz & Sons\n  IBAN: DE89 3704 0044 0532 0130 00\n  BIC: COBADEFFXXX\nQuote order #1001 as the payment reference.\n',
       ),
       mail.text,
     );
     assert.ok(
       mail.html.includes(
-        '<strong>Payment pending:</strong> Pay $1,340.26 by April 15, 2026 using:<br>Bank transfer to Fizz &amp; Sons<br>IBAN: DE89 3704 0044 0532 0130 00<br>BIC: COBADEFFXXX<br>Quote order #1001 as the payment reference.',
+        '<strong>Payment pending:</strong> Pay $1,340.26 by 15 April 2026 using:<br>Bank transfer to Fizz &amp; Sons<br>IBAN: DE89 3704 0044 0532 0130 00<br>BIC: COBADEFFXXX<br>Quote order #1001 as the payment reference.',
       ),
       mail.html,
     );
+  });
+
+  it("the due day is the store's (STORE_TIMEZONE): 23:30 UTC on 15 April is 16 April in Berlin, 15 April in New York", () => {
+    const late = order({ paymentState: 'pending', payment: due({ dueAt: new Date('2026-04-15T23:30:00Z') }) });
+    assert.match(buyerMailOf(placed(late))!.text, /Pay \$1,340\.26 by 15 April 2026 using/);
+    assert.match(buyerMailOf(placed(late), { ...SHOP, timeZone: 'Europe/Berlin' })!.text, /Pay \$1,340\.26 by 16 April 2026 using/);
+    assert.match(merchantMailOf(placed(late), { ...SHOP, timeZone: 'Europe/Berlin' })!.text, /Pay \$1,340\.26 by 16 April 2026 using/);
+    assert.match(buyerMailOf(placed(late), { ...SHOP, timeZone: 'America/New_York' })!.text, /Pay \$1,340\.26 by 15 April 2026 using/);
   });
 
   it('a payment received in part asks for the rest, by the same date and the same means', () => {
     const part = order({ paymentState: 'captured', payment: due({ state: 'captured', captured: 34_026 }) });
     const [mail] = orderMails({ type: 'canceled', order: part, adjustment: adjustment({ type: 'cancellation', amount: 0, lines: [] }) }, SHOP);
     assert.ok(
-      mail!.text.includes(`Paid: The store received $340.26 of $1,340.26. Pay the remaining $1,000.00 by April 15, 2026 using: ${INSTRUCTIONS}. Quote order #1001 as the payment reference.`),
+      mail!.text.includes(`Paid: The store received $340.26 of $1,340.26. Pay the remaining $1,000.00 by 15 April 2026 using: ${INSTRUCTIONS}. Quote order #1001 as the payment reference.`),
       mail!.text,
     );
   });
@@ -463,7 +481,7 @@ describe('the payment’s words in every mail', () => {
 
   it('the check finds a line that repeats its label', () => {
     assert.ok(repeatsItsLabel('Payment: Payment pending: the store collects payment after the order is placed.'));
-    assert.ok(!repeatsItsLabel('Payment pending: Pay $21.38 by December 5, 2026 using: bank transfer.'));
+    assert.ok(!repeatsItsLabel('Payment pending: Pay $21.38 by 5 December 2026 using: bank transfer.'));
   });
 
   it('no line of any mail, in either part, repeats its label, whatever the payment’s state and provider', () => {
@@ -483,7 +501,7 @@ describe('the payment’s words in every mail', () => {
       }
       if (payment.provider === 'manual' && payment.state === 'pending') {
         for (const mail of orderMails(placed(order({ paymentState: 'pending', payment })), SHOP)) {
-          assert.match(mail.text, /Pay \$1,340\.26 by April 15, 2026 using: Bank transfer/, mail.subject);
+          assert.match(mail.text, /Pay \$1,340\.26 by 15 April 2026 using: Bank transfer/, mail.subject);
         }
       }
     }

@@ -2,7 +2,8 @@
  * The payment's news as pure renderings (src/mail/payment-mail.ts, reached through orderMails as the subscriber
  * does): who each event mails, that what the provider wrote (a reason) is escaped in the HTML part and never reaches
  * a subject or a second line, that a store without MERCHANT_EMAIL mails the merchant nothing and a doubtful buyer
- * address gets no mail, and the warning's moment in UTC. What each mail says to whom, once, on both backends, is
+ * address gets no mail, the warning's moment in the store's zone (UTC unless STORE_TIMEZONE says), and the command
+ * and admin page each merchant's mail names. What each mail says to whom, once, on both backends, is
  * test/orders/payment-news.test.ts.
  */
 import assert from 'node:assert/strict';
@@ -61,8 +62,43 @@ describe('what the provider wrote', () => {
 describe('the warning of a hold about to lapse', () => {
   it('says when, in UTC, and the command that captures it; with CAPTURE_ON=manual it does not offer shipping as a way', () => {
     const [mail] = orderMails({ type: 'payment_expiring', order: held() }, { ...SHOP, captureOn: 'manual' });
-    assert.match(mail!.text, /lapses on April 15, 2026, 09:05 UTC, and nothing of it is captured yet\./);
-    assert.match(mail!.text, /^storefront orders capture 1001$/m);
+    assert.match(mail!.text, /lapses on 15 April 2026, 09:05 UTC, and nothing of it is captured yet\./);
+    assert.match(mail!.text, /^npm run storefront -- orders capture 1001\nOr in the admin: https:\/\/shop\.example\/admin\/orders\/1001$/m);
     assert.doesNotMatch(mail!.text, /ship it/);
   });
+
+  it('STORE_TIMEZONE=Europe/Berlin: the moment shifted, with its zone (CEST in April, CET in winter)', () => {
+    const [april] = orderMails({ type: 'payment_expiring', order: held() }, { ...SHOP, timeZone: 'Europe/Berlin' });
+    assert.match(april!.text, /lapses on 15 April 2026, 11:05 CEST, and nothing/);
+    assert.match(april!.html, /lapses on 15 April 2026, 11:05 CEST, and nothing/);
+    const winter = held();
+    const december: Order = { ...winter, payment: { ...winter.payment, authorizedUntil: new Date('2026-12-31T23:30:00Z') } };
+    const [mail] = orderMails({ type: 'payment_expiring', order: december }, { ...SHOP, timeZone: 'Europe/Berlin' });
+    assert.match(mail!.text, /lapses on 1 January 2027, 00:30 CET, and nothing/);
+    const [newYork] = orderMails({ type: 'payment_expiring', order: december }, { ...SHOP, timeZone: 'America/New_York' });
+    assert.match(newYork!.text, /lapses on 31 December 2026, 18:30 (?:EST|GMT-5), and nothing/);
+  });
+});
+
+describe('the commands the merchant’s mails name', () => {
+  const order = held();
+  const merchantText = (event: OrderEvent, shop: MailShop = SHOP) => orderMails(event, shop).find((mail) => mail.to === MERCHANT)!;
+  const cases: [string, OrderEvent, string][] = [
+    ['a dispute', { type: 'disputed', order, dispute: { amount: 500, reason: 'fraudulent' } }, 'orders show 1001'],
+    ['a failed payment', { type: 'payment_failed', order, reason: 'declined' }, 'orders cancel 1001 --reason "payment not received"'],
+    ['a released hold', { type: 'payment_voided', order }, 'orders cancel 1001 --reason "payment not received"'],
+    ['a hold about to lapse', { type: 'payment_expiring', order }, 'orders capture 1001'],
+  ];
+
+  for (const [what, event, args] of cases) {
+    it(`${what}: \`npm run storefront -- ${args}\` as a checkout runs it, and the order's page in the admin`, () => {
+      const mail = merchantText(event);
+      assert.ok(mail.text.includes(`\nnpm run storefront -- ${args}\nOr in the admin: https://shop.example/admin/orders/1001\n`), mail.text);
+      assert.ok(mail.html.includes(`<code>npm run storefront -- ${args.replace(/"/g, '&quot;')}</code><br>Or in the admin: <a href="https://shop.example/admin/orders/1001"`), mail.html);
+      // Never the bare binary's name, which a checkout does not have on its PATH.
+      assert.doesNotMatch(mail.text, /^storefront /m);
+      const installed = merchantText(event, { ...SHOP, command: 'storefront' });
+      assert.ok(installed.text.includes(`\nstorefront ${args}\n`), installed.text);
+    });
+  }
 });

@@ -1,9 +1,10 @@
 /**
- * `npm start` builds only when something the build reads changed (scripts/build-if-changed.mjs). Run in a scratch
- * project whose compiler and asset copier are stand-ins that count their runs.
+ * `npm start` builds only when something the build reads changed (scripts/build-if-changed.mjs), and says so before
+ * the silence of a build and after it. Run in a scratch project whose compiler and asset copier are stand-ins that
+ * count their runs.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,13 @@ const builtEarlier = () => {
   const earlier = new Date(Date.now() - 30_000);
   utimesSync(at('dist', '.built'), earlier, earlier);
 };
-const start = () => execFileSync(process.execPath, [at('scripts', 'build-if-changed.mjs')], { cwd: project, stdio: 'pipe' });
+/** Runs the prestart script; answers what it wrote on stderr. */
+const start = () => {
+  const run = spawnSync(process.execPath, [at('scripts', 'build-if-changed.mjs')], { cwd: project, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout, '', 'stdout is left to the store');
+  return run.stderr;
+};
 
 describe('npm start builds only when its sources changed', () => {
   mkdirSync(at('scripts'), { recursive: true });
@@ -35,24 +42,25 @@ describe('npm start builds only when its sources changed', () => {
   const past = new Date(Date.now() - 60_000);
   for (const file of ['src/main.ts', 'src/catalog/catalog.ts', 'src/catalog', 'src', 'package.json', 'scripts/copy-assets.mjs']) utimesSync(at(file), past, past);
 
-  it('builds when there is no build yet', () => {
-    start();
+  it('builds when there is no build yet, saying so before (it takes about a minute) and after', () => {
+    const said = start();
     assert.equal(runs(), 1);
+    assert.match(said, /^Building the store \(first start, about a minute; later starts skip this unless the code changed\)…\nBuilt in \d+ s; starting the store\.\n$/);
   });
 
-  it('does not build again when nothing changed', () => {
+  it('does not build again when nothing changed, and says nothing', () => {
     builtEarlier();
-    start();
-    start();
+    assert.equal(start(), '');
+    assert.equal(start(), '');
     assert.equal(runs(), 1);
   });
 
-  it('builds again when a source file changed, then not again', () => {
+  it('builds again when a source file changed, saying it rebuilds; then not again', () => {
     builtEarlier();
     writeFileSync(at('src', 'catalog', 'catalog.ts'), 'export const changed = true;\n');
-    start();
+    assert.match(start(), /^Rebuilding the store \(its code changed since the last build, about a minute\)…\nBuilt in \d+ s; starting the store\.\n$/);
     assert.equal(runs(), 2);
-    start();
+    assert.equal(start(), '');
     assert.equal(runs(), 2);
   });
 
@@ -61,5 +69,19 @@ describe('npm start builds only when its sources changed', () => {
     writeFileSync(at('package.json'), '{"type":"commonjs","name":"x"}\n');
     start();
     assert.equal(runs(), 3);
+  });
+
+  it("a failed build: one line after the compiler's own errors, exit 1, and the next start tries again", () => {
+    builtEarlier();
+    writeFileSync(at('src', 'main.ts'), 'export const broken = true;\n');
+    const compiler = at('node_modules', 'typescript', 'bin', 'tsc');
+    const working = readFileSync(compiler, 'utf8');
+    writeFileSync(compiler, "console.error('src/main.ts(1,1): error TS1005'); process.exit(2);\n");
+    const failed = spawnSync(process.execPath, [at('scripts', 'build-if-changed.mjs')], { cwd: project, encoding: 'utf8' });
+    assert.equal(failed.status, 1);
+    assert.equal(failed.stderr, 'Rebuilding the store (its code changed since the last build, about a minute)…\nsrc/main.ts(1,1): error TS1005\nThe build failed (the errors are above), so the store was not started.\n');
+    writeFileSync(compiler, working);
+    assert.match(start(), /^Rebuilding the store/);
+    assert.equal(runs(), 4);
   });
 });

@@ -10,6 +10,7 @@ import { contentSecurityPolicy } from '../../src/storefront/page-policy.js';
 import { readOrder } from '../../src/orders/orders.js';
 import { formatDay } from '../../src/payments/payment-words.js';
 import { clockTime, timeLeft } from '../../src/storefront/pages/approval-page.js';
+import { momentsIn } from '../../src/markup/moments.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
 import { ANA_AT_MARKET_ST } from '../helpers/orders.js';
 
@@ -224,8 +225,8 @@ for (const backend of backends) {
         ),
       );
       assert.match(html, /<p class="summary-ship">Ship to <bdi>Ana<\/bdi> <bdi>Lima<\/bdi>, <bdi>1 Market St<\/bdi>, <bdi>San Francisco<\/bdi>, CA 94103 · Free standard shipping<\/p>/);
-      // The clock time alone, or with the date when the link outlasts today (UTC).
-      assert.match(html, /This link works for 1[45] more minutes \(until (?:[A-Z][a-z]+ \d{1,2}, \d{4} at )?\d{1,2}:\d\d [AP]M UTC\)\./);
+      // The clock time alone, or with the date when the link outlasts today (in the store's zone, UTC by default).
+      assert.match(html, /This link works for 1[45] more minutes \(until (?:\d{1,2} [A-Z][a-z]+ \d{4}, )?\d\d:\d\d UTC\)\./);
       const order = ['class="seller"', 'class="summary-total"', 'class="summary-ship"', 'value="approve"', 'class="expiry"', 'value="decline"', 'id="details-title"', '<table>'];
       const positions = order.map((marker) => html.indexOf(marker));
       assert.deepEqual([...positions].sort((a, b) => a - b), positions, `in this order: ${order.join(', ')}`);
@@ -267,7 +268,7 @@ for (const backend of backends) {
       assert.match(orderPage.html, /<p class="notice">Mail about this order goes to <bdi>ana@example\.com<\/bdi>\. We mail you when it ships\.<\/p>/);
       assert.match(orderPage.html, /<p class="delivery">Expect the delivery within 5 to 8 business days \(Free standard shipping\)\.<\/p>/);
       assert.match(orderPage.html, /Questions\? Write to <a href="mailto:orders@store\.test">orders@store\.test<\/a> and quote #\d+\./);
-      assert.match(orderPage.html, /<time datetime="\d{4}-\d\d-\d\dT[^"]+">[A-Z][a-z]+ \d{1,2}, \d{4} at \d{1,2}:\d\d [AP]M UTC<\/time>/);
+      assert.match(orderPage.html, /<time datetime="\d{4}-\d\d-\d\dT[^"]+">\d{1,2} [A-Z][a-z]+ \d{4}, \d\d:\d\d UTC<\/time>/);
       assert.ok(orderPage.html.includes(`${rowThumbnail('hydration-drink-stick')}Hydration Drink Stick<span class="variant">Lemon-Lime / 30 sticks</span></th><td class="n">2</td>`));
       assert.match(orderPage.html, /Decaf Espresso Capsules<\/th><td class="n">1<\/td>/);
       assert.match(orderPage.html, /<address><bdi>Ana<\/bdi> <bdi>Lima<\/bdi><br><bdi>1 Market St<\/bdi><br><bdi>San Francisco<\/bdi>, CA 94103<br>United States<\/address>/);
@@ -733,10 +734,21 @@ describe('a catalog whose pictures are on an image host (pglite)', () => {
 });
 
 describe('the time left on an approval link', () => {
-  it('says the clock time on the same day (UTC), and the date too when the link outlasts the day', () => {
+  it("says the clock time on the same day (in the store's zone), and the date too when the link outlasts the day", () => {
     const now = new Date('2026-11-25T23:50:00Z');
-    assert.equal(clockTime(new Date('2026-11-25T23:59:00Z'), now), '11:59 PM UTC');
-    assert.equal(clockTime(new Date('2026-11-26T00:05:00Z'), now), 'November 26, 2026 at 12:05 AM UTC');
+    const utc = momentsIn('UTC');
+    assert.equal(clockTime(new Date('2026-11-25T23:59:00Z'), now, utc), '23:59 UTC');
+    assert.equal(clockTime(new Date('2026-11-26T00:05:00Z'), now, utc), '26 November 2026, 00:05 UTC');
     assert.equal(timeLeft(new Date('2026-11-26T00:05:00Z'), now), '15 more minutes');
+  });
+
+  it("STORE_TIMEZONE=Europe/Berlin: the shifted clock time with the zone, and the day is Berlin's", () => {
+    const berlin = momentsIn('Europe/Berlin');
+    // 23:50 UTC is 00:50 the next day in Berlin: a link until 00:05 UTC (01:05 CET) ends on that same Berlin day.
+    const now = new Date('2026-11-25T23:50:00Z');
+    assert.equal(clockTime(new Date('2026-11-26T00:05:00Z'), now, berlin), '01:05 CET');
+    assert.equal(clockTime(new Date('2026-11-25T22:55:00Z'), new Date('2026-11-25T22:50:00Z'), berlin), '23:55 CET');
+    assert.equal(clockTime(new Date('2026-11-25T23:05:00Z'), new Date('2026-11-25T22:50:00Z'), berlin), '26 November 2026, 00:05 CET');
+    assert.equal(clockTime(new Date('2026-07-01T10:00:00Z'), new Date('2026-07-01T09:50:00Z'), berlin), '12:00 CEST');
   });
 });

@@ -195,7 +195,7 @@ describe('the order page, rendered', () => {
   it('a card hold says how much is held, until when, and when it is charged (CAPTURE_ON)', () => {
     const html = orderPage(context, orderFixture(), { captureOn: 'fulfillment' });
     assert.ok(
-      html.includes('<p class="payment"><strong>Payment authorized:</strong> $30.00 is held on your card until April 15, 2026; you are charged when the order ships.</p>'),
+      html.includes('<p class="payment"><strong>Payment authorized:</strong> $30.00 is held on your card until 15 April 2026; you are charged when the order ships.</p>'),
       html,
     );
   });

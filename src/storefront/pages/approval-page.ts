@@ -11,23 +11,18 @@ import type { Channel, CheckoutView } from '../../checkout/checkout.js';
 import type { Order } from '../../orders/orders.js';
 import { approvalPaymentWords, paymentContextOf, paymentLine, type PaymentPlan } from '../../payments/payment-words.js';
 import { html, typed, type Html } from '../../markup/html.js';
+import type { Moments } from '../../markup/moments.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
 import { paymentParagraphs } from './payment-parts.js';
 import { addressBlock, addressLines, checkoutLines, formatMoney, linesTable, thumbnailImage, totalsList, type Thumbnail } from './purchase-parts.js';
 
-const MOMENT_FORMAT = new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
-const TIME_FORMAT = new Intl.DateTimeFormat('en-US', { timeStyle: 'short', timeZone: 'UTC' });
-
-/** Dates as the buyer reads them, in UTC so every instance writes the same page. */
-export function formatDate(date: Date): string {
-  return `${MOMENT_FORMAT.format(date).replace(/\u202f/g, ' ')} UTC`;
-}
-
-/** A clock time, "10:42 PM UTC"; with its date when that is not `now`'s day (UTC). */
-export function clockTime(date: Date, now: Date): string {
-  if (date.toISOString().slice(0, 10) !== now.toISOString().slice(0, 10)) return formatDate(date);
-  return `${TIME_FORMAT.format(date).replace(/\u202f/g, ' ')} UTC`;
+/**
+ * A clock time in the store's zone (STORE_TIMEZONE, the pages' `moments`), "22:42 CET"; with its date when that is
+ * not `now`'s day in that zone: "26 November 2026, 00:05 CET".
+ */
+export function clockTime(date: Date, now: Date, moments: Moments): string {
+  return moments.dayKey(date) === moments.dayKey(now) ? moments.time(date) : moments.moment(date);
 }
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -105,7 +100,7 @@ function summaryPictures(view: CheckoutView): Thumbnail[] {
  * The top of the page: the total, the items (with pictures), where it ships, and how and by when it is paid if
  * approved `now` (manual: the amount, the instructions, the due date, and the order number as the reference).
  */
-function summary(view: CheckoutView, payment: { plan: PaymentPlan; now: Date } | undefined): Html {
+function summary(view: CheckoutView, payment: { plan: PaymentPlan; now: Date; moments: Moments } | undefined): Html {
   const items = view.lines.reduce((n, priced) => n + priced.line.quantity, 0);
   const shipTo = view.address ? addressLines(view.address).filter((line) => line !== 'United States') : undefined;
   return html`<section class="summary" aria-labelledby="summary-title">
@@ -113,7 +108,7 @@ function summary(view: CheckoutView, payment: { plan: PaymentPlan; now: Date } |
 <p class="summary-total">Total <strong>${formatMoney(view.totals.total)}</strong></p>
 <p class="summary-items"><span>${count(items, 'item', 'items')}</span>${summaryPictures(view).map((image) => thumbnailImage(image))}</p>
 ${shipTo ? html`<p class="summary-ship">Ship to ${shipTo.map((line, index) => html`${index > 0 ? ', ' : ''}${line}`)}${view.selectedOption ? ` · ${view.selectedOption.title}` : ''}</p>` : ''}
-${payment ? paymentParagraphs(approvalPaymentWords(payment.plan, { total: view.totals.total, currency: STORE_CURRENCY, now: payment.now }), { className: 'summary-pay' }) : ''}
+${payment ? paymentParagraphs(approvalPaymentWords(payment.plan, { total: view.totals.total, currency: STORE_CURRENCY, now: payment.now, moments: payment.moments }), { className: 'summary-pay' }) : ''}
 </section>`;
 }
 
@@ -153,7 +148,7 @@ export const offersPasskey = (offer: ProofOffer) => offer.mode === 'passkey-or-c
 const minutes = (n: number) => count(n, 'minute', 'minutes');
 
 /** The proof part of the page: a passkey (with the store's script), then the mailed code (no script needed). */
-function proofSection(approval: PendingApproval): Html {
+function proofSection(approval: PendingApproval, moments: Moments): Html {
   const { offer } = approval;
   const total = formatMoney(approval.view.totals.total);
   const action = approvalPath(approval.token);
@@ -170,7 +165,7 @@ ${formFields(approval)}
   const canSend = offer.nextCodeInMinutes === 0;
   const codeStatus =
     code.state === 'active'
-      ? html`We emailed a 6-digit code to ${typed(offer.email)}. It works until ${clockTime(code.expiresAt, approval.now)} (${count(code.triesLeft, 'try', 'tries')} left).`
+      ? html`We emailed a 6-digit code to ${typed(offer.email)}. It works until ${clockTime(code.expiresAt, approval.now, moments)} (${count(code.triesLeft, 'try', 'tries')} left).`
       : code.state === 'locked'
         ? 'Too many wrong codes were tried, so that code is locked.'
         : code.state === 'expired'
@@ -255,9 +250,9 @@ export function approvalPendingPage(context: PageContext, approval: PendingAppro
   const body = html`<h1>${title}</h1>
 ${sellerLine(context)}
 <p class="lead">${askedBy(view.record.channel)} Review it, then approve or decline.</p>
-${summary(view, { plan: approval.payment, now: approval.now })}
-${approval.proven ? paymentSection(approval) : proofSection(approval)}
-<p class="expiry">This link works for ${timeLeft(approval.expiresAt, approval.now)} (until ${clockTime(approval.expiresAt, approval.now)}).
+${summary(view, { plan: approval.payment, now: approval.now, moments: context.moments })}
+${approval.proven ? paymentSection(approval) : proofSection(approval, context.moments)}
+<p class="expiry">This link works for ${timeLeft(approval.expiresAt, approval.now)} (until ${clockTime(approval.expiresAt, approval.now, context.moments)}).
 If the checkout changes before you approve, this page no longer places the order and says what changed.</p>
 <form method="post" action="${approvalPath(approval.token)}">
 ${formFields(approval)}
@@ -290,7 +285,7 @@ ${formFields(approval)}
 export function approvalCompletedPage(context: PageContext, order: Order, note?: string): string {
   return messagePage(context, {
     title: `Order #${order.number} is placed`,
-    paragraphs: [note ?? `You approved this order on ${formatDate(order.createdAt)}.`, paymentLine(order.payment, paymentContextOf(order))],
+    paragraphs: [note ?? `You approved this order on ${context.moments.moment(order.createdAt)}.`, paymentLine(order.payment, paymentContextOf(order, undefined, context.moments))],
     extra: html`<p><a href="${orderPath(order.id)}">See order #${order.number}</a></p>`,
   });
 }

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { Config, PolicyKind } from '../../config.js';
 import { html, unsafeHtml, type Html } from '../../markup/html.js';
+import { momentsIn, type Moments } from '../../markup/moments.js';
 import { PAGE_STYLE } from './styles.js';
 
 /** What every page needs from the store: the merchant's identity and where its pages are. */
@@ -27,6 +28,8 @@ export interface PageContext {
   baseUrl: string;
   /** Where each policy is read (config.checkout.policies). */
   policies: Record<PolicyKind, string>;
+  /** Times as the pages say them: in the store's zone (STORE_TIMEZONE), the zone named. */
+  moments: Moments;
 }
 
 export function pageContext(config: Config): PageContext {
@@ -37,6 +40,7 @@ export function pageContext(config: Config): PageContext {
     address: config.storeAddress,
     baseUrl: config.baseUrl,
     policies: config.checkout.policies,
+    moments: momentsIn(config.storeTimeZone),
   };
 }
 

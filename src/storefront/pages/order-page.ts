@@ -10,7 +10,7 @@ import { plainMailAddress } from '../../mail/mail-parts.js';
 import type { Order } from '../../orders/orders.js';
 import type { CaptureOn } from '../../orders/order-machine.js';
 import { PAYMENT_LABELS, paymentContextOf, paymentWords } from '../../payments/payment-words.js';
-import { formatDate, orderPath } from './approval-page.js';
+import { orderPath } from './approval-page.js';
 import { html, typed, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { paymentParagraphs } from './payment-parts.js';
@@ -75,7 +75,7 @@ export function orderPage(context: PageContext, order: Order, options: OrderPage
   const enroll = passkeyEnrollPaths(order.id);
   const payment = order.payment;
   const body = html`<h1>${title}</h1>
-${paymentParagraphs(paymentWords(payment, paymentContextOf(order, options.captureOn)), { label: PAYMENT_LABELS[payment.state], className: 'payment' })}
+${paymentParagraphs(paymentWords(payment, paymentContextOf(order, options.captureOn, context.moments)), { label: PAYMENT_LABELS[payment.state], className: 'payment' })}
 <p class="notice">${mailSentence(order)}</p>
 ${deliverySentence(order, options.deliveryEstimate)}
 ${
@@ -88,13 +88,13 @@ ${
 </section>`
     : ''
 }
-<p>Order #${order.number}, placed with ${context.storeName} on <time datetime="${order.createdAt.toISOString()}">${formatDate(order.createdAt)}</time>.</p>
+<p>Order #${order.number}, placed with ${context.storeName} on <time datetime="${order.createdAt.toISOString()}">${context.moments.moment(order.createdAt)}</time>.</p>
 ${order.status === 'canceled' ? html`<p class="problem">This order was canceled${order.cancelReason ? html`: ${typed(order.cancelReason)}` : ''}.</p>` : ''}
 ${
   order.fulfillments.length > 0
     ? html`<h2>Shipments</h2>
 <ul>${order.fulfillments.map(
-        (shipment) => html`<li><time datetime="${shipment.occurredAt.toISOString()}">${formatDate(shipment.occurredAt)}</time>: ${shipment.lines
+        (shipment) => html`<li><time datetime="${shipment.occurredAt.toISOString()}">${context.moments.moment(shipment.occurredAt)}</time>: ${shipment.lines
           .map((line) => `${line.quantity} × ${order.lines.find((l) => l.id === line.lineId)?.title ?? line.lineId}`)
           .join(', ')}${shipment.carrier ? html` via ${typed(shipment.carrier)}` : ''}${
           shipment.trackingNumber
@@ -113,7 +113,7 @@ ${
     ? html`<h2>Refunds</h2>
 <ul>${order.adjustments
         .filter((a) => a.type === 'refund')
-        .map((a) => html`<li><time datetime="${a.occurredAt.toISOString()}">${formatDate(a.occurredAt)}</time>: ${formatMoney(-a.amount)}${a.reason ? html` (${typed(a.reason)})` : ''}</li>`)}</ul>`
+        .map((a) => html`<li><time datetime="${a.occurredAt.toISOString()}">${context.moments.moment(a.occurredAt)}</time>: ${formatMoney(-a.amount)}${a.reason ? html` (${typed(a.reason)})` : ''}</li>`)}</ul>`
     : ''
 }
 ${linesTable('Items', orderLines(order.lines, options.productOf))}

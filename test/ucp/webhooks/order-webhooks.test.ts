@@ -118,7 +118,7 @@ for (const backend of backends) {
         const [row] = await rowsFor(db, placed.id);
         const body = JSON.parse(row!.payload.body);
         assert.deepEqual(body.messages, [
-          { type: 'info', code: 'payment_authorized', content: 'Payment authorized: $30.00 is held on your card until April 15, 2026; you are charged when the order ships.' },
+          { type: 'info', code: 'payment_authorized', content: 'Payment authorized: $30.00 is held on your card until 15 April 2026; you are charged when the order ships.' },
         ]);
       }));
   });
@@ -160,7 +160,7 @@ describe('the order’s payment on the commerce door', () => {
       {
         type: 'info',
         code: 'payment_pending',
-        content: 'Payment pending: Pay $30.00 by April 15, 2026 using: Bank transfer to Ridge & Co IBAN: DE89 3704 0044 0532 0130 00. Quote order #1001 as the payment reference.',
+        content: 'Payment pending: Pay $30.00 by 15 April 2026 using: Bank transfer to Ridge & Co IBAN: DE89 3704 0044 0532 0130 00. Quote order #1001 as the payment reference.',
       },
     ]);
   });
