@@ -20,7 +20,6 @@ import { controlSocketPath, sendCatalogFile, sendControlCommand } from './contro
 import {
   CommandError,
   describeBuyers,
-  describeImport,
   describeOrder,
   describeOrders,
   describeOutbox,
@@ -40,6 +39,7 @@ import {
   type OutboxRetry,
   type StockSet,
 } from './merchant-commands.js';
+import { describeImportPreview, describeImportWithChanges } from './import-changes-text.js';
 import { DRAIN_SECONDS, serve } from './serve.js';
 import { remoteStaffCommands, staffCommand, STAFF_USAGE } from './staff-commands.js';
 import { inertLine, inertStrings, printLines, type TextStream } from './terminal-text.js';
@@ -69,8 +69,11 @@ const USAGE = `usage: storefront <command> [arguments]
 
   serve                      serve the store (the default): migrates, seeds the demo catalog into an empty store
   migrate                    apply the database migrations and exit
-  import FILE [--set-stock]  import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json); new variants
-                             get the file's stock, existing ones keep theirs (sales since the export) unless --set-stock
+  import FILE [--set-stock] [--dry-run]
+                             import a Shopify product CSV export (.csv) or a storefront JSON catalog (.json); new variants
+                             get the file's stock, existing ones keep theirs (sales since the export) unless --set-stock;
+                             prints every change (products added, fields was → now, images removed, stock set);
+                             --dry-run prints the same changes and changes nothing
   stock                      list every variant: SKU, variant id, product, units on hand, units backordered
   stock set SKU QUANTITY     set a variant's units on hand (a whole number from 0)
   orders                     list the ${ORDER_LIST_LIMIT} newest orders: number, id, time, buyer email, total, status, agent or browser
@@ -320,14 +323,16 @@ async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Pro
       return;
     }
     case 'import': {
-      const usage = 'usage: storefront import FILE [--set-stock]';
+      const usage = 'usage: storefront import FILE [--set-stock] [--dry-run]';
       const setStock = rest.includes('--set-stock');
-      const files = rest.filter((arg) => arg !== '--set-stock');
+      const dryRun = rest.includes('--dry-run');
+      const files = rest.filter((arg) => arg !== '--set-stock' && arg !== '--dry-run');
       const unknown = files.find((arg) => arg.startsWith('--'));
       if (unknown) throw new UsageError(`unknown option ${unknown.slice(0, 40)}`, usage);
       if (files.length > 1) throw new UsageError(usage);
       const catalog = await catalogFile(files[0]);
-      say(describeImport(await tools.withCommands((commands) => commands.importCatalog(catalog, { setStock }))));
+      const report = await tools.withCommands((commands) => commands.importCatalog(catalog, { setStock, dryRun }));
+      say(dryRun ? describeImportPreview(report) : describeImportWithChanges(report));
       return;
     }
     case 'stock':

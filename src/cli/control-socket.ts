@@ -57,7 +57,7 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   return { status: 404, body: { error: 'unknown command' } };
 }
 
-/** The path of an import: the catalog file is the body, its format and --set-stock in the query. */
+/** The path of an import: the catalog file is the body, its format, --set-stock and --dry-run in the query. */
 const IMPORT_PATH = '/import';
 
 /**
@@ -71,7 +71,8 @@ async function importUpload(commands: MerchantCommands, upload: http.IncomingMes
   try {
     const file = path.join(dir, `catalog.${format}`);
     await pipeline(upload, createWriteStream(file, { mode: 0o600 }));
-    return { status: 200, body: await commands.importCatalog(CatalogStream.ofFile(file, format), { setStock: query.get('set-stock') === 'true' }) };
+    const options = { setStock: query.get('set-stock') === 'true', dryRun: query.get('dry-run') === 'true' };
+    return { status: 200, body: await commands.importCatalog(CatalogStream.ofFile(file, format), options) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -158,8 +159,8 @@ export function sendControlCommand<T>(socketPath: string, method: 'GET' | 'POST'
 }
 
 /** Has the store that holds the socket import a catalog file, streamed to it as it is read. */
-export function sendCatalogFile(socketPath: string, catalog: { path: string; format: CatalogFormat }, options: { setStock?: boolean }): Promise<ImportReport> {
-  const query = new URLSearchParams({ format: catalog.format, 'set-stock': String(options.setStock === true) });
+export function sendCatalogFile(socketPath: string, catalog: { path: string; format: CatalogFormat }, options: { setStock?: boolean; dryRun?: boolean }): Promise<ImportReport> {
+  const query = new URLSearchParams({ format: catalog.format, 'set-stock': String(options.setStock === true), 'dry-run': String(options.dryRun === true) });
   return sendToStore<ImportReport>(
     socketPath,
     'POST',

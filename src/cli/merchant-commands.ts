@@ -113,8 +113,8 @@ export type OutboxRetry = DeliveryOutcome | { refused: string } | { waiting: tru
 export interface MerchantCommands extends StaffCommands {
   stock(): Promise<StockListing[]>;
   setStock(sku: string, onHand: number): Promise<StockSet>;
-  /** `setStock`: existing variants take the file's stock levels too (by default only new variants do). */
-  importCatalog(document: unknown, options?: { setStock?: boolean }): Promise<ImportReport>;
+  /** `setStock`: existing variants take the file's stock levels too (by default only new variants do); `dryRun`: nothing is written, the report says what would be. */
+  importCatalog(document: unknown, options?: { setStock?: boolean; dryRun?: boolean }): Promise<ImportReport>;
   /** The newest orders first, at most ORDER_LIST_LIMIT. */
   orders(): Promise<OrderListing[]>;
   /** An order by its id (`ord_…`) or number (`1001`, `#1001`); null when there is none. */

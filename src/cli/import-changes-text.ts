@@ -1,0 +1,96 @@
+/**
+ * What `storefront import` prints of the changes an import made, and what `storefront import --dry-run` prints of
+ * those it would make: product by product, the products added, the fields changed (was → now), the images added and
+ * removed, the variants added, changed and archived, the stock set. The strings come inert (runMerchantCommand).
+ */
+import type { FieldChange, FieldValue, ImportChanges, ProductChange, VariantChange } from '../catalog/import/import-changes.js';
+import type { ImportReport } from '../catalog/import/import-catalog.js';
+import { formatMoney } from '../catalog/types.js';
+import { describeImport } from './merchant-commands.js';
+
+const MONEY_FIELDS = new Set(['price', 'compare_at_price']);
+/** Fields whose values are too long to print: only that they changed. */
+const LONG_FIELDS = new Set(['description_html', 'selling_plans']);
+const SHOWN_TEXT = 80;
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+function value(field: string, v: FieldValue): string {
+  if (v === null) return 'none';
+  if (MONEY_FIELDS.has(field) && typeof v === 'number') return formatMoney(v);
+  if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(', ');
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'string') return JSON.stringify(v.length > SHOWN_TEXT ? `${v.slice(0, SHOWN_TEXT - 1)}…` : v);
+  return String(v);
+}
+
+/** One field's change as a person reads it: `price: $4.50 → $5.00`. */
+export function fieldChangeText(change: FieldChange): string {
+  const name = change.field.replaceAll('_', ' ').replace(/\bsku\b/, 'SKU');
+  if (LONG_FIELDS.has(change.field)) return `${name} changed`;
+  if (change.field === 'published') return change.to ? 'published' : 'unpublished (hidden from the shop)';
+  return `${name}: ${value(change.field, change.from)} → ${value(change.field, change.to)}`;
+}
+
+const variantName = (variant: Pick<VariantChange, 'sku' | 'title'>) => variant.sku ?? variant.title;
+
+function variantLines(variant: VariantChange): string[] {
+  const name = variantName(variant);
+  const stock = variant.stock;
+  if (variant.change === 'removed') return [`variant removed: ${name} (archived: it leaves the catalog, orders keep it)`];
+  if (variant.change === 'added') return [`variant added: ${name}${stock ? `, ${stock.to} on hand` : ''}`];
+  const lines = variant.fields.map((field) => `${name}: ${fieldChangeText(field)}`);
+  if (stock && stock.fileQuantity === undefined) lines.push(`${name}: units on hand ${stock.from ?? 0} → ${stock.to}`);
+  return lines;
+}
+
+function productLines(product: ProductChange): string[] {
+  const head = `${product.change === 'added' ? '+' : '~'} ${product.handle} ${JSON.stringify(product.title)}`;
+  if (product.change === 'added') {
+    const images = product.images.length ? `, ${plural(product.images.length, 'image', 'images')}` : '';
+    return [`${head}: added, ${plural(product.variants.length, 'variant', 'variants')}${images}`, ...product.variants.flatMap(variantLines).map((line) => `    ${line}`)];
+  }
+  const lines = [
+    ...product.fields.map(fieldChangeText),
+    ...product.images.map((image) =>
+      image.change === 'changed' ? `image ${image.src}: ${(image.fields ?? []).map(fieldChangeText).join('; ')}` : `image ${image.change}: ${image.src}`,
+    ),
+    ...product.variants.flatMap(variantLines),
+  ];
+  return [`${head}:`, ...lines.map((line) => `    ${line}`)];
+}
+
+/** The changes, one block per product and collection; [] when there are none. */
+export function describeImportChanges(changes: ImportChanges): string[] {
+  const lines = [
+    ...changes.products.flatMap(productLines),
+    ...changes.collections.map((collection) => {
+      const parts = [
+        ...collection.fields.map(fieldChangeText),
+        ...(collection.productsAdded.length ? [`products added: ${collection.productsAdded.join(', ')}`] : []),
+        ...(collection.productsRemoved.length ? [`products removed: ${collection.productsRemoved.join(', ')}`] : []),
+      ];
+      return `${collection.change === 'added' ? '+' : '~'} collection ${collection.handle}: ${collection.change === 'added' ? 'added; ' : ''}${parts.join('; ')}`;
+    }),
+    ...(changes.unlisted > 0 ? [`… and ${plural(changes.unlisted, 'more product', 'more products')} added or changed (counted above, not listed)`] : []),
+  ];
+  if (lines.length === 0) return [];
+  const images = changes.images.added || changes.images.removed ? `images: ${changes.images.added} added, ${changes.images.removed} removed` : undefined;
+  return [...(images ? [images] : []), 'changes:', ...lines.map((line) => `  ${line}`)];
+}
+
+/** `storefront import`'s answer: the counts, then every change listed. */
+export function describeImportWithChanges(report: ImportReport): string {
+  return [describeImport(report), ...describeImportChanges(report.changes).map((line) => `  ${line}`)].join('\n');
+}
+
+/** `storefront import --dry-run`'s answer: what importing the file would change, saying that nothing was. */
+export function describeImportPreview(report: ImportReport): string {
+  const counts = describeImport(report).split('\n').slice(1);
+  const changes = describeImportChanges(report.changes);
+  return [
+    'dry run: nothing was imported or changed; importing the file would make these changes',
+    ...counts,
+    ...(changes.length ? changes.map((line) => `  ${line}`) : ['  no change: the catalog already holds the file as it is']),
+  ].join('\n');
+}
