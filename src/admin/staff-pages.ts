@@ -16,9 +16,10 @@ const SIGN_IN_LINK = `${STAFF}/sign-in-link`;
 /** Longer than any address: refused unread. */
 const MAX_EMAIL = 320;
 
-const ROLE_LABELS: Record<StaffRole, string> = {
-  owner: 'Owner: everything, including refunds, the catalog, buyers and staff',
-  staff: 'Staff: orders, fulfilment and stock',
+const ROLE_LABELS: Record<StaffRole, string> = { owner: 'Owner', staff: 'Staff' };
+const ROLE_NOTES: Record<StaffRole, string> = {
+  owner: 'everything, including refunds, the catalog, imports, buyers and staff',
+  staff: 'orders (capture, fulfilment, cancel), stock and deliveries',
 };
 
 const DONE: Record<string, string> = {
@@ -65,6 +66,7 @@ function addForm(request: FastifyRequest, state: PageState): Html {
   return html`<section class="panel" aria-labelledby="add-heading">
 <h2 id="add-heading">Add a person</h2>
 <p>They get a single-use link, valid 30 minutes, on which they create a passkey to sign in with.</p>
+<ul>${STAFF_ROLES.map((option) => html`<li><strong>${ROLE_LABELS[option]}</strong>: ${ROLE_NOTES[option]}.</li>`)}</ul>
 ${postForm(
   staffOf(request),
   STAFF,
@@ -93,7 +95,7 @@ function memberRow(request: FastifyRequest, ctx: AdminContext, member: StaffMemb
         'Revoke',
         { danger: true, label: `Revoke ${member.email}` },
       )}`;
-  return html`<tr><td>${typed(member.email)}${you}</td><td>${member.role === 'owner' ? 'Owner' : 'Staff'}</td><td>${moments.moment(member.addedAt)}</td><td class="n">${
+  return html`<tr><td>${typed(member.email)}${you}</td><td>${ROLE_LABELS[member.role]}</td><td>${moments.moment(member.addedAt)}</td><td class="n">${
     member.passkeys
   }</td><td>${member.lastSignInAt ? moments.moment(member.lastSignInAt) : 'Never'}</td><td>${actions}${refusedHere}</td></tr>`;
 }
