@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { storeCommands } from '../../src/cli/merchant-commands.js';
 import { readOrder, type Order } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
 import { startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
@@ -328,6 +329,19 @@ for (const backend of backends) {
       });
       assert.equal(crossSite.statusCode, 403);
       assert.deepEqual(await everything(linus), before);
+    });
+
+    it("the terminal's moves (storefront orders …) are audited as the terminal and shown on the order's timeline", async () => {
+      const commands = storeCommands(store);
+      await commands.capture(String(linus.number), 100);
+      await assert.rejects(() => commands.capture(String(linus.number), 999_999), /more than order #\d+ has to capture/);
+      const rows = await auditRows(linus);
+      assert.deepEqual(
+        rows.map((row) => [row.action, row.actor, row.staff_id, row.summary]),
+        [['order.capture', 'terminal', null, 'captured $1.00']],
+        'one entry: the refused capture wrote none',
+      );
+      assert.match(pageText(await admin.get(`/admin/orders/${linus.number}`, staff)), /captured \$1\.00 by terminal order\.capture/);
     });
 
     it('pages of 50, newest first; the links to the pages keep the filters', async () => {
