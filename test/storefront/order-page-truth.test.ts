@@ -184,7 +184,7 @@ describe('the order page, rendered', () => {
     const html = orderPage(context, order);
     assert.ok(
       html.includes(`<div class="payment">
-<p><strong>Payment pending:</strong> Pay $30.00 by December 5, 2026 using:</p>
+<p><strong>Payment pending:</strong> Pay $30.00 by 5 December 2026 using:</p>
 <p class="instructions">Bank transfer to Ridge &amp; Co<br>IBAN: DE89 3704 0044 0532 0130 00<br>BIC: COBADEFFXXX</p>
 <p>Quote order #1001 as the payment reference.</p>
 </div>`),
