@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { momentsIn } from '../../src/markup/moments.js';
 import type { OrderPayment } from '../../src/orders/orders.js';
 import { PAYMENT_STATES } from '../../src/payments/payment-handlers.js';
 import {
@@ -40,8 +41,19 @@ const card = (overrides: Partial<OrderPayment> = {}): OrderPayment =>
 
 describe('the buyer’s words for an order’s payment', () => {
   it('pending (manual): the amount, the due date, the instructions and the order number as the reference', () => {
-    assert.equal(paymentSentence(manual(), context), 'Pay $21.38 by December 5, 2026 using: Bank transfer to IBAN DE89 3704 0044 0532 0130 00. Quote order #1001 as the payment reference.');
+    assert.equal(paymentSentence(manual(), context), 'Pay $21.38 by 5 December 2026 using: Bank transfer to IBAN DE89 3704 0044 0532 0130 00. Quote order #1001 as the payment reference.');
     assert.equal(paymentLine(manual(), context).split(': ')[0], 'Payment pending');
+  });
+
+  it("days in the store's zone (STORE_TIMEZONE): a moment late on 5 December in UTC is 6 December in Tokyo, 5 in New York", () => {
+    const late = manual({ dueAt: new Date('2026-12-05T20:00:00Z') });
+    assert.match(paymentSentence(late, context), / by 5 December 2026 using/);
+    assert.match(paymentSentence(late, { ...context, moments: momentsIn('Asia/Tokyo') }), / by 6 December 2026 using/);
+    assert.match(paymentSentence(late, { ...context, moments: momentsIn('America/New_York') }), / by 5 December 2026 using/);
+    assert.match(paymentSentence(card({ authorizedUntil: new Date('2026-12-12T23:30:00Z') }), { ...context, moments: momentsIn('Europe/Berlin') }), /until 13 December 2026;/);
+    const now = new Date('2026-11-28T20:00:00Z');
+    const plan = { provider: 'manual' as const, instructions: 'Cash.', dueDays: 7, captureOn: 'fulfillment' as const };
+    assert.match(approvalPaymentWords(plan, { total: 2138, currency: 'USD', now, moments: momentsIn('Asia/Tokyo') }).text, / by 6 December 2026 using:$/);
   });
 
   it('pending on an order with units canceled asks for what it keeps; nothing more when that is received', () => {
@@ -50,7 +62,7 @@ describe('the buyer’s words for an order’s payment', () => {
   });
 
   it('a card hold: how much, until when, and when it is charged as CAPTURE_ON says', () => {
-    assert.equal(paymentSentence(card(), context), '$21.38 is held on your card until December 12, 2026; you are charged when the order ships.');
+    assert.equal(paymentSentence(card(), context), '$21.38 is held on your card until 12 December 2026; you are charged when the order ships.');
     assert.match(paymentSentence(card(), { ...context, captureOn: 'approval' }), /you are charged as the order is placed\.$/);
     assert.match(paymentSentence(card(), { ...context, captureOn: 'manual' }), /you are charged when the store takes the payment, before the hold ends\.$/);
   });
@@ -68,7 +80,7 @@ describe('the buyer’s words for an order’s payment', () => {
   it('a manual payment received in part asks for the rest, by the same date and means', () => {
     assert.equal(
       paymentSentence(manual({ state: 'captured', captured: 1000 }), context),
-      'The store received $10.00 of $21.38. Pay the remaining $11.38 by December 5, 2026 using: Bank transfer to IBAN DE89 3704 0044 0532 0130 00. Quote order #1001 as the payment reference.',
+      'The store received $10.00 of $21.38. Pay the remaining $11.38 by 5 December 2026 using: Bank transfer to IBAN DE89 3704 0044 0532 0130 00. Quote order #1001 as the payment reference.',
     );
   });
 
@@ -97,10 +109,10 @@ describe('the buyer’s words for an order’s payment', () => {
     const payment = manual({ instructions: 'Bank transfer\nIBAN: DE89 3704 0044 0532 0130 00\nBIC: COBADEFFXXX.' });
     assert.equal(
       paymentSentence(payment, context),
-      'Pay $21.38 by December 5, 2026 using: Bank transfer IBAN: DE89 3704 0044 0532 0130 00 BIC: COBADEFFXXX. Quote order #1001 as the payment reference.',
+      'Pay $21.38 by 5 December 2026 using: Bank transfer IBAN: DE89 3704 0044 0532 0130 00 BIC: COBADEFFXXX. Quote order #1001 as the payment reference.',
     );
-    assert.deepEqual(textLines({ text: 'Pay $21.38 by December 5, 2026 using:', instructions: payment.instructions!, after: 'Quote order #1001 as the payment reference.' }, 'Payment pending'), [
-      'Payment pending: Pay $21.38 by December 5, 2026 using:',
+    assert.deepEqual(textLines({ text: 'Pay $21.38 by 5 December 2026 using:', instructions: payment.instructions!, after: 'Quote order #1001 as the payment reference.' }, 'Payment pending'), [
+      'Payment pending: Pay $21.38 by 5 December 2026 using:',
       '  Bank transfer',
       '  IBAN: DE89 3704 0044 0532 0130 00',
       '  BIC: COBADEFFXXX.',
@@ -115,7 +127,7 @@ describe('before the order: the approval page and the policies', () => {
   it('the approval page says nothing is charged now, the amount, the date the payment would be due, how, and the reference to come', () => {
     assert.equal(
       oneLineWords(approvalPaymentWords(plan, { total: 2138, currency: 'USD', now: new Date('2026-11-28T09:00:00Z') })),
-      'Nothing is charged now. Once you approve, pay $21.38 by December 5, 2026 using: Pay on delivery, in cash. Quote the order number you get as the payment reference.',
+      'Nothing is charged now. Once you approve, pay $21.38 by 5 December 2026 using: Pay on delivery, in cash. Quote the order number you get as the payment reference.',
     );
     assert.equal(
       oneLineWords(approvalPaymentWords({ ...plan, provider: 'stripe' }, { total: 2138, currency: 'USD', now: new Date() })),
