@@ -70,7 +70,7 @@ export function sendPage(reply: FastifyReply, ctx: AdminContext, staff: StaffSes
     .code(page.status ?? 200)
     .header('content-security-policy', adminContentSecurityPolicy(ctx.origin, page.scripts === true))
     .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', 'same-origin')
     .type('text/html; charset=utf-8')
     .send(adminLayout(ctx.store.config.storeName, staff, csrfField(staff), page));
 }

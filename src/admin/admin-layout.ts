@@ -73,7 +73,7 @@ export function adminLayout(storeName: string, staff: StaffSession | undefined, 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${page.title} · ${storeName} admin</title>
 <link rel="icon" href="data:,">
 <style>${STYLE_ELEMENT_TEXT}</style>
