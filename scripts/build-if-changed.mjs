@@ -1,7 +1,8 @@
 // `npm start` (prestart): builds dist/ as `npm run build` does, but only when something it is built from changed
 // since the last build (a file under src/, a tsconfig, package.json or the lockfile is newer than the stamp the last
-// build left), so a start with nothing changed does not wait for tsc. A build says so on stderr before it starts (the
-// first takes about 50 s on a 2-core machine, with nothing printed meanwhile) and how long it took after.
+// build left), so a start with nothing changed does not wait for tsc. A build says so on stderr before it starts (it
+// takes about 50 s on an idle 2-core machine, 70 s on a busy one, with nothing printed meanwhile) and how long it took
+// after; the first start then creates the database (about 20 to 30 s more on that busy machine) before the banner.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,8 +35,13 @@ export function buildingLine(reason) {
     : 'Rebuilding the store (its code changed since the last build, about a minute)…';
 }
 
-/** The line printed after: how long it took, and that the store starts now. */
-export const builtLine = (ms) => `Built in ${Math.round(ms / 1000)} s; starting the store.`;
+/** The line printed after: how long it took, and that the store starts now (a first start also makes its database). */
+export function builtLine(ms, reason) {
+  const took = `Built in ${Math.round(ms / 1000)} s`;
+  return reason === 'first'
+    ? `${took}. Starting the store: a first start also creates its database, so the banner may take up to half a minute more.`
+    : `${took}; starting the store.`;
+}
 
 /** tsc and the assets, as `npm run build`; a failure's own messages are already on the terminal. */
 function build(root) {
@@ -54,7 +60,7 @@ export function buildIfChanged({ root = '.', out = process.stderr, run = build, 
   const started = now();
   run(root);
   writeFileSync(path.join(root, STAMP), `${new Date().toISOString()}\n`);
-  out.write(`${builtLine(now() - started)}\n`);
+  out.write(`${builtLine(now() - started, reason)}\n`);
   return true;
 }
 
