@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { html, typed, type Html } from '../markup/html.js';
 import type { Moments } from '../markup/moments.js';
-import { dashboardFigures, type DashboardFigures, type DaySpan, type PeriodComparison, type PeriodFigures, type Preparer, type WaitingOrders } from '../reports/dashboard.js';
+import { DashboardCache, dashboardFigures, type DashboardFigures, type DaySpan, type PeriodComparison, type PeriodFigures, type Preparer, type WaitingOrders } from '../reports/dashboard.js';
 import { orderSearchParams, type OrderSearch, type WaitingFilter } from '../reports/order-search.js';
 import { allowed, money, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
 import { orderPath, scrollingTable } from './admin-page-parts.js';
@@ -235,9 +235,10 @@ ${lowStockSection(figures)}
 }
 
 export function register(admin: FastifyInstance, ctx: AdminContext): void {
+  const cache = new DashboardCache();
   admin.get(SECTIONS.dashboard.path, { config: { rateLimit: 'admin' } }, async (request, reply) => {
     if (!allowed(request, reply, ctx, SECTIONS.dashboard.needs)) return reply;
-    const figures = await dashboardFigures(ctx.store.db, { now: new Date(), timeZone: ctx.moments.timeZone });
+    const figures = await dashboardFigures(ctx.store.db, { now: new Date(), timeZone: ctx.moments.timeZone, cache });
     return sendPage(reply, ctx, staffOf(request), { title: 'Dashboard', section: 'dashboard', body: dashboardBody(figures, ctx.moments) });
   });
 }

@@ -2,7 +2,7 @@
  * The merchant's list of orders: filtered (order status, payment state, fulfilment, who prepared it, the dashboard's
  * "waiting" lists, a date range in the store's zone) and searched (an order number, or a buyer's email exact or by
  * its start, whatever its case), newest first, a page of 50 at a time. One query for the page and one for the count,
- * each through migration 017's indexes. Also the filters as query parameters (the orders page reads them, the
+ * each through migration 017's indexes and the unit counts it keeps on each order. Also the filters as query parameters (the orders page reads them, the
  * dashboard links with them), so a figure and the list it links to always agree.
  */
 import type { Queryable } from '../db/database.js';
@@ -136,28 +136,27 @@ export function orderSearchParams(search: OrderSearch): URLSearchParams {
 }
 
 /** The SQL conditions (over `orders o` and its line counts `f`) of the filters, with their parameters. */
-function conditions(search: OrderFilters, context: OrderSearchContext): { where: string[]; params: unknown[]; needsLines: boolean } {
+function conditions(search: OrderFilters, context: OrderSearchContext): { where: string[]; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   const param = (value: unknown) => {
     params.push(value);
     return `$${params.length}`;
   };
-  let needsLines = false;
   if (search.status) where.push(`o.status = ${param(search.status)}`);
   if (search.payment) where.push(`o.payment_state = ${param(search.payment)}`);
   if (search.platform) where.push(`o.channel = 'agent' and o.agent_platform = ${param(search.platform)}`);
   else if (search.prepared) where.push(`o.channel = ${param(search.prepared)}`);
   if (search.fulfilment) {
-    needsLines = true;
+    // The order's unit counts, kept from its lines (migration 017).
     where.push(
       {
-        unfulfilled: 'f.left_units > 0 and f.shipped = 0',
-        partial: 'f.left_units > 0 and f.shipped > 0',
-        unshipped: 'f.left_units > 0',
-        fulfilled: 'f.left_units = 0 and f.shipped > 0 and f.canceled_units = 0',
-        partially_canceled: 'f.left_units = 0 and f.shipped > 0 and f.canceled_units > 0',
-        canceled: 'f.left_units = 0 and f.shipped = 0',
+        unfulfilled: 'o.units_to_ship > 0 and o.units_shipped = 0',
+        partial: 'o.units_to_ship > 0 and o.units_shipped > 0',
+        unshipped: 'o.units_to_ship > 0',
+        fulfilled: 'o.units_to_ship = 0 and o.units_shipped > 0 and o.units_canceled = 0',
+        partially_canceled: 'o.units_to_ship = 0 and o.units_shipped > 0 and o.units_canceled > 0',
+        canceled: 'o.units_to_ship = 0 and o.units_shipped = 0',
       }[search.fulfilment],
     );
   }
@@ -168,7 +167,7 @@ function conditions(search: OrderFilters, context: OrderSearchContext): { where:
         where.push(`o.status = 'placed' and o.payment_state = 'authorized'`);
         break;
       case 'shipment':
-        where.push(`o.status = 'placed' and o.id in (select order_id from order_lines where fulfilled + canceled < quantity)`);
+        where.push(`o.status = 'placed' and o.units_to_ship > 0`);
         break;
       case 'overdue':
         where.push(`o.status = 'placed' and o.payment_state = 'pending' and o.payment_due_at < ${param(now)}`);
@@ -190,13 +189,8 @@ function conditions(search: OrderFilters, context: OrderSearchContext): { where:
     const email = `lower(o.buyer_email) like ${param(`${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`;
     where.push(number ? `(o.number = ${param(Number(number[1]))} or ${email})` : email);
   }
-  return { where, params, needsLines };
+  return { where, params };
 }
-
-const LINE_COUNTS = `left join lateral (
-    select coalesce(sum(l.quantity - l.fulfilled - l.canceled), 0)::int as left_units, coalesce(sum(l.fulfilled), 0)::int as shipped,
-           coalesce(sum(l.canceled), 0)::int as canceled_units
-      from order_lines l where l.order_id = o.id) f on true`;
 
 interface ListRecord {
   [column: string]: unknown;
@@ -210,34 +204,35 @@ interface ListRecord {
   payment_state: PaymentState;
   channel: 'agent' | 'browser';
   agent_platform: string | null;
-  left_units: number;
-  shipped: number;
-  canceled_units: number;
+  units_to_ship: number;
+  units_shipped: number;
+  units_canceled: number;
 }
 
-function fulfilmentOf(record: Pick<ListRecord, 'left_units' | 'shipped' | 'canceled_units'>): FulfilmentState {
-  if (record.left_units > 0) return record.shipped > 0 ? 'partially_fulfilled' : 'unfulfilled';
-  if (record.shipped === 0) return 'canceled';
-  return record.canceled_units > 0 ? 'partially_canceled' : 'fulfilled';
+/** As src/orders/order-machine.ts fulfilmentState reads the lines, from the order's unit counts. */
+function fulfilmentOf(record: Pick<ListRecord, 'units_to_ship' | 'units_shipped' | 'units_canceled'>): FulfilmentState {
+  if (record.units_to_ship > 0) return record.units_shipped > 0 ? 'partially_fulfilled' : 'unfulfilled';
+  if (record.units_shipped === 0) return 'canceled';
+  return record.units_canceled > 0 ? 'partially_canceled' : 'fulfilled';
 }
 
 /** One page of the orders matching the search, newest first, and how many match in all. */
 export async function searchOrders(db: Queryable, search: OrderSearch, context: OrderSearchContext): Promise<OrderPage> {
   const pageSize = context.pageSize ?? ORDERS_PER_PAGE;
   const page = Math.max(1, Math.min(MAX_PAGE, Math.floor(search.page ?? 1)));
-  const { where, params, needsLines } = conditions(search, context);
+  const { where, params } = conditions(search, context);
   const filter = where.length ? `where ${where.map((condition) => `(${condition})`).join(' and ')}` : '';
   const [records, counted] = await Promise.all([
     db.query<ListRecord>(
       `select o.id, o.number, o.created_at, o.buyer_email, o.total, o.currency, o.status, o.payment_state, o.channel, o.agent_platform,
-              f.left_units, f.shipped, f.canceled_units
-         from orders o ${LINE_COUNTS}
+              o.units_to_ship, o.units_shipped, o.units_canceled
+         from orders o
          ${filter}
         order by o.created_at desc, o.number desc
         limit ${pageSize + 1} offset ${(page - 1) * pageSize}`,
       params,
     ),
-    db.query<{ total: number }>(`select count(*)::int as total from orders o ${needsLines ? LINE_COUNTS : ''} ${filter}`, params),
+    db.query<{ total: number }>(`select count(*)::int as total from orders o ${filter}`, params),
   ]);
   return {
     rows: records.slice(0, pageSize).map((record) => ({

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Order } from '../../src/orders/orders.js';
-import { addDays, dashboardFigures, type DashboardFigures, type PeriodName } from '../../src/reports/dashboard.js';
+import { addDays, DashboardCache, dashboardFigures, type DashboardFigures, type PeriodName } from '../../src/reports/dashboard.js';
 import { openStore, type Store } from '../../src/store.js';
 import { backends, dropTestDatabases, testConfig } from '../helpers/store.js';
 import { placedAt, placeOrderBy, variantOf } from './placing.js';
@@ -166,6 +166,18 @@ for (const backend of backends) {
       assert.equal(failed!.attempts, 7);
       assert.equal(failed!.lastError, '550 5.1.1 <…@example.com>: no such mailbox');
       assert.doesNotMatch(JSON.stringify(failedDeliveries), /ada@/);
+    });
+
+    it('kept between requests, the days before today still follow a cancel made since (on any instance: the latest cancel is read)', async () => {
+      const cache = new DashboardCache();
+      const first = await dashboardFigures(store.db, { now: NOW, timeZone: 'UTC', cache });
+      assert.deepEqual(await dashboardFigures(store.db, { now: NOW, timeZone: 'UTC', cache }), first, 'the same figures from the kept days');
+      await store.orders.cancel(store.db, String(browser.number), 'never paid');
+      const after = await dashboardFigures(store.db, { now: NOW, timeZone: 'UTC', cache });
+      assert.deepEqual(period(after, '7d').before, { sales: 0, orders: 0, averageOrder: 0, refunds: 0 });
+      assert.equal(period(after, '30d').current.orders, 2);
+      assert.equal(after.ordersByDay.days.find((day) => day.day === '2030-01-05')?.total, 0);
+      assert.equal(after.unitsByProduct.products.length, 2);
     });
 
     it('an empty store: every figure zero, 30 empty days', async () => {

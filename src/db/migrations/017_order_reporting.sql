@@ -28,8 +28,34 @@ create index orders_by_buyer_email on orders (lower(buyer_email) text_pattern_op
 -- Orders past their due date, or whose card hold lapses soon: few, read by the dashboard on every visit.
 create index orders_payment_due on orders (payment_due_at) where payment_state = 'pending' and status = 'placed';
 create index orders_authorized_until on orders (payment_authorized_until) where payment_state = 'authorized' and status = 'placed';
--- Orders waiting for shipment: lines neither shipped nor canceled yet.
-create index order_lines_unshipped on order_lines (order_id) where fulfilled + canceled < quantity;
+-- Each order's units to ship (neither shipped nor canceled), shipped and canceled, kept by its lines' writers through a
+-- trigger (whatever writes them: the approval, a shipment, a cancel), so the list filters by fulfilment and the
+-- dashboard counts what waits for shipment without summing every order's lines.
+alter table orders add column units_to_ship integer not null default 0;
+alter table orders add column units_shipped integer not null default 0;
+alter table orders add column units_canceled integer not null default 0;
+update orders o set units_to_ship = s.to_ship, units_shipped = s.shipped, units_canceled = s.canceled
+  from (select order_id, sum(quantity - fulfilled - canceled)::int as to_ship, sum(fulfilled)::int as shipped, sum(canceled)::int as canceled
+          from order_lines group by order_id) s
+ where o.id = s.order_id;
+
+create function storefront_order_units() returns trigger language plpgsql as $$
+begin
+  update orders o set units_to_ship = s.to_ship, units_shipped = s.shipped, units_canceled = s.canceled
+    from (select l.order_id, sum(l.quantity - l.fulfilled - l.canceled)::int as to_ship, sum(l.fulfilled)::int as shipped,
+                 sum(l.canceled)::int as canceled
+            from order_lines l where l.order_id in (select order_id from changed_lines) group by l.order_id) s
+   where o.id = s.order_id;
+  return null;
+end $$;
+create trigger order_lines_insert_units after insert on order_lines
+  referencing new table as changed_lines for each statement execute function storefront_order_units();
+create trigger order_lines_update_units after update on order_lines
+  referencing new table as changed_lines for each statement execute function storefront_order_units();
+
+create index orders_to_ship on orders (created_at) where units_to_ship > 0 and status = 'placed';
+-- The dashboard's days before today are kept while no order is canceled (the latest cancel tells).
+create index orders_by_canceled_at on orders (canceled_at) where canceled_at is not null;
 -- Deliveries given up, newest first.
 create index outbox_failed on outbox (failed_at desc) where failed_at is not null;
 -- Refunds in a period.
