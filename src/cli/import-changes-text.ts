@@ -3,34 +3,11 @@
  * those it would make: product by product, the products added, the fields changed (was → now), the images added and
  * removed, the variants added, changed and archived, the stock set. The strings come inert (runMerchantCommand).
  */
-import type { FieldChange, FieldValue, ImportChanges, ProductChange, VariantChange } from '../catalog/import/import-changes.js';
+import { fieldChangeText, type ImportChanges, type ProductChange, type VariantChange } from '../catalog/import/import-changes.js';
 import type { ImportReport } from '../catalog/import/import-catalog.js';
-import { formatMoney } from '../catalog/types.js';
 import { describeImport } from './merchant-commands.js';
 
-const MONEY_FIELDS = new Set(['price', 'compare_at_price']);
-/** Fields whose values are too long to print: only that they changed. */
-const LONG_FIELDS = new Set(['description_html', 'selling_plans']);
-const SHOWN_TEXT = 80;
-
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-
-function value(field: string, v: FieldValue): string {
-  if (v === null) return 'none';
-  if (MONEY_FIELDS.has(field) && typeof v === 'number') return formatMoney(v);
-  if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(', ');
-  if (typeof v === 'boolean') return v ? 'yes' : 'no';
-  if (typeof v === 'string') return JSON.stringify(v.length > SHOWN_TEXT ? `${v.slice(0, SHOWN_TEXT - 1)}…` : v);
-  return String(v);
-}
-
-/** One field's change as a person reads it: `price: $4.50 → $5.00`. */
-export function fieldChangeText(change: FieldChange): string {
-  const name = change.field.replaceAll('_', ' ').replace(/\bsku\b/, 'SKU');
-  if (LONG_FIELDS.has(change.field)) return `${name} changed`;
-  if (change.field === 'published') return change.to ? 'published' : 'unpublished (hidden from the shop)';
-  return `${name}: ${value(change.field, change.from)} → ${value(change.field, change.to)}`;
-}
 
 const variantName = (variant: Pick<VariantChange, 'sku' | 'title'>) => variant.sku ?? variant.title;
 

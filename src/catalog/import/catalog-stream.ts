@@ -4,6 +4,7 @@
  * element (@streamparser/json keeps nothing of an element once it is handed over), a Shopify CSV export row by row.
  */
 import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json';
 import { ImportError } from './catalog-document.js';
 import { readShopifyCsvLayout, shopifyCsvProducts, type ShopifyCsvLayout } from './shopify-csv.js';
@@ -42,6 +43,16 @@ export class CatalogStream {
         yield* documentEntries(document);
       }),
     );
+  }
+
+  /** A catalog file's text already in memory (an upload in the admin, kept between its preview and its apply). */
+  static ofText(text: string, format: CatalogFormat): CatalogStream {
+    const read = () => Readable.from([Buffer.from(text, 'utf8')]);
+    if (format === 'json') return new CatalogStream(ready(() => jsonEntries(read())));
+    return new CatalogStream(async () => {
+      const layout = await readShopifyCsvLayout(read());
+      return () => csvEntries(read(), layout);
+    });
   }
 
   /** A catalog file, opened when it is read (a Shopify export is read twice: a first read, then its products). */

@@ -82,6 +82,11 @@ export interface ImportOptions {
    * another import) refuses the import (ImportError at `catalog`), and nothing is written.
    */
   expectCatalogVersion?: number;
+  /**
+   * Runs in the import's transaction once everything is written, before it commits (not in a dry run): what must
+   * happen exactly when the import does (its audit entry, the admin's draft marked applied). Throwing rolls it all back.
+   */
+  beforeCommit?: (tx: Queryable, report: ImportReport) => Promise<void>;
   /** Products whose changes the report lists (the rest are counted): LISTED_PRODUCTS by default. */
   listLimit?: number;
   /** Products written per round of statements (tests use small ones to import several batches). */
@@ -189,7 +194,11 @@ export async function importCatalog(db: Database, input: unknown, options: Impor
       throw error;
     }
   }
-  const report = await db.transaction((tx) => writeCatalog(tx, catalog, options));
+  const report = await db.transaction(async (tx) => {
+    const written = await writeCatalog(tx, catalog, options);
+    await options.beforeCommit?.(tx, written);
+    return written;
+  });
   // The embedded database has no autovacuum to gather statistics: without them a large import leaves the
   // planner guessing (a stock update took several times longer at 10,000 products).
   if (report.products.created + report.variants.created > 0) await db.query('analyze products, variants, inventory_levels');

@@ -7,6 +7,7 @@
  * A report keeps the changes of at most `listLimit` products (a file of 100,000 new products is counted, not
  * listed): what is beyond is counted in `unlisted`, as the import streams with the memory of one batch.
  */
+import { formatMoney } from '../types.js';
 import type { CollectionInput, ProductInput, VariantInput } from './catalog-document.js';
 
 /** A field's value as it was or will be: cents for prices, lists for tags and options. */
@@ -308,4 +309,27 @@ export function addProductChange(changes: ImportChanges, change: ProductChange |
   }
   if (changes.products.length < listLimit) changes.products.push(change);
   else changes.unlisted++;
+}
+
+const MONEY_FIELDS = new Set(['price', 'compare_at_price']);
+/** Fields whose values are too long to show: only that they changed. */
+const LONG_FIELDS = new Set(['description_html', 'selling_plans']);
+const SHOWN_TEXT = 80;
+
+/** A field's value as a person reads it: money as dollars, lists joined, text quoted (long text cut). */
+export function fieldValueText(field: string, v: FieldValue): string {
+  if (v === null) return 'none';
+  if (MONEY_FIELDS.has(field) && typeof v === 'number') return formatMoney(v);
+  if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(', ');
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'string') return JSON.stringify(v.length > SHOWN_TEXT ? `${v.slice(0, SHOWN_TEXT - 1)}…` : v);
+  return String(v);
+}
+
+/** One field's change as a person reads it (the terminal, the admin): `price: $4.50 → $5.00`. */
+export function fieldChangeText(change: FieldChange): string {
+  const name = change.field.replaceAll('_', ' ').replace(/\bsku\b/, 'SKU');
+  if (LONG_FIELDS.has(change.field)) return `${name} changed`;
+  if (change.field === 'published') return change.to ? 'published' : 'unpublished (hidden from the shop)';
+  return `${name}: ${fieldValueText(change.field, change.from)} → ${fieldValueText(change.field, change.to)}`;
 }
