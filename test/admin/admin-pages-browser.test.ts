@@ -2,7 +2,7 @@
  * Every admin page in Chromium, on both backends, signed in (the session's cookie given to the browser as the
  * sign-in would set it): each section the navigation names (those that exist when the test runs: a section still
  * being built answers 404 and is left out), an order's page and a product's page (found by their links on the
- * lists), the sign-in page, and the answers of the staff forms (the enrollment link shown, a revocation's
+ * lists), the sign-in page and the answer to an admin URL without a session, and the answers of the staff forms (the enrollment link shown, a revocation's
  * confirmation). Each at 390 and 1280 px wide: no serious or critical axe-core violation, no sideways scrolling of
  * the page (a wide table scrolls in its own box), and the same page with JavaScript off shows its content. The staff
  * forms are used with JavaScript off too.
@@ -109,9 +109,10 @@ for (const backend of backends) {
     });
 
     /** A window signed in as `session`: the cookie the sign-in sets, given to the browser for this store's URL. */
-    async function signedInWindow(session: StaffSessionForTest, options: { width: number; javaScriptEnabled: boolean }): Promise<Page> {
+    async function signedInWindow(session: StaffSessionForTest | null, options: { width: number; javaScriptEnabled: boolean }): Promise<Page> {
       const context = await browser.newContext({ viewport: { width: options.width, height: 900 }, javaScriptEnabled: options.javaScriptEnabled });
       contexts.push(context);
+      if (!session) return context.newPage();
       // Chromium refuses a __Host- cookie given with a url of http://localhost ("invalid cookie fields"); by its host
       // (no leading dot: host-only) and path it takes it, as the sign-in's Set-Cookie would leave it.
       await context.addCookies([{ name: ADMIN_SESSION_COOKIE, value: session.secret, domain: 'localhost', path: '/', secure: true, httpOnly: true, sameSite: 'Strict' }]);
@@ -162,7 +163,6 @@ for (const backend of backends) {
       if (order) pages.push({ name: 'an order', path: order, shows: `#${orderNumber}` });
       const product = await firstLink(SECTIONS.products.path, new RegExp(`^${SECTIONS.products.path}/[^/?#]+$`));
       if (product) pages.push({ name: 'a product', path: product });
-      if ((await statusOf('/admin/sign-in')) === 200) pages.push({ name: 'sign-in', path: '/admin/sign-in' });
       return pages;
     }
 
@@ -189,8 +189,9 @@ for (const backend of backends) {
       if (options.axe) assert.deepEqual(await seriousViolations(page), [], `${what}: axe`);
     }
 
-    it('each page, at 390 and 1280 px, with JavaScript on (axe) and off (its content)', async () => {
+    it('each page, at 390 and 1280 px, with JavaScript on (axe) and off (its content)', async (test) => {
       const pages = await adminPages();
+      test.diagnostic(`pages checked: ${pages.map((p) => p.path).join(' ')}`);
       for (const mine of ['deliveries', 'buyers', 'staff']) assert.ok(pages.some((p) => p.name === mine), `${mine} is checked`);
       for (const width of WIDTHS) {
         for (const javaScriptEnabled of [true, false]) {
@@ -200,6 +201,14 @@ for (const backend of backends) {
             const response = await page.goto(`${base}${adminPage.path}`);
             assert.equal(response?.status(), 200, `${what}: answered`);
             await checkPage(page, what, { axe: javaScriptEnabled, ...(adminPage.shows ? { shows: adminPage.shows } : {}) });
+          }
+          // Signed out: the sign-in page, and the page any admin URL answers without a session.
+          const signedOut = await signedInWindow(null, { width, javaScriptEnabled });
+          for (const [path, status] of [['/admin/sign-in', 200], [SECTIONS.deliveries.path, 401]] as const) {
+            const what = `${path} signed out at ${width} px, JavaScript ${javaScriptEnabled ? 'on' : 'off'}`;
+            const response = await signedOut.goto(`${base}${path}`);
+            assert.equal(response?.status(), status, `${what}: answered`);
+            await checkPage(signedOut, what, { axe: javaScriptEnabled, shows: /Sign in/ });
           }
         }
       }
