@@ -124,7 +124,9 @@ export class StaffService {
       let staffId: string;
       if (!existing) {
         staffId = newStaffId();
-        await insertMember(tx, { id: staffId, email: address, role, addedAt: now, addedBy: actor.label });
+        if (!(await insertMember(tx, { id: staffId, email: address, role, addedAt: now, addedBy: actor.label }))) {
+          throw new StaffRefused('already_staff', `${address} was just added by someone else.`);
+        }
       } else if (existing.revokedAt) {
         staffId = existing.id;
         await reinstateMember(tx, staffId, role, now, actor.label);

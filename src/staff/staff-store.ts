@@ -40,14 +40,16 @@ export async function memberById(db: Queryable, id: string): Promise<StaffMember
   return rows[0] ? memberFromRow(rows[0]) : undefined;
 }
 
-export async function insertMember(db: Queryable, member: { id: string; email: string; role: StaffRole; addedAt: Date; addedBy: string }): Promise<void> {
-  await db.query('insert into staff (id, email, role, added_at, added_by) values ($1, $2, $3, $4, $5)', [
+/** Adds a member; false when the email was added meanwhile (by another request). */
+export async function insertMember(db: Queryable, member: { id: string; email: string; role: StaffRole; addedAt: Date; addedBy: string }): Promise<boolean> {
+  const rows = await db.query('insert into staff (id, email, role, added_at, added_by) values ($1, $2, $3, $4, $5) on conflict (email) do nothing returning id', [
     member.id,
     member.email,
     member.role,
     member.addedAt.toISOString(),
     member.addedBy,
   ]);
+  return rows.length === 1;
 }
 
 /** A revoked member added again: active, with the role given now. */
@@ -266,10 +268,10 @@ export async function endSession(db: Queryable, id: Buffer, now: Date): Promise<
   await db.query('update staff_sessions set ended_at = $2 where id = $1 and ended_at is null', [id, now.toISOString()]);
 }
 
-/** Removes what can no longer be used: expired challenges, links and sessions older than a day past their end. */
+/** Removes what can no longer be used: expired challenges and links; sessions a day after they ended. */
 export async function purgeStaffLeftovers(db: Queryable, now: Date): Promise<void> {
   const dayAgo = new Date(now.getTime() - 24 * 3600 * 1000).toISOString();
-  await db.query('delete from staff_challenges where expires_at < $1', [dayAgo]);
-  await db.query('delete from staff_links where expires_at < $1', [dayAgo]);
+  await db.query('delete from staff_challenges where expires_at < $1', [now.toISOString()]);
+  await db.query('delete from staff_links where expires_at < $1', [now.toISOString()]);
   await db.query('delete from staff_sessions where expires_at < $1 or ended_at < $1', [dayAgo]);
 }

@@ -200,6 +200,36 @@ for (const backend of backends) {
       assert.ok(audit.every((entry) => !/admin\/(enroll|sign-in)/.test(entry.summary)), 'no link in the audit log');
     });
 
+    it('two owners revoking each other at once: one stays (the last owner is kept under concurrency)', async () => {
+      const { db } = test.store;
+      await staff.add(db, TERMINAL_ACTOR, 'race-a@example.com', 'owner');
+      await staff.add(db, TERMINAL_ACTOR, 'race-b@example.com', 'owner');
+      // Only these two (and second@) are owners now: revoke second@ first so the race is between a and b.
+      await staff.revoke(db, TERMINAL_ACTOR, 'second@example.com');
+      const outcomes = await Promise.allSettled([staff.revoke(db, TERMINAL_ACTOR, 'race-a@example.com'), staff.revoke(db, TERMINAL_ACTOR, 'race-b@example.com')]);
+      assert.equal(outcomes.filter((outcome) => outcome.status === 'fulfilled').length, 1);
+      const refusal = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+      assert.ok(refusal.reason instanceof StaffRefused && refusal.reason.code === 'last_owner');
+      const owners = (await staff.list(db)).filter((member) => member.role === 'owner' && !member.revokedAt);
+      assert.equal(owners.length, 1);
+    });
+
+    it('the purge removes expired links and challenges and ended sessions, and keeps what still works', async () => {
+      const { db } = test.store;
+      const live = await staff.signInLink(db, TERMINAL_ACTOR, 'clerk@example.com');
+      await staff.signInOptions(db);
+      const session = await staff.useSignInLink(db, secretOf((await staff.signInLink(db, TERMINAL_ACTOR, 'clerk@example.com')).link));
+      await staff.purgeExpired(db);
+      assert.ok(await staff.session(db, session.secret));
+      const stale = await db.query<{ n: number }>('select count(*)::int as n from staff_links where expires_at < $1', [clock.toISOString()]);
+      assert.equal(stale[0]!.n, 0);
+      assert.equal(await staff.signInLinkValid(db, secretOf(live.link)), false, 'replaced by the newer link, and so purged or spent');
+      at(SESSION_ABSOLUTE_MS + 25 * HOUR);
+      await staff.purgeExpired(db);
+      const left = await db.query<{ n: number }>('select (select count(*) from staff_sessions)::int + (select count(*) from staff_challenges)::int + (select count(*) from staff_links)::int as n');
+      assert.equal(left[0]!.n, 0);
+    });
+
     it('where passkeys cannot work (an IP address), passkey ceremonies are refused and sign-in links still work', async () => {
       const { db } = test.store;
       const byIp = new StaffService({
@@ -212,7 +242,7 @@ for (const backend of backends) {
         now: () => clock,
       });
       await refused(byIp.signInOptions(db), 'passkeys_impossible');
-      const { link } = await byIp.signInLink(db, TERMINAL_ACTOR, 'second@example.com');
+      const { link } = await byIp.signInLink(db, TERMINAL_ACTOR, 'clerk@example.com');
       assert.match(link, /^http:\/\/127\.0\.0\.1:3000\/admin\/sign-in\/link\//);
       assert.ok((await byIp.useSignInLink(db, secretOf(link))).session);
       const added = await byIp.add(db, TERMINAL_ACTOR, 'ip@example.com', 'staff');
