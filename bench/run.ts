@@ -6,7 +6,7 @@
  *   BENCH_SECONDS (default 8) per measurement; BENCH_CONNECTIONS (default 50); BENCH_APPROVALS (default 500) per backend;
  *   BENCH_CLIENT_ADDRESSES (default 10000) clients the rate-limited product reads come from;
  *   BENCH_MIXED_SECONDS (default 30) for the mixed load against two instances, BENCH_MIXED_LOG_LEVEL (default info) its log level.
- * Sections after the read table: stock, cart, checkout, mcp, mixed, scale (all by default; `none` for the table alone).
+ * Sections after the read table: stock, cart, checkout, mcp, admin, mixed, scale (all by default; `none` for the table alone).
  * BENCH_ONLY=scale runs the scale row alone (scale.ts: import, start, memory, search and product reads at 10,000 and
  * 100,000 products; its own variables are described there).
  */
@@ -297,6 +297,12 @@ async function main(): Promise<void> {
       );
     }
     took('mcp');
+  }
+  if (extra.length === 0 || extra.includes('admin')) {
+    // The merchant's admin over BENCH_ADMIN_ORDERS orders (10,000): the dashboard and the orders list, signed in (goal: p99 < 200 ms).
+    const { benchAdmin, printAdmin } = await import('./admin.js');
+    printAdmin(await benchAdmin({ seconds: SECONDS }));
+    took('admin');
   }
   if (extra.length === 0 || extra.includes('mixed')) {
     const { benchMixed, printMixed } = await import('./mixed.js');

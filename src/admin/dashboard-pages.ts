@@ -27,13 +27,18 @@ const PERIOD_LABELS: Record<PeriodComparison['name'], { now: string; before: str
   '30d': { now: 'Last 30 days', before: 'the 30 days before' },
 };
 
-/** A day as the page shows it ("29 Nov"), from YYYY-MM-DD. */
+// Made once: a formatter costs more to make than the page's sixty days cost to format.
+const SHORT_DAY = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const LONG_DAY = new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+
+/** A day as the page shows it ("29 Nov"), from YYYY-MM-DD (a calendar day: no zone moves it). */
 function shortDay(day: string): string {
-  return new Date(`${day}T12:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+  return SHORT_DAY.format(new Date(`${day}T12:00:00Z`));
 }
 
+/** "Sun, 29 November 2026". */
 function longDay(day: string): string {
-  return new Date(`${day}T12:00:00Z`).toLocaleDateString('en-GB', { weekday: 'short', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+  return LONG_DAY.format(new Date(`${day}T12:00:00Z`));
 }
 
 /** The change against the days before, in words: "up 25%", "down 10%", "new", "no change". */
