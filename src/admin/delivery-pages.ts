@@ -55,7 +55,11 @@ function orderCell(message: UndeliveredMessage): Html {
   return html`<a href="${orderPath(message.orderNumber)}">Order #${message.orderNumber}</a>`;
 }
 
+/** The kinds a store delivers: a message of an older version's kind has no sender, so no Retry. */
+const DELIVERABLE = new Set(['mail', 'webhook']);
+
 function retryAction(request: FastifyRequest, message: UndeliveredMessage, refusal: Refusal | undefined): Html {
+  if (!DELIVERABLE.has(message.kind)) return html`<span class="muted">No store delivers this kind of message.</span>`;
   const label = `Retry message ${message.id}${message.orderNumber === null ? '' : ` of order #${message.orderNumber}`}`;
   return html`${postForm(staffOf(request), `${DELIVERIES}/${message.id}/retry`, html``, 'Retry', { label })}${
     refusal?.id === message.id ? notice('refused', refusal.text) : ''
