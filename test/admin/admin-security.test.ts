@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type LightMyRequestResponse } from 'fastify';
 import { adminRoutes } from '../../src/admin/admin-routes.js';
+import { loadConfig } from '../../src/config.js';
 import { TERMINAL_ACTOR } from '../../src/audit/audit-log.js';
 import type { Order } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
@@ -187,6 +188,24 @@ for (const backend of backends) {
       assert.equal((await send({ method: 'GET', url: '/admin/orders/:number' }, { cookie: staffer.cookie })).statusCode, 200);
     });
 
+    it('sign-in attempts are rate limited (the admin-sign-in budget): passkey ceremonies and sign-in links alike', async () => {
+      const limited = await startTestStore(backend, {
+        seedDemo: false,
+        config: { ...loadConfig({ BASE_URL: t.store.config.baseUrl, DATA_DIR: 'unused', RATE_LIMITS: 'admin-sign-in=3/min' }), rateLimit: true },
+      });
+      try {
+        const post = (url: string) =>
+          limited.app.inject({ method: 'POST', url, headers: { origin, accept: 'application/json', 'content-type': 'application/json' }, payload: '{}' });
+        const statuses = [];
+        for (const url of ['/admin/sign-in/options', '/admin/sign-in/options', `/admin/sign-in/link/${'x'.repeat(43)}`, '/admin/sign-in/options', `/admin/sign-in/link/${'y'.repeat(43)}`]) {
+          statuses.push((await post(url)).statusCode);
+        }
+        assert.deepEqual(statuses, [200, 200, 404, 429, 429]);
+      } finally {
+        await limited.close();
+      }
+    });
+
     it('an enrollment link creates a passkey once; every sign-in replaces the cookie it came with (no fixation)', async () => {
       const json = (url: string, body: unknown, cookie?: string, from = origin) =>
         t.app.inject({ method: 'POST', url, headers: { accept: 'application/json', 'content-type': 'application/json', origin: from, ...(cookie ? { cookie } : {}) }, payload: JSON.stringify(body) });
@@ -197,7 +216,8 @@ for (const backend of backends) {
       assert.equal(page.statusCode, 200);
       assert.match(page.body, /enrolls@example\.com/);
       assert.equal(page.headers['cache-control'], 'no-store');
-      assert.equal(page.headers['referrer-policy'], 'no-referrer');
+      // The link's secret is in the page's URL: no other site is sent it as a Referer.
+      assert.ok(['same-origin', 'no-referrer'].includes(String(page.headers['referrer-policy'])), String(page.headers['referrer-policy']));
 
       // A cross-site page cannot drive the ceremony.
       assert.equal((await json(`${enroll}/options`, {}, undefined, 'https://evil.example')).statusCode, 403);
