@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../audit/audit-log.js';
 import { ImportError } from '../catalog/import/catalog-document.js';
 import { CatalogStream, type CatalogFormat } from '../catalog/import/catalog-stream.js';
-import { importCatalog, previewImport, type ImportReport } from '../catalog/import/import-catalog.js';
+import { importCatalog, importSummary, previewImport, type ImportReport } from '../catalog/import/import-catalog.js';
 import { fieldChangeText, type ImportChanges, type ProductChange, type VariantChange } from '../catalog/import/import-changes.js';
 import { isDraftId, markDraftApplied, readImportDraft, replaceDraftPreview, saveImportDraft, type ImportDraft } from '../catalog/import/import-drafts.js';
 import { html, typed, type Html } from '../markup/html.js';
@@ -178,13 +178,6 @@ ${state.refusal ? html`${notice('refused', state.refusal)}${postForm(staff, `${d
 <p><a href="${IMPORT}">Cancel and upload another file</a></p>
 </section>`,
   });
-}
-
-/** The import's audit line: the file and what it changed. */
-function importSummary(fileName: string, report: ImportReport): string {
-  const t = (x: ImportReport['products']) => `${x.created} added, ${x.updated} changed${x.removed ? `, ${x.removed} removed` : ''}`;
-  const stock = report.stock.set.length ? `; units on hand set for ${report.stock.set.length} variants` : '';
-  return `imported ${fileName}: products ${t(report.products)}; variants ${t(report.variants)}; images ${report.changes.images.added} added, ${report.changes.images.removed} removed${stock}`;
 }
 
 export function register(admin: FastifyInstance, ctx: AdminContext): void {

@@ -15,7 +15,7 @@ import { normalEmail } from '../checkout/buyer-proof.js';
 import { readTransitions, type TransitionRecord } from '../checkout/checkout-store.js';
 import { listStock, type StockListing } from '../inventory/inventory-store.js';
 import { UnknownSku, type Inventory } from '../inventory/inventory.js';
-import { TERMINAL_ACTOR } from '../audit/audit-log.js';
+import { recordAudit, TERMINAL_ACTOR } from '../audit/audit-log.js';
 import { parseDollars } from '../fields/money-amount.js';
 import { OrderActionRefused, OrderNotFound, unitsBackordered, unitsToShip, type FulfillInput, type OrderActions } from '../orders/order-actions.js';
 import { amountForKeptUnits, authorizationNearExpiry, fulfilmentState, paymentOverdue, type FulfilmentState } from '../orders/order-machine.js';
@@ -194,8 +194,14 @@ export function merchantCommands(parts: CommandParts): MerchantCommands {
     },
     async importCatalog(document, options = {}) {
       // Loaded here: the other commands start without the import's parsers and schemas.
-      const { importCatalog } = await import('../catalog/import/import-catalog.js');
-      const report = await importCatalog(db, document, options);
+      const { importCatalog, importSummary } = await import('../catalog/import/import-catalog.js');
+      const file = (document as { file?: { path: string } }).file?.path;
+      const source = file ? file.slice(file.lastIndexOf('/') + 1) : 'a catalog';
+      // Audited in the import's own transaction (a dry run writes nothing, so records nothing).
+      const report = await importCatalog(db, document, {
+        ...options,
+        beforeCommit: (tx, written) => recordAudit(tx, TERMINAL_ACTOR, { action: 'catalog.import', summary: importSummary(source, written) }),
+      });
       await afterChange();
       return report;
     },

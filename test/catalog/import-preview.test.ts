@@ -164,7 +164,7 @@ for (const backend of backends) {
       assert.equal(await everything(t.store.db), before);
     });
 
-    it("a running store answers a dry run sent to its control socket with the preview, and changes nothing", async () => {
+    it("a running store answers a dry run sent to its control socket with the preview, and changes nothing; the import itself is audited as the terminal's", async () => {
       const socket = path.join(scratch, `control-${backend.name}.sock`);
       const control = await serveControlSocket(socket, storeCommands(t.store));
       try {
@@ -174,6 +174,14 @@ for (const backend of backends) {
         assert.equal(preview.applied, false);
         assert.ok(preview.changes.products.some((p) => p.handle === 'green-tea'));
         assert.equal(await everything(t.store.db), before);
+        const audited = () => t.store.db.query<{ actor: string; summary: string }>("select actor, summary from audit_log where action = 'catalog.import'");
+        assert.deepEqual(await audited(), [], 'a dry run is not audited: it changed nothing');
+        const report = await sendCatalogFile(socket, { path: file, format: 'csv' }, {});
+        assert.equal(report.applied, true);
+        assert.deepEqual(
+          (await audited()).map((entry) => [entry.actor, /^imported catalog\.csv: products \d+ added, \d+ changed; variants .*; images \d+ added, \d+ removed/.test(entry.summary)]),
+          [['terminal', true]],
+        );
       } finally {
         await control.close();
       }

@@ -210,6 +210,14 @@ export async function previewImport(db: Database, input: unknown, options: Omit<
   return (await importCatalog(db, input, { ...options, dryRun: true })) as ImportPreview;
 }
 
+/** An import's line in the audit log: the file and what it changed. */
+export function importSummary(fileName: string, report: ImportReport): string {
+  const t = (x: Tally) => `${x.created} added, ${x.updated} changed${x.removed ? `, ${x.removed} removed` : ''}`;
+  const stock = report.stock.set.length ? `; units on hand set for ${report.stock.set.length} variants` : '';
+  const images = `images ${report.changes.images.added} added, ${report.changes.images.removed} removed`;
+  return `imported ${fileName}: products ${t(report.products)}; variants ${t(report.variants)}; ${images}${stock}`;
+}
+
 /** Seeds a catalog only into an empty store; instances starting together against one server seed it once. */
 export async function seedCatalogIfEmpty(db: Database, input: unknown): Promise<ImportReport | undefined> {
   return db.transaction(async (tx) => {
