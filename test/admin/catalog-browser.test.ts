@@ -218,6 +218,45 @@ for (const backend of backends) {
       }
     });
 
+    it('over plain HTTP: no session, no CSRF token, another origin or a staff member uploading are refused and change nothing; a long description fits', async () => {
+      const { product, variant } = sleepCapsules();
+      const edit = (session: StaffSessionForTest | undefined, fields: Record<string, string>, origin = base) =>
+        fetch(`${base}/admin/products/${product.id}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin, ...(session ? { cookie: session.cookie } : {}) },
+          body: new URLSearchParams(fields).toString(),
+        });
+      const before = await shopJson('sleep-capsules');
+      const price = { [`price_${variant.id}`]: '1.00', [`stock_${variant.id}`]: '7', [`stock_was_${variant.id}`]: '7' };
+      assert.equal((await edit(undefined, { _csrf: owner.csrf, ...price })).status, 401);
+      assert.equal((await edit(owner, price)).status, 403);
+      assert.equal((await edit(owner, { _csrf: owner.csrf, ...price }, 'https://evil.example')).status, 403);
+      assert.deepEqual(await shopJson('sleep-capsules'), before);
+
+      const upload = (session: StaffSessionForTest) => {
+        const form = new FormData();
+        form.append('_csrf', session.csrf);
+        form.append('file', new Blob(['Handle,Title,Variant SKU,Variant Price\nsneaky,Sneaky,SNEAKY,1.00\n'], { type: 'text/csv' }), 'sneaky.csv');
+        return fetch(`${base}/admin/import`, { method: 'POST', redirect: 'manual', headers: { origin: base, cookie: session.cookie }, body: form });
+      };
+      const drafts = async () => (await t.store.db.query<{ n: number }>('select count(*)::int as n from import_drafts'))[0]!.n;
+      const draftsBefore = await drafts();
+      assert.equal((await upload(staff)).status, 403);
+      assert.equal(await drafts(), draftsBefore, 'nothing kept of a refused upload');
+      assert.equal((await fetch(`${base}/admin/import`, { headers: { cookie: staff.cookie } })).status, 403);
+      const answer = await upload(owner);
+      assert.equal(answer.status, 303);
+      assert.match(answer.headers.get('location') ?? '', /^\/admin\/import\/[A-Za-z0-9_-]{22}$/);
+      assert.equal(await drafts(), draftsBefore + 1);
+      assert.equal((await fetch(`${base}/products/sneaky.js`)).status, 404, 'the preview imported nothing');
+
+      const description = `<p>${'A long description. '.repeat(4500)}</p>`;
+      const long = await edit(owner, { _csrf: owner.csrf, catalog: '1', title: product.title, description, published: 'yes', image_src_0: product.images[0]!.src, image_alt_0: product.images[0]!.alt ?? '' });
+      assert.equal(long.status, 303);
+      assert.equal(t.store.catalog.snapshot.productByHandle('sleep-capsules')?.descriptionHtml, description);
+    });
+
     it('the catalog and import pages have no serious or critical axe violation at 390 and 1280 px', async () => {
       const context = await signedIn(owner, true);
       try {
