@@ -63,7 +63,11 @@ export function describeImportWithChanges(report: ImportReport): string {
 
 /** `storefront import --dry-run`'s answer: what importing the file would change, saying that nothing was. */
 export function describeImportPreview(report: ImportReport): string {
-  const counts = describeImport(report).split('\n').slice(1);
+  // The counts as the import prints them, told as what it would do.
+  const counts = describeImport(report)
+    .split('\n')
+    .slice(1)
+    .map((line) => line.replace(/levels? set to/, (set) => set.replace('set', 'would be set')).replace(/ (was|were) kept/, ' would be kept'));
   const changes = describeImportChanges(report.changes);
   return [
     'dry run: nothing was imported or changed; importing the file would make these changes',
