@@ -14,7 +14,6 @@ import { parseDollars } from '../fields/money-amount.js';
 import { html, typed, type Html } from '../markup/html.js';
 import { staffMay, type StaffSession } from '../staff/staff.js';
 import { actorOf, allowed, csrfField, field, money, notice, seeOther, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
-import { scrollingTable } from './admin-page-parts.js';
 
 const PRODUCTS = SECTIONS.products.path;
 const PAGE_SIZE = 50;
@@ -65,26 +64,23 @@ function partsFor(staff: StaffSession): Set<EditPart> {
 function listPage(request: FastifyRequest, reply: FastifyReply, ctx: AdminContext, search: string, page: number, result: Awaited<ReturnType<typeof listProducts>>): FastifyReply {
   const pages = Math.max(1, Math.ceil(result.total / PAGE_SIZE));
   const link = (n: number) => `${PRODUCTS}?${new URLSearchParams({ ...(search ? { q: search } : {}), page: String(n) })}`;
-  const rows = result.products.flatMap((product) => {
-    const variants = product.variants.length ? product.variants : [undefined];
-    return variants.map(
-      (variant, index) => html`<tr>${
-        index === 0
-          ? html`<th scope="row" rowspan="${variants.length}"><a href="${productPath(product.id)}">${typed(product.title)}</a><br><span class="muted">${product.handle}</span></th>
-<td rowspan="${variants.length}">${product.published ? 'Published' : 'Hidden'}</td>`
-          : ''
-      }<td>${variant ? typed(variant.title) : html`<span class="muted">no variant sold</span>`}</td><td>${variant?.sku ? typed(variant.sku) : ''}</td><td class="n">${
-        variant ? money(variant.priceCents) : ''
-      }</td><td class="n">${variant ? (variant.inventoryTracked ? variant.onHand : html`<span class="muted">not tracked</span>`) : ''}</td></tr>`,
+  // One row group per product (its title, whether the shop shows it), then a row per variant: four columns read on a phone.
+  const groups = result.products.map((product) => {
+    const variants = product.variants.map(
+      (variant) => html`<tr><th scope="row">${typed(variant.title)}</th><td>${variant.sku ? typed(variant.sku) : html`<span class="muted">none</span>`}</td><td class="n">${money(
+        variant.priceCents,
+      )}</td><td class="n">${variant.inventoryTracked ? variant.onHand : html`<span class="muted">not tracked</span>`}</td></tr>`,
     );
+    return html`<tbody><tr><th scope="rowgroup" colspan="4"><a href="${productPath(product.id)}">${typed(product.title)}</a> · ${product.published ? 'Published' : html`<strong>Hidden</strong>`} <span class="muted">${product.handle}</span></th></tr>
+${variants.length ? variants : html`<tr><td colspan="4" class="muted">No variant is sold.</td></tr>`}</tbody>`;
   });
+  const caption = html`Products ${result.total > PAGE_SIZE ? html`(page ${page} of ${pages}, ${result.total} in all)` : html`(${result.total})`}`;
   const table = result.products.length
-    ? scrollingTable(
-        'products-caption',
-        html`Products ${result.total > PAGE_SIZE ? html`(page ${page} of ${pages}, ${result.total} in all)` : html`(${result.total})`}`,
-        html`<tr><th scope="col">Product</th><th scope="col">Shop</th><th scope="col">Variant</th><th scope="col">SKU</th><th scope="col" class="n">Price</th><th scope="col" class="n">On hand</th></tr>`,
-        rows,
-      )
+    ? html`<div class="scroll" role="region" aria-labelledby="products-caption" tabindex="0"><table>
+<caption id="products-caption">${caption}</caption>
+<thead><tr><th scope="col">Variant</th><th scope="col">SKU</th><th scope="col" class="n">Price</th><th scope="col" class="n">On hand</th></tr></thead>
+${groups}
+</table></div>`
     : html`<p>${search ? 'No product matches.' : 'No products yet: import a catalog.'}</p>`;
   const pagination =
     pages > 1
@@ -166,7 +162,7 @@ function besideField(name: string, options: FieldOptions): { attributes: Html; m
 function textInput(name: string, label: string, options: FieldOptions, extra: { maxlength?: number; inputmode?: string; hint?: string; size?: number } = {}): Html {
   const { attributes, message } = besideField(name, options);
   const hintId = extra.hint ? `hint-${name}` : undefined;
-  return html`<div class="field"><label for="${name}">${label}</label>${extra.hint ? html`<span class="muted" id="${hintId}">${extra.hint}</span>` : ''}<input id="${name}" name="${name}" type="text" value="${options.values[name] ?? ''}"${
+  return html`<div class="field"><label for="${name}">${label}</label>${extra.hint ? html`<div class="muted" id="${hintId}">${extra.hint}</div>` : ''}<input id="${name}" name="${name}" type="text" value="${options.values[name] ?? ''}"${
     extra.maxlength ? html` maxlength="${extra.maxlength}"` : ''
   }${extra.inputmode ? html` inputmode="${extra.inputmode}"` : ''}${extra.size ? html` size="${extra.size}"` : ''}${hintId && !message ? html` aria-describedby="${hintId}"` : ''}${
     options.disabled ? html` disabled` : ''
@@ -177,7 +173,8 @@ function editForm(staff: StaffSession, product: EditableProduct, values: FormVal
   const parts = partsFor(staff);
   const catalog: FieldOptions = { values, refusal, disabled: !parts.has('catalog') };
   const stock: FieldOptions = { values, refusal, disabled: !parts.has('stock') };
-  const imageCount = Math.max(product.images.length, ...Object.keys(values).map((name) => (/^image_src_(\d+)$/.exec(name) ? Number(name.slice(10)) + 1 : 0)));
+  // The rows holding an address (the product's, or what was typed), then a few blank ones to add images.
+  const imageCount = Math.max(0, ...Object.entries(values).map(([name, value]) => (/^image_src_\d+$/.test(name) && value.trim() !== '' ? Number(name.slice(10)) + 1 : 0)));
   const rows = Array.from({ length: Math.min(MAX_IMAGE_ROWS, imageCount + NEW_IMAGE_ROWS) }, (_, i) => i);
   const description = besideField('description', catalog);
   const published = values.published === 'yes' || values.published === 'on';
@@ -186,7 +183,7 @@ ${csrfField(staff)}${parts.has('catalog') ? html`<input type="hidden" name="cata
 ${parts.has('catalog') ? '' : html`<p class="muted">Your role changes units on hand only; the other fields are shown for reference.</p>`}
 <fieldset><legend>Product</legend>
 ${textInput('title', 'Title', catalog, { maxlength: 255, size: 30 })}
-<div class="field"><label for="description">Description (HTML)</label><span class="muted" id="hint-description">Shown on the shop reduced to safe tags (paragraphs, lists, links, tables): no scripts, styles or images.</span>
+<div class="field"><label for="description">Description (HTML)</label><div class="muted" id="hint-description">Shown on the shop reduced to safe tags (paragraphs, lists, links, tables): no scripts, styles or images.</div>
 <textarea id="description" name="description" rows="8"${catalog.disabled ? html` disabled` : ''}${description.message ? description.attributes : html` aria-describedby="hint-description"`}>${values.description ?? ''}</textarea>${description.message}</div>
 <div class="field"><label><input type="checkbox" name="published" value="yes"${published ? html` checked` : ''}${catalog.disabled ? html` disabled` : ''}> Published on the shop</label>${besideField('published', catalog).message}</div>
 </fieldset>
