@@ -145,7 +145,7 @@ ${total === 0 ? html`<p>No order in the last 30 days.</p>` : html`${chart}${lege
 <p>${preparers.map(
     (preparer, index) => html`${index ? ' · ' : ''}<a href="${ordersLink(preparerSearch(preparer, span))}">${typed(preparerLabel(preparer))}: ${totals[index]}</a>`,
   )}</p>
-<details><summary>The numbers, day by day</summary>
+<details open><summary>The numbers, day by day</summary>
 ${scrollingTable('orders-by-day-caption', 'Orders per day (not canceled), newest first', head, [totalRow, ...rows])}
 </details>
 </section>`;
@@ -173,7 +173,7 @@ function unitsSection(figures: DashboardFigures): Html {
   );
   return html`<section class="panel" aria-labelledby="units-heading">
 <h2 id="units-heading">Units sold per product</h2>
-${products.length ? html`${chart}<details><summary>The numbers</summary>${table}</details>` : html`<p>Nothing sold in the last 30 days.</p>`}
+${products.length ? html`${chart}<details open><summary>The numbers</summary>${table}</details>` : html`<p>Nothing sold in the last 30 days.</p>`}
 </section>`;
 }
 

@@ -302,7 +302,7 @@ export async function dashboardFigures(db: Queryable, request: DashboardRequest)
   const span = await bounds(db, now, timeZone);
   const { today, startOfToday } = span;
   const at = now.toISOString();
-  const [closed, todaysDays, todaysProducts, todaysRefunds, lowStock, capture, shipment, overdue, expiring, failed] = await Promise.all([
+  const [closed, todaysDays, todaysProducts, todaysRefunds, lowStock, waiting, failed] = await Promise.all([
     closedDays(db, span, timeZone, request.cache),
     ordersPerDay(db, startOfToday, at, timeZone, true),
     unitsPerProduct(db, startOfToday, at, true),
@@ -317,15 +317,7 @@ export async function dashboardFigures(db: Queryable, request: DashboardRequest)
         limit ${LOW_STOCK_LISTED}`,
       [threshold],
     ),
-    waiting(db, `status = 'placed' and payment_state = 'authorized'`, 'created_at', []),
-    waiting(db, `status = 'placed' and units_to_ship > 0`, 'created_at', []),
-    waiting(db, `status = 'placed' and payment_state = 'pending' and payment_due_at < $1`, 'payment_due_at', [at]),
-    waiting(
-      db,
-      `status = 'placed' and payment_state = 'authorized' and payment_authorized_until > $1 and payment_authorized_until <= $2`,
-      'payment_authorized_until',
-      [at, new Date(now.getTime() + EXPIRING_WITHIN_HOURS * 3_600_000).toISOString()],
-    ),
+    waitingOrders(db, now),
     db.query<{ all_count: number; id: string | number; kind: string; topic: string; number: string | number | null; attempts: number; failed_at: Date | string; last_error: string | null }>(
       `select (select count(*) from outbox where failed_at is not null)::int as all_count, ob.id, ob.kind, ob.topic, o.number, ob.attempts, ob.failed_at, ob.last_error
          from outbox ob left join orders o on o.id = ob.order_id
@@ -424,7 +416,7 @@ export async function dashboardFigures(db: Queryable, request: DashboardRequest)
         onHand: row.on_hand,
       })),
     },
-    waiting: { capture, shipment, overdue, expiring },
+    waiting,
     failedDeliveries: {
       count: failed[0]?.all_count ?? 0,
       latest: failed.map((row) => ({
@@ -445,15 +437,36 @@ function rank(preparer: Preparer): number {
   return preparer.platform === null ? 2 : 1;
 }
 
-/** Orders matching `where` (over `orders`), the longest waiting first by `oldestFirst`: how many, and the first numbers. */
-async function waiting(db: Queryable, where: string, oldestFirst: string, params: unknown[]): Promise<WaitingOrders> {
-  // A count and the first numbers apart: a window's count over all the rows costs the embedded database ten times more.
-  const [row] = await db.query<{ all_count: number; numbers: (string | number)[] | string }>(
-    `select (select count(*) from orders where ${where})::int as all_count,
-            array(select number from orders where ${where} order by ${oldestFirst}, number limit ${ORDERS_NAMED})::text as numbers`,
-    params,
-  );
-  return { count: row?.all_count ?? 0, numbers: textArray(row?.numbers).map(Number) };
+type WaitingName = keyof DashboardFigures['waiting'];
+
+/** Each list of orders waiting for the merchant: which orders ($1 is now, $2 the end of the next 24 hours), the longest waiting first. */
+const WAITING_LISTS: Record<WaitingName, { where: string; oldestFirst: string }> = {
+  capture: { where: `status = 'placed' and payment_state = 'authorized'`, oldestFirst: 'created_at' },
+  shipment: { where: `status = 'placed' and units_to_ship > 0`, oldestFirst: 'created_at' },
+  overdue: { where: `status = 'placed' and payment_state = 'pending' and payment_due_at < $1`, oldestFirst: 'payment_due_at' },
+  expiring: {
+    where: `status = 'placed' and payment_state = 'authorized' and payment_authorized_until > $1 and payment_authorized_until <= $2`,
+    oldestFirst: 'payment_authorized_until',
+  },
+};
+
+/** Every waiting list in one query: how many, and the first numbers (a count apart: a window's count costs ten times more). */
+async function waitingOrders(db: Queryable, now: Date): Promise<DashboardFigures['waiting']> {
+  const names = Object.keys(WAITING_LISTS) as WaitingName[];
+  const columns = names.flatMap((name) => {
+    const { where, oldestFirst } = WAITING_LISTS[name];
+    return [
+      `(select count(*) from orders where ${where})::int as ${name}_count`,
+      `array(select number from orders where ${where} order by ${oldestFirst}, number limit ${ORDERS_NAMED})::text as ${name}_numbers`,
+    ];
+  });
+  const until = new Date(now.getTime() + EXPIRING_WITHIN_HOURS * 3_600_000);
+  const [row] = await db.query<Record<string, unknown>>(`select ${columns.join(', ')}`, [now.toISOString(), until.toISOString()]);
+  const list = (name: WaitingName): WaitingOrders => ({
+    count: Number(row?.[`${name}_count`] ?? 0),
+    numbers: textArray(row?.[`${name}_numbers`] as string | undefined).map(Number),
+  });
+  return { capture: list('capture'), shipment: list('shipment'), overdue: list('overdue'), expiring: list('expiring') };
 }
 
 /** A PostgreSQL array sent as text ({1001,1002}), as both drivers read it. */
