@@ -122,7 +122,6 @@ for (const backend of backends) {
         result.changes.map((c) => [c.field, c.from, c.to]),
         [
           ['image.alt', 'Back', 'Back of the mug'],
-          ['image.position', 2, 1],
           ['image', null, 'https://cdn.example/mug-side.png'],
           ['image', '/assets/demo/mug-front.svg', null],
         ],

@@ -218,14 +218,20 @@ export function imageChanges(before: readonly StoredImage[], after: readonly { s
   const changes: ImageChange[] = [];
   const kept = new Map<string, StoredImage[]>();
   for (const image of before) kept.set(image.src, [...(kept.get(image.src) ?? []), image]);
+  // A kept image has moved when its place among the kept ones changed (not when one before it was added or removed).
+  const afterSrcs = new Set(after.map((image) => image.src));
+  const beforeSrcs = new Set(before.map((image) => image.src));
+  const rankBefore = new Map(before.filter((image) => afterSrcs.has(image.src)).map((image, rank) => [image, rank]));
+  let rankAfter = 0;
   after.forEach((image, index) => {
     const was = kept.get(image.src)?.shift();
     if (!was) return changes.push({ change: 'added', src: image.src, alt: image.alt ?? null });
+    const moved = beforeSrcs.has(image.src) && rankBefore.get(was) !== rankAfter++;
     const fields = changedFields([
       ['alt', was.alt, image.alt ?? null],
       ['width', was.width, image.width ?? null],
       ['height', was.height, image.height ?? null],
-      ['position', was.position, index + 1],
+      ['position', was.position, moved ? index + 1 : was.position],
     ]);
     if (fields.length > 0) changes.push({ change: 'changed', src: image.src, alt: image.alt ?? null, fields });
   });
