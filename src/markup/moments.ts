@@ -23,11 +23,16 @@ export function momentsIn(timeZone: string): Moments {
   const known = cache.get(timeZone);
   if (known) return known;
   const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone });
-  const zoneName = new Intl.DateTimeFormat('en-GB', { timeZone, timeZoneName: 'short' });
+  // The zone's short name as people write it: US zones by their US abbreviation (EST, PDT), European ones by theirs
+  // (CET, BST); an offset (GMT+5:30) where neither locale has a name.
+  const zoneNames = ['en-US', 'en-GB'].map((locale) => new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' }));
   const dateOnly = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeZone });
   const timeOnly = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone });
   const isoDay = new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit', timeZone });
-  const zone = (at: Date) => zoneName.formatToParts(at).find((part) => part.type === 'timeZoneName')?.value ?? timeZone;
+  const zone = (at: Date) => {
+    const names = zoneNames.map((format) => format.formatToParts(at).find((part) => part.type === 'timeZoneName')?.value ?? timeZone);
+    return names.find((name) => !name.startsWith('GMT')) ?? names[1]!;
+  };
   const moments: Moments = {
     timeZone,
     moment: (at) => `${dateTime.format(at).replace(' at ', ', ')} ${zone(at)}`,
