@@ -135,7 +135,10 @@ export async function serve(config: Config, stdout: TextStream): Promise<void> {
   }
   if (closing) return;
   app.log.info(`storefront serving ${config.baseUrl} on ${config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`}`);
-  if (process.stdout.isTTY) printLines(stdout, `\n${startBanner(config, store.catalog.snapshot)}\n`);
+  if (process.stdout.isTTY) {
+    const hasOwner = (await store.staff.list(store.db)).some((member) => member.role === 'owner' && member.revokedAt === null);
+    printLines(stdout, `\n${startBanner(config, store.catalog.snapshot, { hasOwner })}\n`);
+  }
   if (config.checkout.approvalProof === 'passkey-or-code' && isIP(new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, ''))) {
     app.log.warn('BASE_URL names an IP address, which passkeys cannot be bound to: buyers approve with a mailed code only; give BASE_URL a host name to offer passkeys');
   }

@@ -58,6 +58,8 @@ const baseIsIpAddress = (config: Config) => isIP(new URL(config.baseUrl).hostnam
 export interface BannerOptions {
   /** How the merchant runs the CLI here: `npm run storefront --` in a checkout, `storefront` installed (by default, as found). */
   command?: string;
+  /** Whether the store has an owner already: the banner then says how to add staff, not how to make the first owner. */
+  hasOwner?: boolean;
 }
 
 export function startBanner(config: Config, snapshot: CatalogSnapshot, options: BannerOptions = {}): string {
@@ -73,12 +75,12 @@ export function startBanner(config: Config, snapshot: CatalogSnapshot, options: 
     ['Agents (MCP)', `${base}${MCP_PATH} (profile: ${base}${PROFILE_PATH})`],
     ['Approvals', `${base}/checkout/approve/… (each checkout's link, for its buyer)`],
     ['Admin', `${base}/admin`],
+    options.hasOwner
+      ? ['Staff', `${cli} staff add EMAIL [--role owner|staff]; ${cli} staff lists them`]
+      : ['First owner', `${cli} staff add EMAIL --role owner${baseIsIpAddress(config) ? '' : ' (prints a 30-minute link where they make their passkey)'}`],
     ...(baseIsIpAddress(config)
-      ? [
-          ['First owner', `${cli} staff add EMAIL --role owner`],
-          ['Staff sign-in', `no passkey can exist where BASE_URL is an IP address: \`${cli} staff sign-in-link EMAIL\` prints a 5-minute link`],
-        ]
-      : [['First owner', `${cli} staff add EMAIL --role owner (prints a 30-minute link where they make their passkey)`]]),
+      ? [['Staff sign-in', `no passkey can exist where BASE_URL is an IP address: \`${cli} staff sign-in-link EMAIL\` prints a 5-minute link`]]
+      : []),
     ['Catalog', catalog],
     ['Database', databaseOf(config)],
     ['Payments', paymentsOf(config)],

@@ -53,6 +53,10 @@ describe('the start banner', () => {
     assert.match(installed, row('First owner', 'storefront staff add EMAIL --role owner .*'));
     assert.match(installed, /`storefront import FILE` replaces it/);
     assert.doesNotMatch(installed, /npm run/);
+    // Once an owner exists, the banner says how to add staff instead.
+    const staffed = startBanner(config, t.store.catalog.snapshot, { command: INSTALLED_COMMAND, hasOwner: true });
+    assert.doesNotMatch(staffed, /First owner/);
+    assert.match(staffed, row('Staff', 'storefront staff add EMAIL \\[--role owner\\|staff\\]; storefront staff lists them'));
   });
 
   it('BASE_URL on an IP address (no passkey can exist there): staff sign in with a link from `staff sign-in-link`', () => {
