@@ -148,3 +148,9 @@ export function sessionSecret(request: FastifyRequest): string | undefined {
   }
   return undefined;
 }
+
+/** What `?done=` names in a page's table of notices (its own entries only: `?done=constructor` names nothing). */
+export function doneOf<T>(request: FastifyRequest, table: Readonly<Record<string, T>>): T | undefined {
+  const key = (request.query as Record<string, unknown> | undefined)?.done;
+  return typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : undefined;
+}

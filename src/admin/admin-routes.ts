@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorMessage, sendError } from '../http/errors.js';
+import { unstorableRequest } from '../http/storable-input.js';
 import { html } from '../markup/html.js';
 import { momentsIn } from '../markup/moments.js';
 import type { Store } from '../store.js';
@@ -83,6 +84,13 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store }> = async (admin, {
     if (secret !== undefined) request.staff = await store.staff.session(store.db, secret);
     if (request.routeOptions.config.adminPublic || request.staff) return;
     return refuseUnsigned(request, reply, secret !== undefined);
+  });
+
+  // Text PostgreSQL cannot keep (a NUL, an unpaired surrogate), in the query or a form's fields: 422 naming the field,
+  // before any section reads it. An upload's file is the import's to check (its fields' rules refuse such text).
+  admin.addHook('preValidation', (request, _reply, done) => {
+    const multipart = request.headers['content-type']?.toLowerCase().startsWith('multipart/') === true;
+    done(unstorableRequest(request.query, multipart ? undefined : request.body));
   });
 
   // A state-changing request comes from this store's pages: its Origin, and on a session, the session's token.

@@ -8,7 +8,7 @@ import { recordAudit } from '../audit/audit-log.js';
 import { allPasskeys, deletePasskeys, type StoredPasskey } from '../checkout/buyer-proof-store.js';
 import { normalEmail } from '../checkout/buyer-proof.js';
 import { html, typed, type Html } from '../markup/html.js';
-import { actorOf, allowed, field, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
+import { actorOf, allowed, field, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext, doneOf } from './admin-kit.js';
 import { scrollingTable } from './admin-page-parts.js';
 
 const BUYERS = SECTIONS.buyers.path;
@@ -78,7 +78,7 @@ ${postForm(staff, REVOKE, emailField, count === 1 ? 'Revoke this buyer’s passk
 
 async function buyersPage(request: FastifyRequest, reply: FastifyReply, ctx: AdminContext, status = 200, refusal?: Refusal): Promise<FastifyReply> {
   const buyers = byBuyer(await allPasskeys(ctx.store.db));
-  const done = DONE[String((request.query as Record<string, unknown> | undefined)?.done ?? '')];
+  const done = doneOf(request, DONE);
   const refusalShownBeside = refusal && buyers.some((buyer) => buyer.email === refusal.email && (refusal.passkeyId === undefined || buyer.passkeys.some((p) => p.id === refusal.passkeyId)));
   return sendPage(reply, ctx, request.staff, {
     title: 'Buyers',

@@ -13,7 +13,7 @@ import { editableProduct, editProduct, listProducts, MAX_ON_HAND, ProductEditRef
 import { parseDollars } from '../fields/money-amount.js';
 import { html, typed, type Html } from '../markup/html.js';
 import { staffMay, type StaffSession } from '../staff/staff.js';
-import { actorOf, allowed, csrfField, field, money, notice, seeOther, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
+import { actorOf, allowed, csrfField, field, money, notice, seeOther, sendPage, staffOf, SECTIONS, type AdminContext, doneOf } from './admin-kit.js';
 
 const PRODUCTS = SECTIONS.products.path;
 const PAGE_SIZE = 50;
@@ -216,7 +216,7 @@ async function editPage(
   state: { status?: number; refusal?: Refusal; values?: FormValues } = {},
 ): Promise<FastifyReply> {
   const staff = staffOf(request);
-  const done = DONE[String((request.query as Record<string, unknown> | undefined)?.done ?? '')];
+  const done = doneOf(request, DONE);
   const history = (await auditOfProduct(ctx.store.db, String(product.id))).slice(-HISTORY_SHOWN).reverse();
   const shop = `/products/${product.handle}`;
   return sendPage(reply, ctx, staff, {

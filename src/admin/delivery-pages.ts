@@ -9,7 +9,7 @@ import { recordAudit } from '../audit/audit-log.js';
 import { html, typed, type Html } from '../markup/html.js';
 import { retryWhenDue, type DeliveryOutcome } from '../outbox/outbox-dispatcher.js';
 import { undeliveredCounts, undeliveredIn, undeliveredMessage, type UndeliveredMessage } from '../outbox/outbox-overview.js';
-import { actorOf, allowed, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
+import { actorOf, allowed, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext, doneOf } from './admin-kit.js';
 import { orderPath, scrollingTable } from './admin-page-parts.js';
 
 const DELIVERIES = SECTIONS.deliveries.path;
@@ -75,7 +75,7 @@ async function deliveriesPage(request: FastifyRequest, reply: FastifyReply, ctx:
   const { db } = ctx.store;
   const [counts, failed, pending] = await Promise.all([undeliveredCounts(db), undeliveredIn(db, 'failed', LISTED), undeliveredIn(db, 'pending', LISTED)]);
   const { moments } = ctx;
-  const done = DONE[String((request.query as Record<string, unknown> | undefined)?.done ?? '')];
+  const done = doneOf(request, DONE);
   const more = (shown: number, all: number) => (all > shown ? html`<p class="muted">The ${shown} shown of ${all}.</p>` : '');
 
   const failedTable = failed.length

@@ -8,6 +8,7 @@
  * it, written to the audit log. The owner's (the 'import' permission).
  */
 import multipart from '@fastify/multipart';
+import { ErrorMessage, sendError } from '../http/errors.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../audit/audit-log.js';
 import { ImportError } from '../catalog/import/catalog-document.js';
@@ -16,7 +17,7 @@ import { importCatalog, importSummary, previewImport, type ImportReport } from '
 import { fieldChangeText, type ImportChanges, type ProductChange, type VariantChange } from '../catalog/import/import-changes.js';
 import { isDraftId, markDraftApplied, readImportDraft, replaceDraftPreview, saveImportDraft, type ImportDraft } from '../catalog/import/import-drafts.js';
 import { html, typed, type Html } from '../markup/html.js';
-import { actorOf, allowed, csrfField, field, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
+import { actorOf, allowed, csrfField, field, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext, doneOf } from './admin-kit.js';
 import { scrollingTable } from './admin-page-parts.js';
 
 const IMPORT = SECTIONS.import.path;
@@ -148,7 +149,7 @@ ${collections}`;
 
 function draftPage(request: FastifyRequest, reply: FastifyReply, ctx: AdminContext, draft: ImportDraft, state: { status?: number; refusal?: Html | string } = {}): FastifyReply {
   const staff = staffOf(request);
-  const done = DONE[String((request.query as Record<string, unknown> | undefined)?.done ?? '')];
+  const done = doneOf(request, DONE);
   const name = typed(draft.fileName);
   if (draft.appliedAt && draft.report) {
     return sendPage(reply, ctx, staff, {
@@ -207,7 +208,15 @@ export function register(admin: FastifyInstance, ctx: AdminContext): void {
         (part as unknown as { value: UploadedFile }).value = { filename: part.filename, content, truncated: part.file.truncated };
       },
     });
+    // The upload is read before the handler runs: what fails then (a malformed multipart body, cut short or without its
+    // boundary) is the client's, answered 400 with nothing stored; what fails in the handler goes on to the app's handler.
+    const handled = new WeakSet<object>();
+    uploads.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+      if (handled.has(request) || (typeof error.statusCode === 'number' && error.statusCode !== 500)) throw error;
+      return sendError(reply, 400, ErrorMessage.badRequest, 'The upload could not be read as a form with a file: nothing was stored.');
+    });
     uploads.post(IMPORT, { config: { rateLimit: 'admin' }, bodyLimit: MAX_UPLOAD_BYTES + 64 * 1024 }, async (request, reply) => {
+      handled.add(request);
       if (!allowed(request, reply, ctx, 'import')) return reply;
       const body = (request.body ?? {}) as Record<string, unknown>;
       const file = body.file as UploadedFile | undefined;

@@ -17,7 +17,7 @@ import { approvalOf, orderTimeline } from '../reports/order-timeline.js';
 import { actorOf, allowed, field, seeOther, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
 import { orderPath } from './admin-page-parts.js';
 import { orderListBody } from './order-list-view.js';
-import { orderPageBody, type ActionRefusal, type OrderAction } from './order-view.js';
+import { cancelGivesMoneyBack, orderPageBody, type ActionRefusal, type OrderAction } from './order-view.js';
 
 const ORDERS = SECTIONS.orders.path;
 const ORDER = `${ORDERS}/:number`;
@@ -57,7 +57,8 @@ function fulfilInput(body: unknown, order: Order): FulfillInput {
     if (!/^[0-9]{1,6}$/.test(raw)) throw new BadInput(`The units to ship of ${line.title} must be a whole number.`);
     lines.set(line.id, Number(raw));
   }
-  const sentQuantities = order.lines.some((line) => field(body, `qty_${line.id}`) !== '');
+  // Units were asked for (any qty_ field, even one naming no line of this order): at least one must be a line's.
+  const sentQuantities = typeof body === 'object' && body !== null && Object.keys(body).some((name) => name.startsWith('qty_'));
   if (sentQuantities && lines.size === 0) throw new BadInput('Choose at least one unit to ship.');
   const text = (name: string) => field(body, name);
   return {
@@ -139,6 +140,8 @@ export function register(admin: FastifyInstance, ctx: AdminContext): void {
       const number = orderNumber(request.params.number);
       const order = number === undefined ? undefined : await readOrder(store.db, String(number));
       if (!order) return notFound(request, reply);
+      // Canceling an order whose money was captured gives it back: a refund, which only the owner may make.
+      if (name === 'cancel' && cancelGivesMoneyBack(order) && !allowed(request, reply, ctx, 'refund')) return reply;
       const refused = async (status: number, text: string) =>
         orderPage(request, reply, (await readOrder(store.db, order.id)) ?? order, status, { action: name, text: `${NOT_DONE[name]}: ${sentence(text)}`, values: typedFields(request.body) });
       try {

@@ -140,7 +140,12 @@ function shipmentsList(order: Order, moments: Moments): Html {
     (shipment) => html`<li>${moments.moment(shipment.occurredAt)}: ${shipment.lines.map((line, index) => html`${index ? ', ' : ''}${line.quantity} × ${typed(title(line.lineId))}`)}${
       shipment.carrier ? html`, ${typed(shipment.carrier)}` : ''
     }${shipment.trackingNumber ? html`, tracking ${typed(shipment.trackingNumber)}` : ''}${
-      shipment.trackingUrl ? html` (<a href="${shipment.trackingUrl}" rel="noreferrer noopener">track the parcel</a>)` : ''
+      // Only a web address becomes a link (the actions refuse any other when it is typed; a row kept from before is text).
+      shipment.trackingUrl && /^https?:\/\//i.test(shipment.trackingUrl)
+        ? html` (<a href="${shipment.trackingUrl}" rel="noreferrer noopener">track the parcel</a>)`
+        : shipment.trackingUrl
+          ? html` (tracking at ${typed(shipment.trackingUrl)})`
+          : ''
     }</li>`,
   )}</ul>`;
 }
@@ -154,6 +159,9 @@ export function owedNow(order: Order, holdsFunds: boolean): number {
 const shippedAny = (order: Order) => order.lines.some((line) => line.fulfilled > 0);
 const leftToShip = (order: Order) => order.lines.some((line) => unitsToShip(line) > 0);
 
+/** Whether canceling the order would give money back (what was captured and not refunded): then it is a refund too, the owner's. */
+export const cancelGivesMoneyBack = (order: Order) => order.captured - order.refunded > 0;
+
 /** Which actions the order offers now (the domain decides on the POST; these only spare the merchant a form that cannot work). */
 function offered(view: OrderView): Record<OrderAction, boolean> {
   const { order } = view;
@@ -161,7 +169,7 @@ function offered(view: OrderView): Record<OrderAction, boolean> {
   return {
     capture: (state === 'pending' || state === 'authorized' || state === 'captured') && (order.status !== 'canceled' || shippedAny(order)) && owedNow(order, view.holdsFunds) > 0,
     fulfil: order.status !== 'canceled' && leftToShip(order),
-    cancel: order.status !== 'canceled' && leftToShip(order),
+    cancel: order.status !== 'canceled' && leftToShip(order) && (!cancelGivesMoneyBack(order) || staffMay(view.staff.role, 'refund')),
     refund: staffMay(view.staff.role, 'refund') && order.captured - order.refunded > 0,
   };
 }
@@ -254,7 +262,7 @@ export function orderPageBody(view: OrderView): Html {
   const buyerName = [order.buyer.firstName, order.buyer.lastName].filter((part) => part).join(' ');
   return html`<p><a href="${SECTIONS.orders.path}">All orders</a></p>
 <h1>Order #${order.number}</h1>
-${view.done && DONE[view.done] ? notice('done', DONE[view.done]!) : ''}
+${view.done && Object.hasOwn(DONE, view.done) ? notice('done', DONE[view.done]!) : ''}
 <p>${ORDER_STATUS_LABELS[order.status]} ${moments.moment(order.createdAt)} · prepared by ${preparedBy(order.channel, order.agentPlatform ?? null)} · ${PAYMENT_LABELS[order.paymentState]} · ${
     FULFILMENT_LABELS[fulfilmentState(order.lines)]
   }${order.canceledAt ? html` · canceled ${moments.moment(order.canceledAt)}${order.cancelReason ? html` (${typed(order.cancelReason)})` : ''}` : ''}</p>

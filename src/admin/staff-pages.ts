@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html, typed, type Html } from '../markup/html.js';
 import { STAFF_ROLES, StaffRefused, type StaffMember, type StaffRole } from '../staff/staff.js';
-import { actorOf, allowed, field, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
+import { actorOf, allowed, field, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext, doneOf } from './admin-kit.js';
 import { scrollingTable } from './admin-page-parts.js';
 
 const STAFF = SECTIONS.staff.path;
@@ -102,7 +102,7 @@ function memberRow(request: FastifyRequest, ctx: AdminContext, member: StaffMemb
 
 async function staffPage(request: FastifyRequest, reply: FastifyReply, ctx: AdminContext, state: PageState = {}): Promise<FastifyReply> {
   const members = await ctx.store.staff.list(ctx.store.db);
-  const done = DONE[String((request.query as Record<string, unknown> | undefined)?.done ?? '')];
+  const done = doneOf(request, DONE);
   const listed = new Set(members.map((member) => member.email));
   const refusalElsewhere = state.refusal && state.refusal.at !== 'add' && !listed.has(state.refusal.email) ? notice('refused', state.refusal.text) : '';
   return sendPage(reply, ctx, request.staff, {

@@ -7,6 +7,8 @@
  * The walk keeps its own stack, so no input, however deep, can overflow the call stack here.
  */
 
+import { invalidParameter, type StorefrontError } from './errors.js';
+
 /**
  * The deepest nesting a request may have: objects and arrays inside one another, the outermost counting as 1. A
  * UCP checkout is under 10 levels, with the JSON-RPC envelope around it under 15; 32 leaves room for extensions.
@@ -119,4 +121,24 @@ export function unstorableProblemText(found: Pick<UnstorableInput, 'problem' | '
     case 'too_deep':
       return `is nested more than ${maxDepth} levels deep`;
   }
+}
+
+/** Parameter names in descriptions are cut to this (a path 32 levels deep, of long names, would be kilobytes). */
+const MAX_NAMED_LENGTH = 200;
+
+function unstorableDescription(found: UnstorableInput, part: 'body' | 'query'): string {
+  const name = inputPathText(found.path, '') || (part === 'body' ? 'body' : 'query string');
+  const shown = name.length > MAX_NAMED_LENGTH ? `${name.slice(0, MAX_NAMED_LENGTH)}…` : name;
+  return `Parameter ${shown} is invalid: it ${unstorableProblemText(found, MAX_INPUT_DEPTH)}.`;
+}
+
+/**
+ * The refusal of a request whose query string or body (as parsed: JSON, or form fields) holds text PostgreSQL cannot
+ * store or is nested too deep: 422 Invalid parameter error naming the field; undefined when all of it can be kept.
+ * Each door runs it before its handlers read anything (the storefront's body-validation.ts, the admin's routes).
+ */
+export function unstorableRequest(query: unknown, body: unknown): StorefrontError | undefined {
+  const inQuery = findUnstorable(query);
+  const found = inQuery ?? findUnstorable(body);
+  return found ? invalidParameter(unstorableDescription(found, inQuery ? 'query' : 'body')) : undefined;
 }

@@ -87,7 +87,8 @@ export interface OrderSearchContext {
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const isDay = (value: string) => DAY.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+/** A calendar day PostgreSQL can hold and an order can have (no year 0; nothing before 1970). */
+const isDay = (value: string) => DAY.test(value) && value >= '1970-01-01' && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 const oneOf = <T extends string>(values: readonly T[], value: string): T | undefined => (values as readonly string[]).includes(value) ? (value as T) : undefined;
 /** A platform as the door records it: a host, maybe with a port. */
 const PLATFORM = /^[a-z0-9.-]{1,253}(:\d{1,5})?$/;

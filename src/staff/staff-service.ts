@@ -61,6 +61,9 @@ import {
 } from './staff-store.js';
 
 /** WebAuthn's library is loaded when a passkey is first used: the CLI's commands start without it. */
+/** A challenge's id as newChallenge makes it (16 random bytes, base64url), and a WebAuthn credential id (base64url). */
+const CHALLENGE_ID = /^[A-Za-z0-9_-]{1,100}$/;
+const CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,1400}$/;
 const webauthn = () => import('@simplewebauthn/server');
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -296,7 +299,8 @@ export class StaffService {
       } catch {
         throw passkeyRefused();
       }
-      if (typeof response !== 'object' || response === null || typeof response.id !== 'string') throw passkeyRefused();
+      // A credential id is base64url (WebAuthn): anything else names no passkey, and is not looked up.
+      if (typeof response !== 'object' || response === null || typeof response.id !== 'string' || !CREDENTIAL_ID.test(response.id)) throw passkeyRefused();
       const passkey = await lockActivePasskey(tx, response.id);
       if (!passkey) throw passkeyRefused();
       let verified;
@@ -370,7 +374,7 @@ export class StaffService {
   }
 
   private async usableChallenge(tx: Queryable, challengeId: string, purpose: 'enroll' | 'sign_in', now: Date) {
-    const challenge = typeof challengeId === 'string' && challengeId.length <= MAX_SECRET_LENGTH ? await lockChallenge(tx, challengeId) : undefined;
+    const challenge = typeof challengeId === 'string' && CHALLENGE_ID.test(challengeId) ? await lockChallenge(tx, challengeId) : undefined;
     if (!challenge || challenge.purpose !== purpose || challenge.usedAt || challenge.expiresAt <= now) {
       throw new StaffRefused('passkey_refused', 'This passkey request has expired. Try again.');
     }

@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyRequest, FastifySchema, FastifySchemaCompi
 import { nonDecimalNumber } from '../http/decimal-numbers.js';
 import { invalidParameter } from '../http/errors.js';
 import { sharedSerializers } from '../http/shared-serializers.js';
-import { MAX_INPUT_DEPTH, findUnstorable, inputPathText, unstorableProblemText, type UnstorableInput } from '../http/storable-input.js';
+import { unstorableRequest } from '../http/storable-input.js';
 
 /**
  * strictNumbers: a JSON number beyond a double (`1e400`, parsed as Infinity) is no integer (Ajv's default says it
@@ -75,14 +75,6 @@ export function formCoercion(schema: object): (request: FastifyRequest) => void 
   };
 }
 
-/** Parameter names in descriptions are cut to this (a path 32 levels deep, of long names, would be kilobytes). */
-const MAX_NAMED_LENGTH = 200;
-
-function unstorableDescription(found: UnstorableInput, part: 'body' | 'query'): string {
-  const name = inputPathText(found.path, '') || (part === 'body' ? 'body' : 'query string');
-  const shown = name.length > MAX_NAMED_LENGTH ? `${name.slice(0, MAX_NAMED_LENGTH)}…` : name;
-  return `Parameter ${shown} is invalid: it ${unstorableProblemText(found, MAX_INPUT_DEPTH)}.`;
-}
 
 /**
  * Refuses a query string or body (JSON, urlencoded or multipart) holding text PostgreSQL cannot store (a NUL, an
@@ -90,9 +82,7 @@ function unstorableDescription(found: UnstorableInput, part: 'body' | 'query'): 
  * naming the field, as the schemas refuse any other invalid value (a malformed body, that is no JSON at all, is 400).
  */
 const refuseUnstorableInput: preValidationHookHandler = (request, _reply, done) => {
-  const inQuery = findUnstorable(request.query);
-  const found = inQuery ?? findUnstorable(request.body);
-  done(found ? invalidParameter(unstorableDescription(found, inQuery ? 'query' : 'body')) : undefined);
+  done(unstorableRequest(request.query, request.body));
 };
 
 /**
