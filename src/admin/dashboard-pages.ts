@@ -36,6 +36,13 @@ function shortDay(day: string): string {
   return SHORT_DAY.format(new Date(`${day}T12:00:00Z`));
 }
 
+const WEEK_DAY = new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', timeZone: 'UTC' });
+
+/** "Sun 29 Nov". */
+function weekDay(day: string): string {
+  return WEEK_DAY.format(new Date(`${day}T12:00:00Z`)).replace(',', '');
+}
+
 /** "Sun, 29 November 2026". */
 function longDay(day: string): string {
   return LONG_DAY.format(new Date(`${day}T12:00:00Z`));
@@ -67,8 +74,8 @@ function periodPanel(period: PeriodComparison, currency: string): Html {
   const id = `period-${period.name}`;
   return html`<section class="panel" aria-labelledby="${id}">
 <table>
-<caption id="${id}">${labels.now} <span class="muted">(${period.span.from === period.span.to ? longDay(period.span.from) : `${shortDay(period.span.from)} – ${shortDay(period.span.to)}`})</span></caption>
-<thead><tr><td></td><th scope="col" class="n">${labels.now}</th><th scope="col" class="n">Before: ${labels.before}</th></tr></thead>
+<caption id="${id}">${labels.now} <span class="muted">(${period.span.from === period.span.to ? longDay(period.span.from) : `${shortDay(period.span.from)} – ${shortDay(period.span.to)}`}), beside ${labels.before}</span></caption>
+<thead><tr><td></td><th scope="col" class="n">Now</th><th scope="col" class="n">Before</th></tr></thead>
 <tbody>
 ${row('Sales', (f) => f.sales, cents, true)}
 ${row('Orders', (f) => f.orders, String, true)}
@@ -127,10 +134,11 @@ function ordersByDaySection(figures: DashboardFigures): Html {
     values: days.map((day) => preparers.map((preparer) => day.byPreparer[preparer.key] ?? 0)),
   });
   const totals = preparers.map((preparer) => days.reduce((sum, day) => sum + (day.byPreparer[preparer.key] ?? 0), 0));
-  const head = html`<tr><th scope="col">Day</th>${series.map((entry) => html`<th scope="col" class="n">${entry.label}</th>`)}<th scope="col" class="n">All</th></tr>`;
+  // Headers that may wrap (a platform's host is long) and short days: the table fits a phone's width.
+  const head = html`<tr><th scope="col">Day</th>${series.map((entry) => html`<th scope="col">${entry.label}</th>`)}<th scope="col" class="n">All</th></tr>`;
   const rows = [...days].reverse().map(
     (day) =>
-      html`<tr><th scope="row">${longDay(day.day)}</th>${preparers.map((preparer) => html`<td class="n">${day.byPreparer[preparer.key] ?? 0}</td>`)}<td class="n">${
+      html`<tr><th scope="row"><time datetime="${day.day}">${weekDay(day.day)}</time></th>${preparers.map((preparer) => html`<td class="n">${day.byPreparer[preparer.key] ?? 0}</td>`)}<td class="n">${
         day.total
           ? html`<a href="${ordersLink(placedIn({ from: day.day, to: day.day }))}">${day.total}</a>`
           : '0'

@@ -67,8 +67,14 @@ export function stackedBarChart(chart: StackedBarChart): Html {
       return html`<rect x="${x}" y="${round(to)}" width="${round(barWidth)}" height="${round(from - to)}" fill="${seriesColour(series)}"/>`;
     });
   });
+  // Centred under its bar; the last one ends at the chart's edge (else a phone's narrow chart cuts it).
+  const last = chart.categoryLabels.length - 1;
   const labels = chart.categoryLabels.map((label, index) =>
-    label ? html`<text x="${round(left + index * slot + slot / 2)}" y="${height - 6}" text-anchor="middle">${label}</text>` : '',
+    label
+      ? index === last
+        ? html`<text x="${WIDTH - 4}" y="${height - 6}" text-anchor="end">${label}</text>`
+        : html`<text x="${round(left + index * slot + slot / 2)}" y="${height - 6}" text-anchor="middle">${label}</text>`
+      : '',
   );
   return html`<svg class="chart" role="img" aria-labelledby="${chart.id}" viewBox="0 0 ${WIDTH} ${height}" font-size="${FONT}" font-family="system-ui, sans-serif" fill="#1a1a1a" xmlns="http://www.w3.org/2000/svg">
 <title id="${chart.id}">${chart.title}</title>
