@@ -60,6 +60,10 @@ function sameSecret(given: unknown, expected: string): boolean {
 export const adminRoutes: FastifyPluginAsync<{ store: Store }> = async (admin, { store }) => {
   const ctx: AdminContext = { store, moments: momentsIn(store.config.storeTimeZone), origin: new URL(store.config.baseUrl).origin };
   await admin.register(formbody, { parser: formFields, bodyLimit: 64 * 1024 });
+  // The admin's pages are for the merchant's staff, not an interface for clients: none is in the OpenAPI document.
+  admin.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
 
   const refuseUnsigned = (request: FastifyRequest, reply: FastifyReply, hadCookie: boolean) => {
     if (hadCookie) clearSessionCookie(reply);
