@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../audit/audit-log.js';
 import { html, typed, type Html } from '../markup/html.js';
 import { retryWhenDue, type DeliveryOutcome } from '../outbox/outbox-dispatcher.js';
-import { undeliveredCounts, undeliveredIn, undeliveredMessage, type UndeliveredMessage } from '../outbox/outbox-overview.js';
+import { redactedError, undeliveredCounts, undeliveredIn, undeliveredMessage, type UndeliveredMessage } from '../outbox/outbox-overview.js';
 import { actorOf, allowed, notice, postForm, seeOther, sendPage, staffOf, SECTIONS, type AdminContext, doneOf } from './admin-kit.js';
 import { orderPath, scrollingTable } from './admin-page-parts.js';
 
@@ -17,21 +17,7 @@ const DELIVERIES = SECTIONS.deliveries.path;
 const LISTED = 100;
 /** How long a retry asked of the running stores (this process does not deliver) waits for its outcome. */
 const RETRY_WAIT_MS = 5000;
-/** How much of a last error the page shows. */
-const ERROR_SHOWN = 200;
-
 const KIND_LABELS: Record<string, string> = { mail: 'Mail', webhook: 'Order event to the agent platform', legacy: 'Message of an older version' };
-
-/** A delivery error as the page shows it: one line, shortened, with any mail address reduced to its domain. */
-export function shownError(error: string | null): string {
-  if (!error) return '';
-  const line = error
-    .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
-    .replace(/[^\s<>()[\]"',;:@]+@([A-Za-z0-9.-]+)/g, '…@$1')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return line.length > ERROR_SHOWN ? `${line.slice(0, ERROR_SHOWN - 1)}…` : line;
-}
 
 /** What ?done= says after a retry (a fixed sentence per code: nothing from the query is echoed). */
 const DONE: Record<string, { kind: 'done' | 'refused'; text: string }> = {
@@ -67,7 +53,7 @@ function retryAction(request: FastifyRequest, message: UndeliveredMessage, refus
 }
 
 function lastErrorCell(message: UndeliveredMessage): Html {
-  const error = shownError(message.lastError);
+  const error = redactedError(message.lastError);
   return error ? html`<span class="error-text">${typed(error)}</span>` : html`<span class="muted">none yet</span>`;
 }
 

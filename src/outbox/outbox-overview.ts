@@ -97,3 +97,17 @@ export async function undeliveredMessage(db: Queryable, id: number): Promise<Und
   );
   return record ? messageFromRecord(record) : undefined;
 }
+
+/** How much of a delivery's last error the merchant is shown by default. */
+const ERROR_KEPT = 200;
+
+/** A delivery's error as the merchant may read it: one line, short, no mail address but its domain. */
+export function redactedError(error: string | null, max = ERROR_KEPT): string {
+  if (!error) return '';
+  const line = error
+    .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
+    .replace(/[^\s<>()[\]"',;:@]+@([A-Za-z0-9.-]+)/g, '…@$1')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

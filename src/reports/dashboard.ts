@@ -9,6 +9,7 @@
  */
 import type { Queryable } from '../db/database.js';
 import { STORE_CURRENCY } from '../catalog/types.js';
+import { redactedError } from '../outbox/outbox-overview.js';
 
 /** Stock at or below this is low, unless the caller says otherwise. */
 export const LOW_STOCK_AT = 5;
@@ -20,8 +21,6 @@ export const EXPIRING_WITHIN_HOURS = 24;
 export const PRODUCTS_LISTED = 10;
 export const LOW_STOCK_LISTED = 10;
 export const FAILURES_LISTED = 5;
-/** How much of a delivery's last error is kept. */
-export const ERROR_KEPT = 160;
 /** The days the orders-per-day figures cover (today included). */
 export const DAYS_CHARTED = 30;
 
@@ -199,17 +198,6 @@ export function addDays(day: string, days: number): string {
 /** The preparer key of an order: `browser`, or `agent:` and its platform ('' when not known). */
 export function preparerKey(channel: 'agent' | 'browser', platform: string | null): string {
   return channel === 'browser' ? 'browser' : `agent:${platform ?? ''}`;
-}
-
-/** A delivery's error as the merchant may read it: one line, short, no mail address but its domain. */
-export function redactedError(error: string | null, max = ERROR_KEPT): string {
-  if (!error) return '';
-  const line = error
-    .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
-    .replace(/[^\s<>()[\]"',;:@]+@([A-Za-z0-9.-]+)/g, '…@$1')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));

@@ -7,7 +7,7 @@
  */
 import type { Queryable } from '../db/database.js';
 import { formatMoney } from '../catalog/types.js';
-import { redactedError } from './dashboard.js';
+import { redactedError } from '../outbox/outbox-overview.js';
 
 export type TimelineSource = 'checkout' | 'approval' | 'order' | 'payment' | 'fulfilment' | 'adjustment' | 'delivery' | 'staff';
 

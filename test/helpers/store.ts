@@ -132,8 +132,8 @@ export async function writePostgresTemplate(name: string): Promise<void> {
   for (const [database, demo] of [[name, false], [demoTemplateDatabase(name), true]] as const) {
     await adminQuery(`create database ${database}`);
     // Once per run, while the machine may be busiest (CI runs the reference clients beside it): a connection that is
-    // slow to come waits rather than failing the run.
-    const db = await openPostgres(databaseUrl(database), { poolSize: 1, connectionTimeoutMs: 30_000 });
+    // slow to come, or a migration slow to run on a loaded disk, waits rather than failing the run.
+    const db = await openPostgres(databaseUrl(database), { poolSize: 1, connectionTimeoutMs: 30_000, statementTimeoutMs: 120_000 });
     try {
       await migrate(db);
       if (demo) await seedCatalogIfEmpty(db, demoCatalog);
