@@ -13,7 +13,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { insertPasskey, passkeysOf } from '../../src/checkout/buyer-proof-store.js';
 import { undeliveredCounts, undeliveredIn } from '../../src/outbox/outbox-overview.js';
 import type { Store } from '../../src/store.js';
-import { startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
+import { adminClient, startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
 import { placeOrder } from '../helpers/orders.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
@@ -39,21 +39,6 @@ function variantId(store: Store, sku: string): number {
   const found = store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === sku);
   if (!found) throw new Error(`no variant ${sku}`);
   return found.id;
-}
-
-/** The admin over inject: GET and form POSTs from the store's own origin with the session's CSRF token. */
-function adminClient(t: TestStore) {
-  const origin = new URL(t.store.config.baseUrl).origin;
-  return {
-    get: (url: string, session: StaffSessionForTest) => t.app.inject({ method: 'GET', url, headers: { cookie: session.cookie, accept: 'text/html' } }),
-    post: (url: string, session: StaffSessionForTest, fields: Record<string, string> = {}) =>
-      t.app.inject({
-        method: 'POST',
-        url,
-        headers: { cookie: session.cookie, origin, 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
-        payload: new URLSearchParams({ _csrf: session.csrf, ...fields }).toString(),
-      }),
-  };
 }
 
 /** The text of a page, tags dropped, entities read, spaces collapsed. */

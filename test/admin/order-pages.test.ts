@@ -13,26 +13,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { storeCommands } from '../../src/cli/merchant-commands.js';
 import { readOrder, type Order } from '../../src/orders/orders.js';
 import type { Store } from '../../src/store.js';
-import { startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
+import { adminClient, startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
 import { placedAt, placeOrderBy, variantOf } from '../reports/placing.js';
 
 after(dropTestDatabases);
-
-/** The admin over inject: GET and form POSTs from the store's own origin with the session's CSRF token. */
-function adminClient(t: TestStore) {
-  const origin = new URL(t.store.config.baseUrl).origin;
-  return {
-    get: (url: string, session: StaffSessionForTest) => t.app.inject({ method: 'GET', url, headers: { cookie: session.cookie, accept: 'text/html' } }),
-    post: (url: string, session: StaffSessionForTest, fields: Record<string, string> = {}) =>
-      t.app.inject({
-        method: 'POST',
-        url,
-        headers: { cookie: session.cookie, origin, 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
-        payload: new URLSearchParams({ _csrf: session.csrf, ...fields }).toString(),
-      }),
-  };
-}
 
 /** The text of a page, tags dropped, entities read, spaces collapsed. */
 function pageText(response: LightMyRequestResponse): string {
