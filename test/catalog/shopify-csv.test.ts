@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { Value } from 'typebox/value';
-import { CatalogDocumentSchema, ImportError, type ProductInput } from '../../src/catalog/import/catalog-document.js';
+import { CatalogDocumentSchema, carriesPlans, ImportError, PLANS_NOT_CARRIED, type ProductInput } from '../../src/catalog/import/catalog-document.js';
 import { parseShopifyCsv, readShopifyCsvLayout, shopifyCsvProducts } from '../../src/catalog/import/shopify-csv.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
@@ -42,6 +42,13 @@ describe('parseShopifyCsv on a Shopify product export', () => {
     const errors = [...Value.Errors(CatalogDocumentSchema, exported)].map((e) => JSON.stringify(e));
     assert.deepEqual(errors, []);
     assert.equal(Value.Check(CatalogDocumentSchema, exported), true);
+  });
+
+  it('marks every product as carrying no selling plans (an export has none: the import keeps the stored ones)', () => {
+    assert.ok(exported.products.length > 0);
+    for (const product of exported.products) assert.equal(carriesPlans(product), false, product.handle);
+    assert.equal(carriesPlans({ handle: 'json', title: 'JSON', variants: [{ price: 100 }] }), true, 'a JSON catalog’s product states its plans');
+    assert.equal(carriesPlans(JSON.parse(JSON.stringify(exported.products[0]))), true, 'no file can carry the mark');
   });
 
   it('makes one product per handle, in the order the handles first appear', () => {
@@ -206,6 +213,7 @@ describe('parseShopifyCsv on hand-made files', () => {
           { sku: null, title: 'Default Title', options: [], price: 1250, compare_at_price: null, inventory_tracked: false, barcode: null },
         ],
         images: [],
+        [PLANS_NOT_CARRIED]: true,
       },
     ]);
   });

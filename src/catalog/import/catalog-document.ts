@@ -110,6 +110,19 @@ export type ProductInput = Static<typeof ProductInputSchema>;
 export type CollectionInput = Static<typeof CollectionInputSchema>;
 export type CatalogDocument = Static<typeof CatalogDocumentSchema>;
 
+/**
+ * The mark of a product read from a format that cannot carry selling plans: a Shopify CSV (Shopify keeps plans in its
+ * subscription apps, never in the export). The import leaves such a product's stored plans as they are; a product of
+ * the JSON catalog states its plans (none listed: none). A symbol, so nothing a file holds can set it.
+ */
+export const PLANS_NOT_CARRIED: unique symbol = Symbol('selling plans not carried');
+
+/** A product as an importer hands it over: the common form, marked when its format carries no selling plans. */
+export type ImportedProduct = ProductInput & { readonly [PLANS_NOT_CARRIED]?: true };
+
+/** Whether the product states its selling plans (the JSON catalog), so the import sets them to what it lists. */
+export const carriesPlans = (product: ImportedProduct): boolean => product[PLANS_NOT_CARRIED] !== true;
+
 /** A file that cannot be imported; `where` names the row and column, or the JSON path, at fault. */
 export class ImportError extends Error {
   constructor(readonly where: string, problem: string) {

@@ -2,7 +2,9 @@
  * Upserts a catalog into the database in one transaction: products by handle, variants by SKU (or by option
  * values when a variant has no SKU), collections by handle. The file is authoritative for every product it names:
  * images and selling plans it no longer lists are removed, and variants it no longer lists are archived (carts and
- * orders keep pointing at them; they leave the catalog). A new variant starts at the file's `inventory_quantity`
+ * orders keep pointing at them; they leave the catalog). A Shopify CSV carries no selling plans (PLANS_NOT_CARRIED):
+ * the products it names keep theirs, ids and all. Plans a JSON catalog states again keep their ids (matched by name
+ * within their group's name), since carts, checkouts and orders name them. A new variant starts at the file's `inventory_quantity`
  * (zero without one). A variant the store already has keeps its stock (a file exported before sales would undo
  * them) unless the import is asked to `setStock`; then its level is the file's quantity, where the file gives one.
  *
@@ -19,7 +21,7 @@
 import { Compile } from 'typebox/compile';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpCatalogVersion, catalogVersion } from '../catalog-store.js';
-import { CollectionInputSchema, ImportError, ProductInputSchema, type CollectionInput, type ProductInput } from './catalog-document.js';
+import { carriesPlans, CollectionInputSchema, ImportError, ProductInputSchema, type CollectionInput, type ProductInput } from './catalog-document.js';
 import { collectionFault, productFault, type CatalogFieldFault } from './catalog-fields.js';
 import {
   addProductChange,
@@ -281,10 +283,12 @@ async function writeProducts(tx: Queryable, batch: CheckedProduct[], report: Imp
   const productIds = await upsertProducts(tx, products, report);
   const matched = await upsertVariants(tx, batch, productIds, report, options);
   await replaceImages(tx, products, productIds);
-  for (const product of products) {
+  // Only a product that states its plans has them set; a Shopify CSV's keep what they have.
+  const statingPlans = products.filter(carriesPlans);
+  for (const product of statingPlans) {
     if (product.selling_plan_groups?.length) await replaceSellingPlans(tx, productIds.get(product.handle)!, product);
   }
-  const withoutPlans = products.filter((p) => !p.selling_plan_groups?.length).map((p) => productIds.get(p.handle)!);
+  const withoutPlans = statingPlans.filter((p) => !p.selling_plan_groups?.length).map((p) => productIds.get(p.handle)!);
   await tx.query('delete from selling_plan_groups where product_id = any($1::bigint[])', [withoutPlans]);
   for (const { index, product } of batch) {
     const variants = product.variants.map((_, v) => matched.get(`products.${index}.variants.${v}`) ?? null);
@@ -567,7 +571,10 @@ async function replaceImages(tx: Queryable, products: ProductInput[], productIds
   );
 }
 
-/** Keeps plan ids stable across imports (carts refer to them) by matching groups and plans by name. */
+/**
+ * Sets a product's plans to the file's, keeping the ids of those it states again (carts, checkouts and orders name
+ * them) by matching groups by name and plans by name within their group; those it no longer lists are removed.
+ */
 async function replaceSellingPlans(tx: Queryable, productId: number, product: ProductInput): Promise<void> {
   const groups = product.selling_plan_groups ?? [];
   const keptGroups: number[] = [];

@@ -8,7 +8,7 @@
  * listed): what is beyond is counted in `unlisted`, as the import streams with the memory of one batch.
  */
 import { formatMoney } from '../types.js';
-import type { CollectionInput, ProductInput, VariantInput } from './catalog-document.js';
+import { carriesPlans, type CollectionInput, type ProductInput, type VariantInput } from './catalog-document.js';
 
 /** A field's value as it was or will be: cents for prices, lists for tags and options. */
 export type FieldValue = string | number | boolean | null | string[];
@@ -274,7 +274,8 @@ export function productChange(
   if (!stored) {
     return { change: 'added', handle: input.handle, title: input.title, productId: null, fields: [], images: imageChanges([], input.images ?? []), variants };
   }
-  const fields = changedFields(pairedWith(productFields(input), storedProductFields(stored)));
+  // A product from a file that carries no plans (a Shopify CSV) keeps its own: no change to report.
+  const fields = changedFields(pairedWith(productFields(input), storedProductFields(stored)).filter(([field]) => field !== 'selling_plans' || carriesPlans(input)));
   const images = imageChanges(stored.images, input.images ?? []);
   if (fields.length === 0 && images.length === 0 && changedVariants.length === 0) return undefined;
   return { change: 'changed', handle: input.handle, title: input.title, productId: stored.id, fields, images, variants: changedVariants };

@@ -3,14 +3,16 @@
  * A product spans every row with its Handle: the first carries the product and its first variant,
  * later rows add variants and/or images. Rows are numbered as a spreadsheet shows them: the header is row 1.
  * A file is read a row at a time: a product is handed over once its rows are read, so the file is never held whole,
- * and in the order the handles first appear, as the whole file read at once gives them.
+ * and in the order the handles first appear, as the whole file read at once gives them. An export never carries selling
+ * plans (Shopify's subscription apps keep them): its products are marked PLANS_NOT_CARRIED, and the import keeps the
+ * plans a product already has.
  */
 import { pipeline } from 'node:stream';
 import { parse as parseStream } from 'csv-parse';
 import { parse, CsvError } from 'csv-parse/sync';
 import { textFault, textFaultSentence, type TextRule } from '../../fields/text.js';
 import { catalogUrlFault, MAX_CATALOG_URL_LENGTH } from '../catalog-urls.js';
-import { ImportError, type CatalogDocument, type ProductInput, type VariantInput } from './catalog-document.js';
+import { ImportError, PLANS_NOT_CARRIED, type CatalogDocument, type ImportedProduct, type ProductInput, type VariantInput } from './catalog-document.js';
 import { CATALOG_TEXT } from './catalog-fields.js';
 
 const OPTIONS = [
@@ -122,7 +124,7 @@ class ShopifyCsvReader {
   constructor(private readonly lastRowApart: (handle: string) => number | undefined) {}
 
   /** The next record of the file (the header first); answers the products the record completed, if any. */
-  record(cells: string[]): ProductInput[] {
+  record(cells: string[]): ImportedProduct[] {
     this.rowNumber += 1;
     if (this.columns === undefined && !this.blankHeader) {
       if (isBlank(cells)) this.blankHeader = true;
@@ -137,7 +139,7 @@ class ShopifyCsvReader {
   }
 
   /** The file has ended: answers the products still open, in the order their handles first appeared. */
-  end(): ProductInput[] {
+  end(): ImportedProduct[] {
     if (this.rowNumber === 0 || (this.blankHeader && this.rows === 0)) throw new ImportError('file', 'the file is empty');
     if (this.rows === 0) throw new ImportError('file', 'the file has a header but no products');
     return [...this.drafts.values()].map(finishProduct);
@@ -165,8 +167,8 @@ class ShopifyCsvReader {
   }
 
   /** The products first in file order whose rows have all been read: another handle's row came, and their last row. */
-  private handOver(): ProductInput[] {
-    const finished: ProductInput[] = [];
+  private handOver(): ImportedProduct[] {
+    const finished: ImportedProduct[] = [];
     for (const draft of this.drafts.values()) {
       const { handle } = draft.product;
       if (draft === this.current || (this.lastRowApart(handle) ?? 0) > this.rowNumber) break;
@@ -247,7 +249,7 @@ export async function readShopifyCsvLayout(chunks: AsyncIterable<Uint8Array | st
  * The products of an export as its bytes stream in (a second read, after readShopifyCsvLayout), in the order their
  * handles first appear, each as soon as its rows, and those of the products before it, have been read.
  */
-export async function* shopifyCsvProducts(chunks: AsyncIterable<Uint8Array | string>, layout: ShopifyCsvLayout): AsyncGenerator<ProductInput> {
+export async function* shopifyCsvProducts(chunks: AsyncIterable<Uint8Array | string>, layout: ShopifyCsvLayout): AsyncGenerator<ImportedProduct> {
   const reader = new ShopifyCsvReader((handle) => layout.get(handle));
   try {
     for await (const cells of csvRecords(chunks)) yield* reader.record(cells);
@@ -397,7 +399,7 @@ function addImages(draft: Draft, row: Row): void {
   if (variantImage) draft.images.push({ src: variantImage, alt: null, position: undefined, row: row.number });
 }
 
-function finishProduct(draft: Draft): ProductInput {
+function finishProduct(draft: Draft): ImportedProduct {
   const seen = new Set<string>();
   // Positioned images first by position; the sort is stable, so the rest keep file order.
   const images = draft.images
@@ -409,5 +411,5 @@ function finishProduct(draft: Draft): ProductInput {
     });
   const extra = images[MAX_ITEMS];
   if (extra) throw new ImportError(`row ${extra.row}, column "Image Src"`, `a product has at most ${MAX_ITEMS} images`);
-  return { ...draft.product, images: images.map(({ src, alt }) => ({ src, alt })) };
+  return { ...draft.product, images: images.map(({ src, alt }) => ({ src, alt })), [PLANS_NOT_CARRIED]: true };
 }
