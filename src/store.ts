@@ -41,6 +41,8 @@ import { StaffService } from './staff/staff-service.js';
 
 export interface Store {
   config: Config;
+  /** The store's clock: checkouts, approvals and subscriptions read the time from it (a test drives it). */
+  clock: () => Date;
   db: Database;
   catalog: Catalog;
   inventory: Inventory;
@@ -92,12 +94,15 @@ export interface StoreOptions {
   onBackgroundError?: (what: string, error: unknown) => void;
   /** The payment provider, instead of the one PAYMENT_PROVIDER names (a test's, or one built around the store). */
   paymentProvider?: PaymentProvider;
+  /** The store's clock, instead of the system's (tests that cannot wait a month for a renewal). */
+  clock?: () => Date;
 }
 
 const reportOnStderr = (what: string, error: unknown) => console.error(`storefront: ${what}: ${(error as Error)?.message ?? error}`);
 
 export async function openStore(config: Config, options: StoreOptions = {}): Promise<Store> {
   const db = options.db ?? (await openDatabase(config));
+  const clock = options.clock ?? (() => new Date());
   const timers: NodeJS.Timeout[] = [];
   let listening: Listening | undefined;
   /** The one mail sender: opened when the outbox delivers, or on the first approval code (mailed at once, the buyer waits). */
@@ -123,7 +128,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     // A key rotated by another instance or the CLI is signed with, and published, within a minute.
     signingKeys.watch(db, 60_000, (error) => onError('signing key refresh failed', error));
     const subscribers = orderEventSubscribers(config);
-    const buyerProof = openBuyerProof(config, mailer);
+    const buyerProof = openBuyerProof(config, mailer, clock);
     const checkouts = new CheckoutService({
       catalog,
       inventory,
@@ -133,9 +138,10 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       payments,
       orderEvents: subscribers,
       buyerProof,
+      now: clock,
     });
     const staff = openStaff(config);
-    const orders = new OrderActions({ inventory, subscribers, provider: paymentProvider, captureOn: config.payment.captureOn });
+    const orders = new OrderActions({ inventory, subscribers, provider: paymentProvider, captureOn: config.payment.captureOn, now: clock });
     // A provider holding the buyer's money: the approval sends the buyer to its page, and CAPTURE_ON=approval captures.
     checkouts.approvals.usePaymentPage({
       baseUrl: config.baseUrl,
@@ -182,6 +188,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
     let closing: Promise<void> | undefined;
     return {
       config,
+      clock,
       db,
       catalog,
       inventory,
@@ -256,7 +263,7 @@ const mailShop = (config: Config): MailShop => ({
 });
 
 /** The approval's proof: WebAuthn bound to BASE_URL (its origin, its host as RP ID), codes mailed at once. */
-function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
+function openBuyerProof(config: Config, mailer: () => MailSender, now: () => Date): BuyerProof {
   const base = new URL(config.baseUrl);
   return new BuyerProof({
     mode: config.checkout.approvalProof,
@@ -265,6 +272,7 @@ function openBuyerProof(config: Config, mailer: () => MailSender): BuyerProof {
     storeName: config.storeName,
     passkeysPossible: !isIP(base.hostname.replace(/^\[|\]$/g, '')),
     mailCode: (mail) => mailer().send(approvalCodeMail(mail, merchantIdentity(config)), randomUUID()),
+    now,
   });
 }
 

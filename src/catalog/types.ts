@@ -103,7 +103,51 @@ export function absoluteUrl(baseUrl: string, src: string): string {
 
 /** The plan's price for one unit of a variant: the discount rounds to the nearest cent. */
 export function sellingPlanPrice(variant: Variant, plan: SellingPlan): number {
-  return variant.priceCents - Math.round((variant.priceCents * plan.discountPercent) / 100);
+  return planUnitPrice(variant.priceCents, plan.discountPercent);
+}
+
+/** A one-time unit price less a plan's discount (percent), rounded to the nearest cent. */
+export function planUnitPrice(fullCents: number, discountPercent: number): number {
+  return fullCents - Math.round((fullCents * discountPercent) / 100);
+}
+
+/**
+ * A selling plan's terms as bought: kept on a renewal's checkout line, the order line and the subscription, so a
+ * later change to the catalog's plan never rewrites what the buyer agreed to.
+ */
+export interface PlanTerms {
+  sellingPlanId: number;
+  groupId: number;
+  groupName: string;
+  name: string;
+  description: string;
+  intervalUnit: SellingPlan['intervalUnit'];
+  intervalCount: number;
+  discountPercent: number;
+}
+
+export function planTermsOf(group: SellingPlanGroup, plan: SellingPlan): PlanTerms {
+  return {
+    sellingPlanId: plan.id,
+    groupId: group.id,
+    groupName: group.name,
+    name: plan.name,
+    description: plan.description,
+    intervalUnit: plan.intervalUnit,
+    intervalCount: plan.intervalCount,
+    discountPercent: plan.discountPercent,
+  };
+}
+
+/** "every month", "every 2 weeks". */
+export function intervalWords(unit: SellingPlan['intervalUnit'], count: number): string {
+  return count === 1 ? `every ${unit}` : `every ${count} ${unit}s`;
+}
+
+/** The plan as a line names it: "Delivery every month (every month, save 10%)" reads badly, so: name, then the saving. */
+export function planWords(terms: Pick<PlanTerms, 'name' | 'intervalUnit' | 'intervalCount' | 'discountPercent'>): string {
+  const saving = terms.discountPercent > 0 ? `, save ${terms.discountPercent}%` : '';
+  return `${terms.name} (${intervalWords(terms.intervalUnit, terms.intervalCount)}${saving})`;
 }
 
 const plainDescriptions = new WeakMap<Product, string>();

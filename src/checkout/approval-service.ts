@@ -12,7 +12,7 @@ import type { CheckoutService, CheckoutServiceOptions } from './checkout-service
 import { readApproval, readCheckout, type ApprovalRecord } from './checkout-store.js';
 import { approvalSentence, approvalVerdict, type ApprovalVerdict } from './approval-validity.js';
 import { CheckoutRefused } from './machine.js';
-import { placeApprovedOrder, type PlacementParts } from './order-placement.js';
+import { placeApprovedOrder, type OrderPlacedHook, type PlacementParts } from './order-placement.js';
 import { beginPayment, completePayment, paymentLeft, paymentSessionExpired, type PaymentCompleted, type PaymentParts } from './approval-payment.js';
 
 /** What the approval page shows for a link. */
@@ -50,7 +50,12 @@ export class ApprovalService {
     private readonly checkouts: CheckoutService,
     private readonly options: CheckoutServiceOptions,
   ) {
-    this.placement = { ...options, checkouts };
+    this.placement = { ...options, checkouts, placedHooks: [] };
+  }
+
+  /** Told of every order an approval places, in its transaction (subscriptions). Before or after usePaymentPage alike. */
+  afterOrderPlaced(hook: OrderPlacedHook): void {
+    this.placement.placedHooks!.push(hook);
   }
 
   /** A provider holding the buyer's money (Stripe): the approval sends the buyer to its page before the order is placed. */

@@ -14,6 +14,7 @@ import type { CheckoutConfig } from './checkout-options.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { CartService, CartView } from '../cart/cart-service.js';
 import { lineProperties, type VariantLookup } from '../cart/cart.js';
+import type { PlanTerms } from '../catalog/types.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Inventory } from '../inventory/inventory.js';
 import type { OrderEventSubscriber } from '../orders/order-events.js';
@@ -68,6 +69,8 @@ export interface LineInput {
   variantId: number;
   quantity: number;
   sellingPlanId?: number | null;
+  /** A renewal's line: the subscription's terms, which price it (the catalog's plan may have changed or gone). */
+  plan?: PlanTerms;
   properties?: Record<string, string>;
 }
 
@@ -81,10 +84,13 @@ export interface CheckoutInput {
   webhookUrl?: string | null;
   /** The platform whose agent writes it (the host of its profile, for the merchant's reports); left as it is when absent. */
   agentPlatform?: string | null;
+  /** The cart's note and attributes (a checkout of a cart carries them); left as they are when absent. */
+  note?: string | null;
+  attributes?: Record<string, string>;
 }
 
 /** What a buyer fills in for a checkout of their cart: everything but the lines (the cart's) and the agent's webhook and platform. */
-export type CheckoutDetails = Omit<CheckoutInput, 'lines' | 'webhookUrl' | 'agentPlatform'>;
+export type CheckoutDetails = Omit<CheckoutInput, 'lines' | 'webhookUrl' | 'agentPlatform' | 'note' | 'attributes'>;
 
 /** A cart's lines as a checkout's. */
 const cartLines = (cart: CartView): LineInput[] =>
@@ -94,6 +100,12 @@ const cartLines = (cart: CartView): LineInput[] =>
     sellingPlanId: priced.line.sellingPlanId,
     properties: priced.line.properties,
   }));
+
+/** What a checkout of a cart carries from it besides its lines: the note and attributes (cart/update.js). */
+const cartDetails = (cart: CartView): { note: string | null; attributes: Record<string, string> } => ({
+  note: cart.cart.note,
+  attributes: cart.cart.attributes,
+});
 
 export class CheckoutNotFound extends Error {
   constructor(readonly id: string) {
@@ -187,13 +199,15 @@ export class CheckoutService {
         });
       }
       const sellingPlanId = line.sellingPlanId ?? null;
+      const plan = line.plan ? { plan: line.plan } : {};
       return {
         id: `li_${index + 1}`,
         variantId: line.variantId,
         quantity: line.quantity,
         sellingPlanId,
+        ...plan,
         properties: lineProperties(line.properties),
-        quotedPrice: unitPrice(item, sellingPlanId),
+        quotedPrice: unitPrice(item, { sellingPlanId, ...plan }),
       };
     });
   }
@@ -213,7 +227,7 @@ export class CheckoutService {
     if (opened.created) return opened.answer;
     const cart = await this.options.carts.findCart(db, cartToken);
     if (!cart) throw new CheckoutNotFound(cartToken);
-    return this.update(db, opened.answer.view.record.id, { ...details, lines: cartLines(cart) }, actor);
+    return this.update(db, opened.answer.view.record.id, { ...details, lines: cartLines(cart), ...cartDetails(cart) }, actor);
   }
 
   /** The cart's open checkout as it is now, or undefined; never makes one. */
@@ -232,6 +246,7 @@ export class CheckoutService {
     actor: Actor,
   ): Promise<{ answer: CheckoutAnswer; created: boolean }> {
     let lines: LineInput[] = [...input.lines];
+    let details = { note: input.note ?? null, attributes: input.attributes ?? {} };
     let cartToken: string | null = null;
     if (input.cartToken !== undefined) {
       const cart = await this.options.carts.findCart(db, input.cartToken);
@@ -242,28 +257,11 @@ export class CheckoutService {
         const current = await this.expireIfDue(db, open);
         if (!isTerminal(current.status)) return { answer: await this.answer(db, current), created: false };
       }
-      // A checkout made from a cart uses the cart's lines, whatever lines the request also carries.
+      // A checkout made from a cart uses the cart's lines, note and attributes, whatever the request also carries.
       lines = cartLines(cart);
+      details = cartDetails(cart);
     }
-    const now = this.now();
-    const draft: CheckoutRecord = {
-      id: newCheckoutId(),
-      status: 'incomplete',
-      cartToken,
-      lines: this.lines(lines),
-      buyer: input.buyer ?? {},
-      destination: input.destination ?? null,
-      shippingOption: input.shippingOption ?? null,
-      channel,
-      webhookUrl: input.webhookUrl ?? null,
-      agentPlatform: input.agentPlatform ?? null,
-      version: 0,
-      orderId: null,
-      expiresAt: new Date(now.getTime() + this.options.config.ttlSeconds * 1000),
-      createdAt: now,
-      updatedAt: now,
-    };
-    draft.status = informationStatus(this.view(draft));
+    const draft = this.draft({ ...input, ...details, lines }, cartToken, channel);
     const created = await db.transaction(async (tx) => {
       const record = await insertCheckout(tx, draft);
       if (record) await insertTransition(tx, record.id, null, record.status, actor, cartToken ? 'created from a cart' : 'created');
@@ -274,6 +272,43 @@ export class CheckoutService {
     const open = cartToken ? await readOpenCheckoutForCart(db, cartToken) : undefined;
     if (!open) throw new Error('a cart checkout was neither inserted nor found');
     return { answer: await this.answer(db, open), created: false };
+  }
+
+  /** A new checkout's record, its status what its information says; `expiresAt` by CHECKOUT_TTL unless given. */
+  private draft(input: CheckoutInput, cartToken: string | null, channel: Channel, expiresAt?: Date): CheckoutRecord {
+    const now = this.now();
+    const draft: CheckoutRecord = {
+      id: newCheckoutId(),
+      status: 'incomplete',
+      cartToken,
+      lines: this.lines(input.lines),
+      buyer: input.buyer ?? {},
+      destination: input.destination ?? null,
+      shippingOption: input.shippingOption ?? null,
+      channel,
+      webhookUrl: input.webhookUrl ?? null,
+      agentPlatform: input.agentPlatform ?? null,
+      note: input.note ?? null,
+      attributes: input.attributes ?? {},
+      version: 0,
+      orderId: null,
+      expiresAt: expiresAt ?? new Date(now.getTime() + this.options.config.ttlSeconds * 1000),
+      createdAt: now,
+      updatedAt: now,
+    };
+    draft.status = informationStatus(this.view(draft));
+    return draft;
+  }
+
+  /**
+   * A checkout made inside the caller's transaction, from lines the store itself sets (a subscription's renewal):
+   * no cart, open until `expiresAt`. Its text was checked where it first entered (the order it renews).
+   */
+  async createWithin(tx: Queryable, input: CheckoutInput, channel: Channel, actor: Actor, reason: string, expiresAt: Date): Promise<CheckoutRecord> {
+    const record = await insertCheckout(tx, this.draft(input, null, channel, expiresAt));
+    if (!record) throw new Error('a checkout without a cart was not inserted');
+    await insertTransition(tx, record.id, null, record.status, actor, reason);
+    return record;
   }
 
   /** The checkout as it is now (an expired one is canceled first), or undefined. */
@@ -376,6 +411,8 @@ export class CheckoutService {
         shippingOption: input.shippingOption ?? null,
         webhookUrl: input.webhookUrl === undefined ? locked.webhookUrl : input.webhookUrl,
         agentPlatform: input.agentPlatform === undefined ? locked.agentPlatform : input.agentPlatform,
+        note: input.note === undefined ? locked.note : input.note,
+        attributes: input.attributes === undefined ? locked.attributes : input.attributes,
       };
       const to = informationStatus(this.view({ ...locked, ...update }));
       const reason = locked.status === 'requires_escalation' ? APPROVAL_SENTENCES.changed : 'updated';

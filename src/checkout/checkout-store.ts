@@ -15,6 +15,8 @@ interface CheckoutRow {
   channel: CheckoutRecord['channel'];
   webhook_url: string | null;
   agent_platform: string | null;
+  note: string | null;
+  attributes: Record<string, string> | string | null;
   version: number;
   order_id: string | null;
   expires_at: Date | string;
@@ -37,6 +39,8 @@ function fromRow(row: CheckoutRow): CheckoutRecord {
     channel: row.channel,
     webhookUrl: row.webhook_url,
     agentPlatform: row.agent_platform,
+    note: row.note,
+    attributes: row.attributes === null ? {} : json(row.attributes),
     version: row.version,
     orderId: row.order_id,
     expiresAt: date(row.expires_at),
@@ -45,13 +49,13 @@ function fromRow(row: CheckoutRow): CheckoutRecord {
   };
 }
 
-const COLUMNS = 'id, status, cart_token, lines, buyer, destination, shipping_option, channel, webhook_url, agent_platform, version, order_id, expires_at, created_at, updated_at';
+const COLUMNS = 'id, status, cart_token, lines, buyer, destination, shipping_option, channel, webhook_url, agent_platform, note, attributes, version, order_id, expires_at, created_at, updated_at';
 
 /** Inserts a checkout; for a cart that already has an open checkout, inserts nothing and answers undefined. */
 export async function insertCheckout(db: Queryable, record: CheckoutRecord): Promise<CheckoutRecord | undefined> {
   const rows = await db.query<CheckoutRow>(
-    `insert into checkouts (id, status, cart_token, lines, buyer, destination, shipping_option, channel, expires_at, webhook_url, agent_platform)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    `insert into checkouts (id, status, cart_token, lines, buyer, destination, shipping_option, channel, expires_at, webhook_url, agent_platform, note, attributes)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      on conflict (cart_token) where cart_token is not null and status not in ('completed', 'canceled') do nothing
      returning ${COLUMNS}`,
     [
@@ -66,6 +70,8 @@ export async function insertCheckout(db: Queryable, record: CheckoutRecord): Pro
       record.expiresAt.toISOString(),
       record.webhookUrl,
       record.agentPlatform ?? null,
+      record.note ?? null,
+      JSON.stringify(record.attributes ?? {}),
     ],
   );
   return rows[0] ? fromRow(rows[0]) : undefined;
@@ -89,7 +95,7 @@ export async function readOpenCheckoutForCart(db: Queryable, cartToken: string):
 export async function writeCheckout(db: Queryable, record: CheckoutRecord): Promise<CheckoutRecord> {
   const rows = await db.query<CheckoutRow>(
     `update checkouts set status = $2, lines = $3, buyer = $4, destination = $5, shipping_option = $6, order_id = $7,
-            webhook_url = $8, agent_platform = $9, version = version + 1, updated_at = now()
+            webhook_url = $8, agent_platform = $9, note = $10, attributes = $11, version = version + 1, updated_at = now()
       where id = $1
       returning ${COLUMNS}`,
     [
@@ -102,6 +108,8 @@ export async function writeCheckout(db: Queryable, record: CheckoutRecord): Prom
       record.orderId,
       record.webhookUrl,
       record.agentPlatform ?? null,
+      record.note ?? null,
+      JSON.stringify(record.attributes ?? {}),
     ],
   );
   return fromRow(rows[0]!);

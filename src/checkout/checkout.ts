@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { CheckoutConfig } from './checkout-options.js';
 import { findSellingPlan, itemName, type Purchasable, type VariantLookup } from '../cart/cart.js';
-import { formatMoney, sellingPlanPrice } from '../catalog/types.js';
+import { formatMoney, planTermsOf, planUnitPrice, planWords, type PlanTerms } from '../catalog/types.js';
 import { sellableQuantity, type StockLevels } from '../inventory/stock.js';
 import { parseMailbox } from '../fields/mailbox.js';
 import { parsePhone } from '../fields/phone.js';
@@ -21,6 +21,8 @@ export interface CheckoutLine {
   variantId: number;
   quantity: number;
   sellingPlanId: number | null;
+  /** A renewal's line: the subscription's terms (kept when the catalog changes the plan); a cart's line reads the catalog's. */
+  plan?: PlanTerms;
   properties: Record<string, string>;
   /** The unit price when the line was last set: a different live price is reported, never applied silently. */
   quotedPrice: number | null;
@@ -50,6 +52,9 @@ export interface CheckoutRecord {
   webhookUrl: string | null;
   /** The platform whose agent created or last updated it (the host of its profile), if an agent did. */
   agentPlatform?: string | null;
+  /** The cart's note and attributes (Shopify's cart/update.js), carried to the order; none for an agent's own lines. */
+  note: string | null;
+  attributes: Record<string, string>;
   version: number;
   orderId: string | null;
   expiresAt: Date;
@@ -72,6 +77,10 @@ export interface PricedCheckoutLine {
   variantTitle: string;
   sku: string | null;
   unitPrice: number;
+  /** The one-time unit price: the plan's saving is (fullUnitPrice - unitPrice) per unit. */
+  fullUnitPrice: number;
+  /** The selling plan the line is bought on, as it applies now (a renewal's own terms, else the catalog's plan). */
+  plan: PlanTerms | undefined;
   lineTotal: number;
   /** Units of this line beyond the stock on hand now, sold under a continue-selling policy: they ship later. */
   backordered: number;
@@ -91,18 +100,38 @@ export interface CheckoutView {
   expired: boolean;
 }
 
-export function unitPrice(item: Purchasable, sellingPlanId: number | null): number {
-  const plan = sellingPlanId === null ? undefined : findSellingPlan(item.product, sellingPlanId);
-  return plan ? sellingPlanPrice(item.variant, plan.plan) : item.variant.priceCents;
+/** The plan a line is bought on: its own terms (a renewal's), else the catalog's plan of that id, if it still offers it. */
+export function linePlan(item: Purchasable, line: Pick<CheckoutLine, 'sellingPlanId' | 'plan'>): PlanTerms | undefined {
+  if (line.plan) return line.plan;
+  const found = line.sellingPlanId === null ? undefined : findSellingPlan(item.product, line.sellingPlanId);
+  return found ? planTermsOf(found.group, found.plan) : undefined;
+}
+
+export function unitPrice(item: Purchasable, line: Pick<CheckoutLine, 'sellingPlanId' | 'plan'>): number {
+  const plan = linePlan(item, line);
+  return plan ? planUnitPrice(item.variant.priceCents, plan.discountPercent) : item.variant.priceCents;
 }
 
 function priceLine(line: CheckoutLine, lookup: VariantLookup): PricedCheckoutLine {
   const item = lookup(line.variantId);
   if (!item) {
     const price = line.quotedPrice ?? 0;
-    return { line, item, title: `Variant ${line.variantId}`, productTitle: '', variantTitle: '', sku: null, unitPrice: price, lineTotal: price * line.quantity, backordered: 0 };
+    return {
+      line,
+      item,
+      title: `Variant ${line.variantId}`,
+      productTitle: '',
+      variantTitle: '',
+      sku: null,
+      unitPrice: price,
+      fullUnitPrice: price,
+      plan: line.plan,
+      lineTotal: price * line.quantity,
+      backordered: 0,
+    };
   }
-  const price = unitPrice(item, line.sellingPlanId);
+  const plan = linePlan(item, line);
+  const price = plan ? planUnitPrice(item.variant.priceCents, plan.discountPercent) : item.variant.priceCents;
   return {
     line,
     item,
@@ -111,6 +140,8 @@ function priceLine(line: CheckoutLine, lookup: VariantLookup): PricedCheckoutLin
     variantTitle: item.variant.title,
     sku: item.variant.sku,
     unitPrice: price,
+    fullUnitPrice: item.variant.priceCents,
+    plan,
     lineTotal: price * line.quantity,
     backordered: 0,
   };
@@ -309,12 +340,17 @@ export interface ApprovalSummary {
     unitPrice: number;
     lineTotal: number;
     sellingPlanId: number | null;
+    /** The plan in words (name, interval, saving), when the line is a subscription. */
+    plan?: string;
     properties: Record<string, string>;
   }[];
   email: string;
   address: string[];
   shipping: { id: string; title: string; amount: number };
   totals: CheckoutTotals;
+  /** The cart's note and attributes, when it has any. */
+  note?: string;
+  attributes?: Record<string, string>;
 }
 
 export function approvalSummary(view: CheckoutView): ApprovalSummary {
@@ -327,12 +363,15 @@ export function approvalSummary(view: CheckoutView): ApprovalSummary {
       unitPrice: priced.unitPrice,
       lineTotal: priced.lineTotal,
       sellingPlanId: priced.line.sellingPlanId,
+      ...(priced.plan ? { plan: planWords(priced.plan) } : {}),
       properties: priced.line.properties,
     })),
     email: view.record.buyer.email ?? '',
     address: view.address ? formatAddress(view.address) : [],
     shipping: view.selectedOption ? { id: view.selectedOption.id, title: view.selectedOption.title, amount: view.selectedOption.amount } : { id: '', title: '', amount: 0 },
     totals: view.totals,
+    ...(view.record.note ? { note: view.record.note } : {}),
+    ...(Object.keys(view.record.attributes ?? {}).length > 0 ? { attributes: view.record.attributes } : {}),
   };
 }
 
@@ -370,6 +409,9 @@ export function describeChanges(before: ApprovalSummary, after: ApprovalSummary)
   for (const [key, line] of afterLines) if (!beforeLines.has(key)) changes.push(`${line.title} (${line.quantity}) was added.`);
   if (before.address.join('\n') !== after.address.join('\n')) changes.push('The shipping address changed.');
   if (before.email !== after.email) changes.push('The email address changed.');
+  if ((before.note ?? '') !== (after.note ?? '') || JSON.stringify(before.attributes ?? {}) !== JSON.stringify(after.attributes ?? {})) {
+    changes.push('The note changed.');
+  }
   if (before.shipping.id !== after.shipping.id || before.shipping.amount !== after.shipping.amount) {
     changes.push(`Shipping changed from ${before.shipping.title || 'none'} (${money(before.shipping.amount)}) to ${after.shipping.title || 'none'} (${money(after.shipping.amount)}).`);
   }

@@ -22,9 +22,17 @@ import { approvalSummary, checkoutDigest, describeChanges, informationStatus, it
 import type { CheckoutService, CheckoutServiceOptions } from './checkout-service.js';
 import { markApprovalUsed, readApproval, readCheckout, type ApprovalRecord } from './checkout-store.js';
 
+/**
+ * Told of each order placed, inside its transaction, after the checkout completed and before the order's event is
+ * announced (a subscription is made of its plan lines, or the renewal it approves is marked approved).
+ */
+export type OrderPlacedHook = (tx: Queryable, order: Order, checkout: CheckoutRecord, view: CheckoutView) => Promise<void>;
+
 /** What placing needs: the checkout's life (its view, clock and moves) and the services the order touches. */
 export interface PlacementParts extends Pick<CheckoutServiceOptions, 'inventory' | 'carts' | 'payments' | 'orderEvents' | 'buyerProof'> {
   checkouts: CheckoutService;
+  /** Hooks added after the store's services are made (ApprovalService.afterOrderPlaced); shared by reference. */
+  placedHooks?: OrderPlacedHook[];
 }
 
 export interface PlacementRequest {
@@ -102,6 +110,8 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
           channel: locked.channel,
           webhookUrl: locked.webhookUrl,
           agentPlatform: locked.agentPlatform ?? null,
+          note: locked.note,
+          attributes: locked.attributes,
           currency: STORE_CURRENCY,
           buyerEmail: locked.buyer.email!,
           buyer: locked.buyer,
@@ -124,6 +134,7 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
             unitPrice: priced.unitPrice,
             lineTotal: priced.lineTotal,
             sellingPlanId: priced.line.sellingPlanId,
+            sellingPlan: priced.plan ? { ...priced.plan, fullUnitPrice: priced.fullUnitPrice } : null,
             properties: priced.line.properties,
             backordered,
           })),
@@ -135,6 +146,7 @@ export async function placeApprovedOrder(db: Database, parts: PlacementParts, re
       await checkouts.apply(tx, inProgress, { to: 'completed', actor: 'system', reason: `order #${order.number} placed`, update: { orderId: order.id } });
       // The cart it was bought from is closed: its cookie gets a fresh cart, and reading it by token finds nothing.
       if (locked.cartToken) await parts.carts.close(tx, locked.cartToken);
+      for (const hook of parts.placedHooks ?? []) await hook(tx, order, locked, view);
       await announce(tx, parts.orderEvents ?? [], { type: 'placed', order });
       // A code proved the email: the browser that typed it may register a passkey for next time.
       if (provenBy === 'code') enrollment = await buyerProof.grantEnrollment(tx, order.buyerEmail, order.id);

@@ -4,6 +4,7 @@
  * commerce door's order lookup and the merchant's `storefront orders` command.
  */
 import { randomBytes } from 'node:crypto';
+import type { PlanTerms } from '../catalog/types.js';
 import type { PostalAddress } from '../checkout/shipping.js';
 import type { Queryable } from '../db/database.js';
 import type { PaymentHandler, PaymentState } from '../payments/payment-handlers.js';
@@ -25,11 +26,23 @@ export interface OrderLine {
   lineTotal: number;
   /** The subscription plan bought, if any, and the line's properties (engraving, gift note…), as approved. */
   sellingPlanId: number | null;
+  /**
+   * The plan's terms as bought, with the one-time unit price then: the line saved (fullUnitPrice - unitPrice) per
+   * unit. Null for a one-time line (and for lines of orders placed before plans were kept).
+   */
+  sellingPlan?: OrderLinePlan | null;
   properties: Record<string, string>;
   /** Units shipped so far (fulfillment events), units canceled (never to ship), units sold beyond stock. */
   fulfilled: number;
   canceled: number;
   backordered: number;
+}
+
+export type OrderLinePlan = PlanTerms & { fullUnitPrice: number };
+
+/** What a line saved on its plan, in cents (0 for a one-time line). */
+export function lineSaving(line: Pick<OrderLine, 'sellingPlan' | 'unitPrice' | 'quantity'>): number {
+  return line.sellingPlan ? Math.max(0, line.sellingPlan.fullUnitPrice - line.unitPrice) * line.quantity : 0;
 }
 
 /** A line and a number of its units (what a fulfillment ships, what an adjustment concerns). */
@@ -115,6 +128,9 @@ export interface Order {
   webhookUrl: string | null;
   /** The platform whose agent prepared it (the host of the agent's profile); null for a browser's (absent in fixtures). */
   agentPlatform?: string | null;
+  /** The cart's note and attributes, as the buyer left them (absent in fixtures made before they were kept). */
+  note?: string | null;
+  attributes?: Record<string, string>;
   createdAt: Date;
   lines: OrderLine[];
   fulfillments: Fulfillment[];
@@ -171,8 +187,8 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
     `insert into orders (id, checkout_id, status, channel, currency, buyer_email, buyer, shipping_address, shipping_option,
                          subtotal, shipping, tax, total, payment_state, webhook_url,
                          payment_provider, payment_authorized, payment_authorized_until, payment_due_at, payment_instructions, payment_reference,
-                         agent_platform)
-     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+                         agent_platform, note, attributes)
+     values ($1, $2, 'placed', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
      returning number, created_at`,
     [
       id,
@@ -196,13 +212,15 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
       start.instructions,
       start.reference,
       order.agentPlatform ?? null,
+      order.note ?? null,
+      JSON.stringify(order.attributes ?? {}),
     ],
   );
   for (const line of order.lines) {
     await tx.query(
       `insert into order_lines (order_id, line_id, position, variant_id, product_id, sku, product_title, variant_title, title, quantity, unit_price, line_total,
-                               selling_plan_id, properties, backordered)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+                               selling_plan_id, properties, backordered, selling_plan)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [
         id,
         line.id,
@@ -219,6 +237,7 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
         line.sellingPlanId,
         JSON.stringify(line.properties),
         line.backordered,
+        line.sellingPlan ? JSON.stringify(line.sellingPlan) : null,
       ],
     );
   }
@@ -234,6 +253,8 @@ export async function placeOrder(tx: Queryable, order: NewOrder, payments: Payme
   return {
     ...placed,
     agentPlatform: order.agentPlatform ?? null,
+    note: order.note ?? null,
+    attributes: order.attributes ?? {},
     id,
     number: Number(rows[0]!.number),
     status: 'placed',
@@ -293,6 +314,8 @@ interface OrderRow {
   cancel_reason: string | null;
   webhook_url: string | null;
   agent_platform: string | null;
+  note: string | null;
+  attributes: Record<string, string> | string | null;
   created_at: Date | string;
 }
 
@@ -354,6 +377,8 @@ function orderFromRow(row: OrderRow, history: OrderHistory): Order {
     cancelReason: row.cancel_reason,
     webhookUrl: row.webhook_url,
     agentPlatform: row.agent_platform,
+    note: row.note,
+    attributes: row.attributes === null ? {} : json(row.attributes),
     createdAt: new Date(row.created_at),
     ...history,
   };
@@ -361,7 +386,7 @@ function orderFromRow(row: OrderRow, history: OrderHistory): Order {
 
 const ORDER_SELECT = `select o.id, o.number, o.checkout_id, o.status, o.channel, o.currency, o.buyer_email, o.buyer, o.shipping_address,
         o.shipping_option, o.subtotal, o.shipping, o.tax, o.total, o.payment_state, o.created_at,
-        o.captured, o.refunded, o.canceled_at, o.cancel_reason, o.webhook_url, o.agent_platform,
+        o.captured, o.refunded, o.canceled_at, o.cancel_reason, o.webhook_url, o.agent_platform, o.note, o.attributes,
         o.payment_provider, o.payment_authorized, o.payment_authorized_until, o.payment_due_at, o.payment_instructions, o.payment_disputed,
         (select p.handler from payments p where p.order_id = o.id order by p.created_at limit 1) as payment_handler
    from orders o`;
@@ -384,6 +409,7 @@ async function readHistory(db: Queryable, orderIds: readonly string[]): Promise<
     unit_price: number;
     line_total: number;
     selling_plan_id: number | null;
+    selling_plan: OrderLinePlan | string | null;
     properties: Record<string, string> | string;
     fulfilled: number;
     canceled: number;
@@ -403,6 +429,7 @@ async function readHistory(db: Queryable, orderIds: readonly string[]): Promise<
       unitPrice: row.unit_price,
       lineTotal: row.line_total,
       sellingPlanId: row.selling_plan_id,
+      sellingPlan: row.selling_plan === null ? null : json(row.selling_plan),
       properties: json(row.properties),
       fulfilled: row.fulfilled,
       canceled: row.canceled,

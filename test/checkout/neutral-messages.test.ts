@@ -78,6 +78,8 @@ function troubledView() {
     destination: { streetAddress: '1 Market St', region: 'ZZ', postalCode: '1', country: 'FR' },
     shippingOption: 'overnight',
     channel: 'agent',
+    note: null,
+    attributes: {},
     webhookUrl: null,
     version: 0,
     orderId: null,

@@ -229,12 +229,12 @@ export interface TestStore {
 
 export async function startTestStore(
   backend: Backend,
-  options: { seedDemo?: boolean; config?: Partial<Config>; dir?: string; database?: string; app?: AppOptions; deliver?: boolean } = {},
+  options: { seedDemo?: boolean; config?: Partial<Config>; dir?: string; database?: string; app?: AppOptions; deliver?: boolean; clock?: () => Date } = {},
 ): Promise<TestStore> {
   const seedDemo = options.seedDemo ?? true;
   const { db, database } = await backend.open({ dir: options.dir, database: options.database, migrated: true, demo: seedDemo });
   // The outbox is delivered only by the tests of delivery (mail to a loopback SMTP server, webhooks to a loopback receiver).
-  const store = await openStore(testConfig(options.config), { db, seedDemo, deliver: options.deliver ?? false });
+  const store = await openStore(testConfig(options.config), { db, seedDemo, deliver: options.deliver ?? false, clock: options.clock });
   const app = await buildApp(store, options.app);
   return {
     store,
