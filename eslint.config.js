@@ -50,7 +50,7 @@ const UNSAFE_HTML = ["ImportSpecifier[imported.name='unsafeHtml']", "CallExpress
  */
 const DOMAIN_FOLDERS = [
   'audit', 'cart', 'catalog', 'checkout', 'db', 'fields', 'idempotency', 'inventory', 'mail', 'markup', 'orders', 'outbox',
-  'payments', 'recommendations', 'reports', 'search', 'staff',
+  'payments', 'recommendations', 'reports', 'search', 'staff', 'subscriptions',
 ];
 const LAYERS = [
   { type: 'domain', pattern: `src/{${DOMAIN_FOLDERS.join(',')}}/**`, partialMatch: false },

@@ -41,6 +41,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'POLICY_PRIVACY_URL', default: '/policies/privacy-policy', meaning: 'the privacy policy' },
   { name: 'POLICY_REFUND_URL', default: '/policies/refund-policy', meaning: 'the refund policy' },
   { name: 'POLICY_SHIPPING_URL', default: '/policies/shipping-policy', meaning: 'the shipping policy' },
+  { name: 'SUBSCRIPTION_NOTICE_DAYS', default: '3', meaning: "days before a subscription's delivery its renewal is mailed for approval" },
   { name: 'PAYMENT_PROVIDER', default: 'manual', meaning: "who holds the buyer's money: manual (instructions) or stripe" },
   { name: 'PAYMENT_INSTRUCTIONS', default: 'reply to the confirmation', meaning: 'manual: how buyers pay (bank details, pay on delivery); \\n for a new line' },
   { name: 'PAYMENT_DUE_DAYS', default: '7', meaning: 'manual: days after the order a payment is due' },

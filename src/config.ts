@@ -58,6 +58,8 @@ export interface Config {
   storeAddress: string[];
   /** The IANA time zone the merchant reads times in (STORE_TIMEZONE, default UTC): pages, mails and the admin show it. */
   storeTimeZone: string;
+  /** Subscriptions: how many days before a delivery its renewal is mailed for the buyer's approval (SUBSCRIPTION_NOTICE_DAYS, 3). */
+  subscriptionNoticeDays: number;
   /** How long an agent profile fetch may take (ms; 2000 when absent). No variable: tests lengthen it. */
   agentProfileTimeoutMs?: number;
   /** How long a rate-limit command may wait for Redis before the request is served unlimited (ms; 200 when absent). No variable: tests lengthen it. */
@@ -450,6 +452,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (storeAddress.length > 6) throw new ConfigError('STORE_ADDRESS', 'at most 6 lines separated by ";", each at most 100 characters of text');
   for (const line of storeAddress) merchantText('STORE_ADDRESS', line, 100, 'at most 6 lines separated by ";", each at most 100 characters of text');
   const storeTimeZone = timeZone(env);
+  const subscriptionNoticeDays = integer(env, 'SUBSCRIPTION_NOTICE_DAYS', 3, 1, 28);
   const policies = Object.fromEntries(
     Object.entries(POLICY_VARIABLES).map(([kind, variable]) => {
       const raw = env[variable]?.trim();
@@ -505,6 +508,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeContactEmail,
     storeAddress,
     storeTimeZone,
+    subscriptionNoticeDays,
     checkout,
     payment,
     mail,

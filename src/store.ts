@@ -38,6 +38,7 @@ import { orderWebhookSubscriber } from './ucp/webhooks/order-webhooks.js';
 import { SigningKeys } from './ucp/webhooks/signing-keys.js';
 import { sendWebhook } from './ucp/webhooks/webhook-sender.js';
 import { StaffService } from './staff/staff-service.js';
+import { SubscriptionService } from './subscriptions/subscription-service.js';
 
 export interface Store {
   config: Config;
@@ -68,6 +69,8 @@ export interface Store {
   outbox: OutboxDispatcher | undefined;
   /** Who may use the admin: staff, their passkeys, sign-in links and sessions. */
   staff: StaffService;
+  /** Subscriptions: made by orders bought on a plan; their renewals, each a checkout the buyer approves. */
+  subscriptions: SubscriptionService;
   close(): Promise<void>;
 }
 
@@ -82,6 +85,8 @@ const POLL_MS = {
 } as const;
 const CATALOG_REFRESH_FAILED = 'catalog refresh failed; serving the last catalog';
 const STOCK_REFRESH_FAILED = 'stock refresh failed; serving the last stock levels';
+/** How often a serving instance produces the renewals that are due (every instance does; each renewal happens once). */
+const SUBSCRIPTION_RUN_MS = 60_000;
 /** Expired carts and idempotency keys are purged at start and this often. */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -141,6 +146,19 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       now: clock,
     });
     const staff = openStaff(config);
+    const subscriptions = new SubscriptionService({
+      catalog,
+      inventory,
+      checkouts,
+      clock,
+      baseUrl: config.baseUrl,
+      noticeDays: config.subscriptionNoticeDays,
+      maxLineQuantity: config.cartMaxLineQuantity,
+      shop: { ...merchantIdentity(config), timeZone: config.storeTimeZone },
+      mailDeadlineSeconds: config.outbox.mailDeadlineSeconds,
+    });
+    // An order bought on a plan starts a subscription; a renewal's order moves it to its next date: in the order's transaction.
+    checkouts.approvals.afterOrderPlaced(subscriptions.onOrderPlaced);
     const orders = new OrderActions({ inventory, subscribers, provider: paymentProvider, captureOn: config.payment.captureOn, now: clock });
     // A provider holding the buyer's money: the approval sends the buyer to its page, and CAPTURE_ON=approval captures.
     checkouts.approvals.usePaymentPage({
@@ -160,6 +178,19 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       // The embedded database is this process's alone: a delivery it had under way when it last stopped is not.
       if (db.kind === 'pglite') await db.query('update outbox set claimed_until = null where sent_at is null and claimed_until is not null');
       outbox.start();
+      // The schedule of renewals runs where the outbox is delivered: in every serving instance, at start and each minute.
+      let running: Promise<unknown> | undefined;
+      const runSubscriptions = () => {
+        // One run at a time here (a slow one is not joined by the next); other instances' runs pass over its rows.
+        running ??= subscriptions
+          .run(db)
+          .catch((error: unknown) => onError('subscription renewal run failed', error))
+          .finally(() => (running = undefined));
+      };
+      const subscriptionTimer = setInterval(runSubscriptions, SUBSCRIPTION_RUN_MS);
+      subscriptionTimer.unref();
+      timers.push(subscriptionTimer);
+      runSubscriptions();
     }
     // One listening connection hears every instance's commits: catalog, stock, and outbox rows to deliver.
     const wakeOutbox = outbox ? () => outbox!.wake() : undefined;
@@ -205,6 +236,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       signingKeys,
       outbox,
       staff,
+      subscriptions,
       // Background work starts nothing more, then the database waits for the work under way (a request whose
       // client has gone, a refresh already reading) before it closes. Closing twice is closing once.
       close: () =>

@@ -1,0 +1,112 @@
+/**
+ * Subscriptions, with no I/O: what a buyer subscribed to (lines, the plan's terms as bought, where it ships), its
+ * state, and the calendar of its renewals. A renewal is never a charge: it is a checkout the buyer approves on the
+ * store's approval page, like any other (no payment is taken without them). The buyer is mailed its link
+ * SUBSCRIPTION_NOTICE_DAYS before the delivery date, reminded once on the date, and the delivery is skipped (the
+ * subscription stays active) if it is still not approved some days after.
+ */
+import type { PlanTerms } from '../catalog/types.js';
+import type { PostalAddress } from '../checkout/shipping.js';
+
+export const SUBSCRIPTION_STATES = ['active', 'paused', 'canceled'] as const;
+export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];
+
+export interface SubscriptionLine {
+  variantId: number;
+  productId: number;
+  /** The item's name when it was bought ("Espresso Capsules - Classic / 10 capsules"), kept if the catalog drops it. */
+  title: string;
+  quantity: number;
+}
+
+export interface Subscription {
+  id: number;
+  state: SubscriptionState;
+  buyerEmail: string;
+  buyer: { email?: string; firstName?: string; lastName?: string; phoneNumber?: string };
+  shippingAddress: PostalAddress;
+  /** The shipping option's id (standard, express…), as the renewal's checkout offers it then. */
+  shippingOption: string;
+  /** The plan's terms as bought: a renewal is priced at that day's price less this discount. */
+  plan: PlanTerms;
+  lines: SubscriptionLine[];
+  /** The next delivery's date. */
+  nextAt: Date;
+  originOrderId: string;
+  createdAt: Date;
+  updatedAt: Date;
+  canceledAt: Date | null;
+  cancelReason: string | null;
+}
+
+export const RENEWAL_STATES = ['pending', 'approved', 'skipped', 'replaced'] as const;
+export type RenewalState = (typeof RENEWAL_STATES)[number];
+
+/** One delivery of a subscription: its checkout, waiting for the buyer, then approved (an order) or skipped. */
+export interface Renewal {
+  id: number;
+  subscriptionId: number;
+  dueAt: Date;
+  state: RenewalState;
+  checkoutId: string;
+  orderId: string | null;
+  producedAt: Date;
+  /** When the buyer is reminded, once, if they have not approved it yet (the delivery date, or a day after it was mailed). */
+  remindAt: Date;
+  /** When it is skipped if still not approved. */
+  skipAt: Date;
+  remindedAt: Date | null;
+  closedAt: Date | null;
+  closeReason: string | null;
+}
+
+/** Who changed a subscription: the buyer (their page), the merchant (admin, CLI), or the store (the scheduler). */
+export type SubscriptionActor = 'buyer' | 'merchant' | 'system';
+
+export interface SubscriptionEvent {
+  at: Date;
+  actor: SubscriptionActor;
+  kind: string;
+  detail: string;
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * The date `count` units after `from`, in UTC: months and years keep the day of the month where they can (Jan 31 +
+ * 1 month = Feb 28 or 29), days and weeks are exact.
+ */
+export function addInterval(from: Date, unit: PlanTerms['intervalUnit'], count: number): Date {
+  if (unit === 'day' || unit === 'week') return new Date(from.getTime() + count * (unit === 'week' ? 7 : 1) * DAY_MS);
+  const months = unit === 'year' ? 12 * count : count;
+  const next = new Date(from.getTime());
+  const day = next.getUTCDate();
+  next.setUTCDate(1);
+  next.setUTCMonth(next.getUTCMonth() + months);
+  const lastDay = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
+  next.setUTCDate(Math.min(day, lastDay));
+  return next;
+}
+
+/** The next delivery after this one. */
+export const followingDate = (subscription: Pick<Subscription, 'plan'>, after: Date): Date =>
+  addInterval(after, subscription.plan.intervalUnit, subscription.plan.intervalCount);
+
+/** When a delivery's renewal is produced and mailed: `noticeDays` before its date. */
+export const noticeAt = (dueAt: Date, noticeDays: number): Date => new Date(dueAt.getTime() - noticeDays * DAY_MS);
+
+/**
+ * A renewal's reminder and skip dates, produced at `producedAt` for the delivery of `dueAt`: reminded on the date
+ * (or a day after it was mailed, when it was mailed late), skipped `graceDays` after the reminder, and never after
+ * the next delivery's own date.
+ */
+export function renewalDeadlines(dueAt: Date, producedAt: Date, graceDays: number, nextDueAt: Date): { remindAt: Date; skipAt: Date } {
+  const remindAt = new Date(Math.max(dueAt.getTime(), producedAt.getTime() + DAY_MS));
+  const skipAt = new Date(Math.min(remindAt.getTime() + Math.max(1, graceDays) * DAY_MS, Math.max(nextDueAt.getTime(), remindAt.getTime() + DAY_MS)));
+  return { remindAt, skipAt };
+}
+
+/** A subscription's one-line name: its lines and plan ("2 × Espresso Capsules - Classic / 10 capsules, every month"). */
+export function subscriptionTitle(subscription: Pick<Subscription, 'lines'>): string {
+  return subscription.lines.map((line) => (line.quantity === 1 ? line.title : `${line.quantity} × ${line.title}`)).join(', ');
+}

@@ -1,0 +1,243 @@
+/**
+ * Subscriptions through the domain, on both backends, with the store's clock driven by the test: an order with one
+ * plan line and one one-time line makes one subscription; its renewal is produced and mailed at notice time, priced
+ * at that day's price less the plan's saving, and becomes an order only by the buyer's approval (stock taken); skip,
+ * cancel, reminder then skip; and `run` is idempotent, on two instances at once too.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { planUnitPrice } from '../../src/catalog/types.js';
+import { readOrder, type Order } from '../../src/orders/orders.js';
+import type { Store } from '../../src/store.js';
+import { addInterval } from '../../src/subscriptions/subscriptions.js';
+import { placeOrder } from '../helpers/orders.js';
+import { backends, dropTestDatabases, startSecondInstance, startTestStore, type TestStore } from '../helpers/store.js';
+
+const DAY = 24 * 3600 * 1000;
+const BUYER = 'sub.buyer@example.com';
+
+/** The store's clock, moved by the test. */
+class TestClock {
+  at = new Date('2027-01-10T12:00:00Z');
+  readonly now = () => new Date(this.at.getTime());
+  set(at: Date): void {
+    this.at = new Date(at.getTime());
+  }
+}
+
+function espresso(store: Store) {
+  const product = store.catalog.snapshot.productByHandle('espresso-capsules')!;
+  const plan = product.sellingPlanGroups[0]!.plans.find((p) => p.intervalCount === 1)!;
+  return { product, variant: product.variants[0]!, other: product.variants[1]!, plan };
+}
+
+async function mailsTo(store: Store, email: string): Promise<{ subject: string; text: string }[]> {
+  const rows = await store.db.query<{ payload: { to: string; subject: string; text: string } | string }>(`select payload from outbox where kind = 'mail' order by id`);
+  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload)).filter((m) => m.to === email);
+}
+
+const renewalLink = (text: string) => /\/subscriptions\/renewals\/([A-Za-z0-9_-]{40,})/.exec(text)?.[1];
+
+async function setPrice(store: Store, variantId: number, cents: number): Promise<void> {
+  await store.db.query('update variants set price_cents = $2 where id = $1', [variantId, cents]);
+  await store.db.query('update catalog_version set version = version + 1');
+  await store.catalog.refresh(store.db);
+}
+
+async function onHand(store: Store, variantId: number): Promise<number> {
+  const [row] = await store.db.query<{ on_hand: number }>('select on_hand from inventory_levels where variant_id = $1', [variantId]);
+  return row!.on_hand;
+}
+
+/** The buyer taps the renewal's link and approves what the approval page shows (link proof in tests' config). */
+async function approveRenewal(store: Store, token: string): Promise<Order> {
+  const entry = await store.subscriptions.openRenewal(store.db, token);
+  assert.equal(entry.kind, 'approve', JSON.stringify(entry.kind === 'closed' ? entry.reason : entry.kind));
+  if (entry.kind !== 'approve') throw new Error('unreachable');
+  const state = await store.checkouts.approvalState(store.db, entry.approvalToken);
+  assert.equal(state.kind, 'pending');
+  if (state.kind !== 'pending') throw new Error('unreachable');
+  const outcome = await store.checkouts.approve(store.db, entry.approvalToken, state.approval.formSecret, state.approval.digest, { kind: 'none' });
+  assert.equal(outcome.kind, 'placed', outcome.kind === 'refused' ? outcome.reason : outcome.kind);
+  if (outcome.kind !== 'placed') throw new Error('unreachable');
+  return outcome.order;
+}
+
+after(dropTestDatabases);
+
+for (const backend of backends) {
+  describe(`subscriptions and their renewals (${backend.name})`, () => {
+    let t: TestStore;
+    let clock: TestClock;
+
+    before(async () => {
+      clock = new TestClock();
+      t = await startTestStore(backend, { clock: clock.now });
+    });
+    after(() => t?.close());
+    beforeEach(() => clock.set(new Date('2027-01-10T12:00:00Z')));
+
+    async function subscribe(email: string, quantity = 2) {
+      const { variant, plan } = espresso(t.store);
+      const oneTime = t.store.catalog.snapshot.productByHandle('decaf-capsules')!.variants[0]!;
+      const order = await placeOrder(
+        t.store,
+        [
+          { variantId: variant.id, quantity, sellingPlanId: plan.id },
+          { variantId: oneTime.id, quantity: 1 },
+        ],
+        { email, firstName: 'Sub', lastName: 'Buyer' },
+      );
+      const [subscription] = await t.store.subscriptions.list(t.store.db, { email });
+      assert.ok(subscription, 'a subscription');
+      return { order, subscription, variant, plan };
+    }
+
+    it('an order with a plan line and a one-time line makes one subscription of the plan line, its next date an interval later', async () => {
+      const { order, subscription, variant, plan } = await subscribe(BUYER);
+      assert.equal((await t.store.subscriptions.list(t.store.db, { email: BUYER })).length, 1);
+      assert.deepEqual(
+        subscription.lines.map((l) => [l.variantId, l.quantity]),
+        [[variant.id, 2]],
+      );
+      assert.equal(subscription.plan.sellingPlanId, plan.id);
+      assert.equal(subscription.plan.discountPercent, plan.discountPercent);
+      assert.equal(subscription.state, 'active');
+      assert.equal(subscription.nextAt.toISOString(), addInterval(clock.at, 'month', 1).toISOString());
+      assert.equal(subscription.originOrderId, order.id);
+      const line = order.lines.find((l) => l.variantId === variant.id)!;
+      assert.equal(line.unitPrice, planUnitPrice(variant.priceCents, plan.discountPercent));
+      assert.equal(line.sellingPlan?.name, plan.name);
+      assert.ok((await mailsTo(t.store, BUYER)).some((m) => /subscription is set up/.test(m.text) && /\/subscriptions\/manage\//.test(m.text)), 'the buyer is told, with the link to manage it');
+    });
+
+    it("at notice time the renewal is mailed; the buyer's approval places a second order at that day's price less the saving, stock taken", async () => {
+      const email = 'renews@example.com';
+      const { subscription, variant, plan } = await subscribe(email);
+      // Before the notice days: nothing.
+      clock.set(new Date(subscription.nextAt.getTime() - 4 * DAY));
+      assert.equal((await t.store.subscriptions.run(t.store.db)).produced, 0);
+      // The price changes between the orders: the renewal is priced at the new one.
+      await setPrice(t.store, variant.id, variant.priceCents + 100);
+      clock.set(new Date(subscription.nextAt.getTime() - 3 * DAY + 60_000));
+      const report = await t.store.subscriptions.run(t.store.db);
+      assert.ok(report.produced >= 1, JSON.stringify(report));
+      assert.equal((await t.store.subscriptions.run(t.store.db)).produced, 0, 'run again: nothing more');
+      const notice = (await mailsTo(t.store, email)).find((m) => /approve your delivery/.test(m.subject));
+      assert.ok(notice, 'the renewal mail');
+      const token = renewalLink(notice.text);
+      assert.ok(token, 'with its link');
+      const stockBefore = await onHand(t.store, variant.id);
+      const renewed = await approveRenewal(t.store, token);
+      const line = renewed.lines[0]!;
+      assert.equal(line.unitPrice, planUnitPrice(variant.priceCents + 100, plan.discountPercent), "that day's price less the saving");
+      assert.equal(line.quantity, 2);
+      assert.equal(line.sellingPlan?.sellingPlanId, plan.id);
+      assert.equal(renewed.lines.length, 1, 'only the subscription line');
+      assert.equal(await onHand(t.store, variant.id), stockBefore - 2, 'stock taken');
+      const details = await t.store.subscriptions.get(t.store.db, subscription.id);
+      assert.equal(details!.subscription.nextAt.toISOString(), addInterval(subscription.nextAt, 'month', 1).toISOString(), 'next date an interval on');
+      assert.equal(details!.renewals[0]!.state, 'approved');
+      assert.ok(details!.orders.some((o) => o.id === renewed.id));
+      assert.equal((await t.store.subscriptions.list(t.store.db, { email })).length, 1, 'a renewal makes no new subscription');
+      // The link now says it was approved; approving twice places nothing more.
+      const again = await t.store.subscriptions.openRenewal(t.store.db, token);
+      assert.equal(again.kind, 'approved');
+      await setPrice(t.store, variant.id, variant.priceCents);
+    });
+
+    it('skip moves the next date and no renewal is produced for the skipped delivery', async () => {
+      const email = 'skips@example.com';
+      const { subscription } = await subscribe(email);
+      const skipped = await t.store.subscriptions.skipNext(t.store.db, subscription.id, { actor: 'buyer', email });
+      assert.equal(skipped.nextAt.toISOString(), addInterval(subscription.nextAt, 'month', 1).toISOString());
+      clock.set(new Date(subscription.nextAt.getTime() + DAY));
+      await t.store.subscriptions.run(t.store.db);
+      const [row] = await t.store.db.query<{ n: string }>('select count(*) as n from subscription_renewals where subscription_id = $1', [subscription.id]);
+      assert.equal(Number(row!.n), 0, 'nothing for the skipped date');
+      assert.ok((await mailsTo(t.store, email)).some((m) => /You skipped the delivery/.test(m.text)), 'the skip is confirmed by mail');
+    });
+
+    it('skipping while the renewal waits for approval voids its link', async () => {
+      const email = 'skips-pending@example.com';
+      const { subscription } = await subscribe(email);
+      clock.set(new Date(subscription.nextAt.getTime() - 2 * DAY));
+      await t.store.subscriptions.run(t.store.db);
+      const token = renewalLink((await mailsTo(t.store, email)).find((m) => /approve your delivery/.test(m.subject))!.text)!;
+      await t.store.subscriptions.skipNext(t.store.db, subscription.id, { actor: 'buyer', email });
+      const entry = await t.store.subscriptions.openRenewal(t.store.db, token);
+      assert.equal(entry.kind, 'closed');
+      const [row] = await t.store.db.query<{ n: string }>("select count(*) as n from orders where buyer_email = $1", [email]);
+      assert.equal(Number(row!.n), 1, 'only the first order');
+    });
+
+    it('cancel stops every renewal', async () => {
+      const email = 'cancels@example.com';
+      const { subscription } = await subscribe(email);
+      await t.store.subscriptions.cancel(t.store.db, subscription.id, { actor: 'buyer', email });
+      for (const months of [1, 2, 3]) {
+        clock.set(addInterval(subscription.nextAt, 'month', months - 1));
+        await t.store.subscriptions.run(t.store.db);
+      }
+      const [row] = await t.store.db.query<{ n: string }>('select count(*) as n from subscription_renewals where subscription_id = $1', [subscription.id]);
+      assert.equal(Number(row!.n), 0);
+      await assert.rejects(t.store.subscriptions.skipNext(t.store.db, subscription.id, { actor: 'buyer', email }), /active/);
+      await assert.rejects(t.store.subscriptions.pause(t.store.db, subscription.id, { actor: 'buyer', email: 'someone.else@example.com' }), /no such subscription/);
+    });
+
+    it('an unapproved renewal is reminded once, then skipped with a mail; the subscription stays active', async () => {
+      const email = 'forgets@example.com';
+      const { subscription } = await subscribe(email);
+      clock.set(new Date(subscription.nextAt.getTime() - 3 * DAY));
+      assert.equal((await t.store.subscriptions.run(t.store.db)).produced, 1);
+      clock.set(new Date(subscription.nextAt.getTime() + 60_000));
+      assert.ok((await t.store.subscriptions.run(t.store.db)).reminded >= 1);
+      clock.set(new Date(subscription.nextAt.getTime() + DAY));
+      await t.store.subscriptions.run(t.store.db);
+      const mails = await mailsTo(t.store, email);
+      assert.equal(mails.filter((m) => /reminder/.test(m.subject)).length, 1, 'reminded once');
+      clock.set(new Date(subscription.nextAt.getTime() + 10 * DAY));
+      await t.store.subscriptions.run(t.store.db);
+      const details = (await t.store.subscriptions.get(t.store.db, subscription.id))!;
+      assert.equal(details.renewals[0]!.state, 'skipped');
+      assert.equal(details.subscription.state, 'active');
+      assert.equal(details.subscription.nextAt.toISOString(), addInterval(subscription.nextAt, 'month', 1).toISOString());
+      assert.ok((await mailsTo(t.store, email)).some((m) => /was skipped/.test(m.subject)), 'the skip is mailed');
+      const [orders] = await t.store.db.query<{ n: string }>('select count(*) as n from orders where buyer_email = $1', [email]);
+      assert.equal(Number(orders!.n), 1, 'no order without the buyer');
+    });
+
+    it('two instances running the schedule at once produce each renewal once', async () => {
+      const emails = Array.from({ length: 6 }, (_, i) => `twice-${i}@example.com`);
+      const subscriptions = [];
+      for (const email of emails) subscriptions.push((await subscribe(email, 1)).subscription);
+      const second = await startSecondInstance(backend, t);
+      try {
+        const latest = Math.max(...subscriptions.map((s) => s.nextAt.getTime()));
+        clock.set(new Date(latest - 2 * DAY));
+        const asOf = clock.now();
+        await Promise.all([t.store.subscriptions.run(t.store.db, asOf), second.store.subscriptions.run(second.store.db, asOf), t.store.subscriptions.run(t.store.db, asOf)]);
+        const rows = await t.store.db.query<{ subscription_id: string; n: string }>(
+          'select subscription_id, count(*) as n from subscription_renewals where subscription_id = any($1::bigint[]) group by subscription_id',
+          [subscriptions.map((s) => s.id)],
+        );
+        assert.equal(rows.length, subscriptions.length, 'every subscription renewed');
+        assert.ok(rows.every((r) => Number(r.n) === 1), 'each once');
+        for (const email of emails) assert.equal((await mailsTo(t.store, email)).filter((m) => /approve your delivery/.test(m.subject)).length, 1, 'one mail each');
+      } finally {
+        await second.close();
+      }
+    });
+
+    it('a renewal priced now: the order keeps the first price, the next delivery shows the new one', async () => {
+      const email = 'prices@example.com';
+      const { subscription, variant, plan, order } = await subscribe(email, 1);
+      await setPrice(t.store, variant.id, variant.priceCents + 250);
+      const details = (await t.store.subscriptions.get(t.store.db, subscription.id))!;
+      assert.equal(details.next.lines[0]!.unitPrice, planUnitPrice(variant.priceCents + 250, plan.discountPercent));
+      const first = (await readOrder(t.store.db, order.id))!;
+      assert.equal(first.lines.find((l) => l.variantId === variant.id)!.unitPrice, planUnitPrice(variant.priceCents, plan.discountPercent));
+      await setPrice(t.store, variant.id, variant.priceCents);
+    });
+  });
+}
