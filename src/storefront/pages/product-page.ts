@@ -2,9 +2,11 @@
  * A product's page: its images, title, price (and compare-at price), availability, the form that adds it to the cart
  * (variant, purchase option, quantity), its description, and the products shown with it. Without JavaScript the form
  * lists every variant in one select; the shop's script (assets/storefront.js) turns a product with several options
- * into one select per option, kept in sync with that one, and updates the price and availability shown.
+ * into one select per option, kept in sync with that one, and updates the price and availability shown. Each selling
+ * plan's label says its price and saving for the selected variant; the script keeps them, and the price shown, following
+ * the variant and the purchase option chosen.
  */
-import { formatMoney, optionValues, plainDescription, STORE_CURRENCY, type Product, type Variant } from '../../catalog/types.js';
+import { formatMoney, optionValues, plainDescription, sellingPlanPrice, STORE_CURRENCY, type Product, type SellingPlan, type Variant } from '../../catalog/types.js';
 import { availabilityStatus, type AvailabilityStatus, type StockLevels } from '../../inventory/stock.js';
 import { html, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
@@ -69,17 +71,52 @@ ${optionValues(product, index).map((value) => html`<option value="${value}"${sel
 )}</div>`;
 }
 
-/** What the script needs to show a variant without asking the store: its options, price and availability as text. */
-function variantData(variant: Variant, status: AvailabilityStatus): Html {
+/** A plan's price for one unit of a variant, as its label and the price line say it. */
+interface PlanOffer {
+  /** The plan's price: "$5.85". */
+  price: string;
+  /** The price it is less than (the one-time price), or '' when it saves nothing. */
+  was: string;
+  /** The label's words after the plan's name: "$5.85, save $0.65 (10%)". */
+  offer: string;
+  /** The sentence under the price when the plan is chosen: "Delivery every month: save $0.65 (10%)"; '' without a saving. */
+  saving: string;
+}
+
+function planOffer(variant: Variant, plan: SellingPlan): PlanOffer {
+  const price = sellingPlanPrice(variant, plan);
+  const saved = variant.priceCents - price;
+  const saving = saved > 0 ? `save ${formatMoney(saved)} (${plan.discountPercent}%)` : '';
+  return {
+    price: formatMoney(price),
+    was: saved > 0 ? formatMoney(variant.priceCents) : '',
+    offer: saving ? `${formatMoney(price)}, ${saving}` : formatMoney(price),
+    saving: saving ? `${plan.name}: ${saving}` : '',
+  };
+}
+
+/** The plans a product offers, in their groups' order (a group without plans offers nothing). */
+const offeredPlans = (product: Product) => product.sellingPlanGroups.flatMap((group) => group.plans.map((plan) => ({ group, plan })));
+
+/**
+ * What the script needs to show a variant without asking the store: its options, price and availability as text, and
+ * for a product with plans, its title and each plan's price for it (by plan id).
+ */
+function variantData(product: Product, variant: Variant, status: AvailabilityStatus): Html {
+  const plans = offeredPlans(product);
+  const offers =
+    plans.length > 0
+      ? html` data-title="${variant.title}" data-plans="${JSON.stringify(Object.fromEntries(plans.map(({ plan }) => [plan.id, planOffer(variant, plan)])))}"`
+      : '';
   return html` data-options="${JSON.stringify(variant.optionValues)}" data-price="${formatMoney(variant.priceCents)}" data-compare-at="${
     variant.compareAtCents !== null && variant.compareAtCents > variant.priceCents ? formatMoney(variant.compareAtCents) : ''
-  }" data-status="${AVAILABILITY_TEXT[status]}" data-available="${status === 'out_of_stock' ? 'false' : 'true'}"`;
+  }" data-status="${AVAILABILITY_TEXT[status]}"${offers} data-available="${status === 'out_of_stock' ? 'false' : 'true'}"`;
 }
 
 function variantField(product: Product, selected: Variant, stock: StockLevels): Html {
   if (product.variants.length === 1) {
     const [only] = product.variants as [Variant];
-    return html`<input type="hidden" name="id" id="variant-id" value="${only.id}"${variantData(only, availabilityStatus(only, stock))}>`;
+    return html`<input type="hidden" name="id" id="variant-id" value="${only.id}"${variantData(product, only, availabilityStatus(only, stock))}>`;
   }
   return html`<div class="field" id="variant-field">
 <label for="variant-id">Variant</label>
@@ -87,7 +124,7 @@ function variantField(product: Product, selected: Variant, stock: StockLevels): 
 ${product.variants.map((variant) => {
   const status = availabilityStatus(variant, stock);
   const soldOut = status === 'out_of_stock';
-  return html`<option value="${variant.id}"${variantData(variant, status)}${variant === selected ? html` selected` : ''}${soldOut ? html` disabled` : ''}>${
+  return html`<option value="${variant.id}"${variantData(product, variant, status)}${variant === selected ? html` selected` : ''}${soldOut ? html` disabled` : ''}>${
     variant.title
   } – ${formatMoney(variant.priceCents)}${soldOut ? ` – ${SOLD_OUT}` : ''}</option>
 `;
@@ -95,21 +132,42 @@ ${product.variants.map((variant) => {
 </div>`;
 }
 
-function sellingPlans(product: Product, chosen: number | null): Html | '' {
+/** The plan a link chose (`?selling_plan=`), when the product offers it. */
+const chosenPlan = (product: Product, chosen: number | null) => offeredPlans(product).find(({ plan }) => plan.id === chosen)?.plan;
+
+/**
+ * One-time purchase, then each plan with its price and saving for the selected variant (the script keeps them
+ * following the variant chosen; without it, a product with several variants says which one the prices are for).
+ */
+function sellingPlans(product: Product, selected: Variant, chosen: SellingPlan | undefined): Html | '' {
   const groups = product.sellingPlanGroups.filter((group) => group.plans.length > 0);
   if (groups.length === 0) return '';
-  const known = groups.some((group) => group.plans.some((plan) => plan.id === chosen));
   return html`<fieldset class="plans">
 <legend>Purchase options</legend>
-<label class="choice"><input type="radio" name="selling_plan" value=""${known ? '' : html` checked`}> <span>One-time purchase</span></label>
+${product.variants.length > 1 ? html`<p class="plans-variant">Prices for <span id="plans-variant">${selected.title}</span></p>
+` : ''}<label class="choice"><input type="radio" name="selling_plan" value=""${chosen ? '' : html` checked`}> <span>One-time purchase</span></label>
 ${groups.map((group) =>
   group.plans.map(
-    (plan) => html`<label class="choice"><input type="radio" name="selling_plan" value="${plan.id}"${plan.id === chosen ? html` checked` : ''}> <span>${
+    (plan) => html`<label class="choice"><input type="radio" name="selling_plan" value="${plan.id}"${plan === chosen ? html` checked` : ''}> <span>${
       groups.length > 1 ? `${group.name}: ` : ''
-    }${plan.name}${plan.discountPercent > 0 ? ` (save ${plan.discountPercent}%)` : ''}${plan.description ? html`<span class="hint">${plan.description}</span>` : ''}</span></label>
+    }${plan.name} — <span class="plan-offer" id="plan-offer-${plan.id}">${planOffer(selected, plan).offer}</span>${plan.description ? html`<span class="hint">${plan.description}</span>` : ''}</span></label>
 `,
   ),
 )}</fieldset>`;
+}
+
+/**
+ * The price line: the selected variant's, or with a plan chosen the plan's price (the one-time price struck); then, for
+ * a product with plans, the chosen plan's saving (hidden while it is a one-time purchase; the script fills it).
+ */
+function priceStatus(product: Product, selected: Variant, plan: SellingPlan | undefined): Html {
+  const offer = plan && planOffer(selected, plan);
+  const line = offer
+    ? priceLine(sellingPlanPrice(selected, plan), offer.was ? selected.priceCents : null, { ids: true, className: 'price product-price' })
+    : priceLine(selected.priceCents, selected.compareAtCents, { ids: true, className: 'price product-price' });
+  if (offeredPlans(product).length === 0) return line;
+  return html`${line}
+<p class="plan-saving" id="plan-saving"${offer?.saving ? '' : html` hidden`}>${offer?.saving ?? ''}</p>`;
 }
 
 function productSection(id: string, heading: string, products: readonly Product[], stock: StockLevels, baseUrl: string): Html | '' {
@@ -153,6 +211,7 @@ export function productPage(context: PageContext, parts: ProductPageParts): stri
   const anyAvailable = product.variants.some((variant) => availabilityStatus(variant, stock) !== 'out_of_stock');
   const buyable = status !== 'out_of_stock';
   const description = product.descriptionHtml.trim();
+  const plan = chosenPlan(product, parts.sellingPlanId);
   const body = html`<div class="shop">
 <div class="product">
 ${gallery(product, baseUrl)}
@@ -160,14 +219,14 @@ ${gallery(product, baseUrl)}
 <h1>${product.title}</h1>
 ${product.vendor ? html`<p class="vendor">${product.vendor}</p>` : ''}
 <div class="status" id="product-status" aria-live="polite">
-${priceLine(selected.priceCents, selected.compareAtCents, { ids: true, className: 'price product-price' })}
+${priceStatus(product, selected, plan)}
 <p class="availability ${buyable ? 'in-stock' : 'sold-out'}" id="product-availability">${AVAILABILITY_TEXT[status]}</p>
 </div>
 ${parts.requestedSoldOut ? html`<p class="notice">${hasOptions(product) ? `${parts.requestedSoldOut.title} is sold out.` : 'This variant is sold out.'}${anyAvailable ? ' Another is chosen below.' : ''}</p>` : ''}
 <form method="post" action="/cart/add" class="product-form" id="product-form">
 ${optionPickers(product, selected)}
 ${variantField(product, selected, stock)}
-${sellingPlans(product, parts.sellingPlanId)}
+${sellingPlans(product, selected, plan)}
 <div class="field">
 <label for="quantity">Quantity</label>
 <input id="quantity" name="quantity" type="number" min="1" max="${maxQuantity}" value="1" inputmode="numeric">

@@ -1,7 +1,8 @@
 /* global document, window */
 // The shop's one script (every page works without it): the number of items in the header's cart link, and on a
 // product page with several options, one select per option kept in sync with the form's variant select, showing the
-// chosen variant's price and availability. Plain ES2019, no modules, nothing inline.
+// chosen variant's price and availability, and the price of the purchase option chosen (one-time or a selling plan)
+// with its saving. Plain ES2019, no modules, nothing inline.
 (function () {
   'use strict';
 
@@ -71,21 +72,57 @@
     if (form && form.getAttribute && /^\/cart\/add(?:$|[?.])/.test(form.getAttribute('action') || '')) mark(true);
   });
 
-  // ---- The variant picker --------------------------------------------------------------------------------------
+  // ---- The variant picker and the purchase options --------------------------------------------------------------
   function setText(id, text) {
     var element = document.getElementById(id);
     if (element) element.textContent = text;
   }
 
-  function variantPicker() {
+  function setHidden(id, hidden) {
+    var element = document.getElementById(id);
+    if (element) element.hidden = hidden;
+  }
+
+  /** Each plan's price for a variant (its option, or the hidden field of a product with one variant), by plan id. */
+  function planOffers(element) {
+    try {
+      return JSON.parse(element.getAttribute('data-plans') || '{}') || {};
+    } catch (error) {
+      return {};
+    }
+  }
+
+  /** The price of a variant bought once or on the plan chosen (''), with its saving, and each plan's price for it. */
+  function showPrice(element, planId) {
+    var offers = planOffers(element);
+    var offer = planId !== '' && Object.prototype.hasOwnProperty.call(offers, planId) ? offers[planId] : null;
+    var price = offer ? offer.price : element.getAttribute('data-price') || '';
+    var was = offer ? offer.was : element.getAttribute('data-compare-at') || '';
+    setText('price-amount', price);
+    setText('price-was-amount', was);
+    setText('price-label', was ? 'Sale price: ' : 'Price: ');
+    setHidden('price-was', was === '');
+    var now = document.getElementById('price-now');
+    if (now) now.className = was ? 'price-now sale' : 'price-now';
+    setText('plan-saving', offer ? offer.saving : '');
+    setHidden('plan-saving', !offer || !offer.saving);
+    for (var id in offers) {
+      if (Object.prototype.hasOwnProperty.call(offers, id)) setText('plan-offer-' + id, offers[id].offer);
+    }
+    setText('plans-variant', element.getAttribute('data-title') || '');
+  }
+
+  function productForm() {
     var form = document.getElementById('product-form');
-    var variantSelect = document.getElementById('variant-id');
-    if (!form || !variantSelect || variantSelect.tagName !== 'SELECT') return;
+    var variantField = document.getElementById('variant-id');
+    if (!form || !variantField || !form.querySelectorAll) return;
+    var planInputs = form.querySelectorAll('input[name="selling_plan"]');
     var button = document.getElementById('add-to-cart');
+    var variantSelect = variantField.tagName === 'SELECT' ? variantField : null;
     var pickers = document.getElementById('option-pickers');
-    var optionSelects = pickers ? pickers.querySelectorAll('select') : [];
+    var optionSelects = variantSelect && pickers ? pickers.querySelectorAll('select') : [];
     var variants = [];
-    for (var i = 0; i < variantSelect.options.length; i++) {
+    for (var i = 0; variantSelect && i < variantSelect.options.length; i++) {
       var option = variantSelect.options[i];
       var values = [];
       try {
@@ -95,21 +132,24 @@
       }
       variants.push({ option: option, values: values });
     }
+    // The variant shown: the hidden field's, or the select's (null: the options chosen make no variant).
+    var shown = variantSelect ? chosenVariant() : { option: variantField, values: [] };
+
+    function chosenPlan() {
+      for (var p = 0; p < planInputs.length; p++) {
+        if (planInputs[p].checked) return planInputs[p].value;
+      }
+      return '';
+    }
 
     function show(variant) {
+      shown = variant;
       var available = variant !== null && variant.option.getAttribute('data-available') === 'true';
       var availability = document.getElementById('product-availability');
       if (variant === null) {
         setText('product-availability', 'This combination is not available');
       } else {
-        var compareAt = variant.option.getAttribute('data-compare-at') || '';
-        setText('price-amount', variant.option.getAttribute('data-price') || '');
-        setText('price-was-amount', compareAt);
-        setText('price-label', compareAt ? 'Sale price: ' : 'Price: ');
-        var was = document.getElementById('price-was');
-        if (was) was.hidden = compareAt === '';
-        var now = document.getElementById('price-now');
-        if (now) now.className = compareAt ? 'price-now sale' : 'price-now';
+        showPrice(variant.option, chosenPlan());
         setText('product-availability', variant.option.getAttribute('data-status') || '');
       }
       if (availability) availability.className = 'availability ' + (available ? 'in-stock' : 'sold-out');
@@ -119,10 +159,14 @@
       }
     }
 
-    function remember(variant) {
-      if (!variant || !window.history || !window.history.replaceState || !window.URL) return;
+    /** The link says what is chosen (?variant=, ?selling_plan=), so it can be shared or reloaded as it is. */
+    function remember() {
+      if (!window.history || !window.history.replaceState || !window.URL) return;
       var url = new window.URL(window.location.href);
-      url.searchParams.set('variant', variant.option.value);
+      if (variantSelect && shown) url.searchParams.set('variant', shown.option.value);
+      var plan = chosenPlan();
+      if (plan) url.searchParams.set('selling_plan', plan);
+      else url.searchParams.delete('selling_plan');
       window.history.replaceState(null, '', url.pathname + url.search + url.hash);
     }
 
@@ -145,14 +189,13 @@
       // A sold-out variant is selected too (its option is disabled, so the form cannot send it: the button is off).
       if (match) match.option.selected = true;
       show(match);
-      remember(match);
+      if (match) remember();
     }
 
     if (optionSelects.length > 1 && pickers) {
-      var current = chosenVariant();
-      if (current) {
+      if (shown) {
         for (var s = 0; s < optionSelects.length; s++) {
-          if (current.values[s] !== undefined) optionSelects[s].value = current.values[s];
+          if (shown.values[s] !== undefined) optionSelects[s].value = shown.values[s];
         }
       }
       pickers.hidden = false;
@@ -160,16 +203,25 @@
       if (field) field.hidden = true;
       for (var o = 0; o < optionSelects.length; o++) optionSelects[o].addEventListener('change', fromOptions);
     }
-    variantSelect.addEventListener('change', function () {
-      var variant = chosenVariant();
-      show(variant);
-      remember(variant);
-    });
+    if (variantSelect) {
+      variantSelect.addEventListener('change', function () {
+        show(chosenVariant());
+        remember();
+      });
+    }
+    for (var p = 0; p < planInputs.length; p++) {
+      planInputs[p].addEventListener('change', function () {
+        if (shown) showPrice(shown.option, chosenPlan());
+        remember();
+      });
+    }
+    // A page come back to (history) may have its choices restored by the browser: the price follows them.
+    if (shown && planInputs.length > 0) showPrice(shown.option, chosenPlan());
   }
 
   function start() {
     showCartCount();
-    variantPicker();
+    productForm();
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
