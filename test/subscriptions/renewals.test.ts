@@ -207,6 +207,22 @@ for (const backend of backends) {
       assert.equal(Number(orders!.n), 1, 'no order without the buyer');
     });
 
+    it("an agent's checkout with a plan line makes no subscription until the buyer approves it", async () => {
+      const email = 'agent-only@example.com';
+      const { variant, plan } = espresso(t.store);
+      const created = await t.store.checkouts.create(
+        t.store.db,
+        { lines: [{ variantId: variant.id, quantity: 1, sellingPlanId: plan.id }], buyer: { email }, destination: { firstName: 'A', lastName: 'B', streetAddress: '1 Main St', locality: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' }, shippingOption: 'standard' },
+        'agent',
+        'agent',
+      );
+      const asked = await t.store.checkouts.requestCompletion(t.store.db, created.view.record.id, 'agent');
+      assert.equal(asked.view.record.status, 'requires_escalation');
+      assert.equal((await t.store.subscriptions.list(t.store.db, { email })).length, 0, 'asking to complete makes none');
+      await t.store.checkouts.approve(t.store.db, asked.approval!.token, asked.approval!.formSecret, asked.approval!.digest, { kind: 'none' });
+      assert.equal((await t.store.subscriptions.list(t.store.db, { email })).length, 1, "the buyer's approval makes it");
+    });
+
     it('two instances running the schedule at once produce each renewal once', async () => {
       const emails = Array.from({ length: 6 }, (_, i) => `twice-${i}@example.com`);
       const subscriptions = [];
