@@ -223,6 +223,68 @@ for (const backend of backends) {
       assert.equal((await t.store.subscriptions.list(t.store.db, { email })).length, 1, "the buyer's approval makes it");
     });
 
+    it('a renewal with a sold-out line shows it as such and can be approved without it', async () => {
+      const email = 'sold-out@example.com';
+      const { variant, other, plan } = espresso(t.store);
+      await placeOrder(
+        t.store,
+        [
+          { variantId: variant.id, quantity: 1, sellingPlanId: plan.id },
+          { variantId: other.id, quantity: 1, sellingPlanId: plan.id },
+        ],
+        { email },
+      );
+      const [subscription] = await t.store.subscriptions.list(t.store.db, { email });
+      assert.equal(subscription!.lines.length, 2, 'one subscription of both lines on the plan');
+      const [{ on_hand: kept }] = await t.store.db.query<{ on_hand: number }>('select on_hand from inventory_levels where variant_id = $1', [other.id]) as [{ on_hand: number }];
+      await t.store.db.query('update inventory_levels set on_hand = 0 where variant_id = $1', [other.id]);
+      await t.store.inventory.refresh(t.store.db);
+      try {
+        clock.set(new Date(subscription!.nextAt.getTime() - 2 * DAY));
+        await t.store.subscriptions.run(t.store.db);
+        const token = renewalLink((await mailsTo(t.store, email)).find((m) => /approve your delivery/.test(m.subject))!.text)!;
+        const entry = await t.store.subscriptions.openRenewal(t.store.db, token);
+        assert.equal(entry.kind, 'sold_out');
+        if (entry.kind !== 'sold_out') throw new Error('unreachable');
+        assert.deepEqual(entry.soldOut, [t.store.catalog.snapshot.variantById(other.id)!.product.title + ' - ' + other.title]);
+        assert.equal(entry.canApproveWithout, true);
+        const without = await t.store.subscriptions.approveWithoutSoldOut(t.store.db, token);
+        assert.equal(without.kind, 'approve');
+        const order = await approveRenewal(t.store, token);
+        assert.deepEqual(order.lines.map((l) => l.variantId), [variant.id], 'the delivery without what sold out');
+      } finally {
+        await t.store.db.query('update inventory_levels set on_hand = $2 where variant_id = $1', [other.id, kept]);
+        await t.store.inventory.refresh(t.store.db);
+      }
+    });
+
+    it('a subscription whose plan the catalog drops keeps its terms and says so', async () => {
+      const email = 'plan-gone@example.com';
+      const { subscription, variant, plan } = await subscribe(email, 1);
+      const [group] = await t.store.db.query<{ group_id: string }>('select group_id from selling_plans where id = $1', [plan.id]);
+      await t.store.db.query('delete from selling_plans where id = $1', [plan.id]);
+      await t.store.db.query('update catalog_version set version = version + 1');
+      await t.store.catalog.refresh(t.store.db);
+      try {
+        const details = (await t.store.subscriptions.get(t.store.db, subscription.id))!;
+        assert.equal(details.planOffered, false);
+        assert.equal(details.next.lines[0]!.unitPrice, planUnitPrice(variant.priceCents, plan.discountPercent), 'still at its saving');
+        clock.set(new Date(subscription.nextAt.getTime() - 2 * DAY));
+        await t.store.subscriptions.run(t.store.db);
+        const token = renewalLink((await mailsTo(t.store, email)).find((m) => /approve your delivery/.test(m.subject))!.text)!;
+        const order = await approveRenewal(t.store, token);
+        assert.equal(order.lines[0]!.unitPrice, planUnitPrice(variant.priceCents, plan.discountPercent));
+        assert.equal(order.lines[0]!.sellingPlan?.name, plan.name);
+      } finally {
+        await t.store.db.query(
+          'insert into selling_plans (id, group_id, position, name, description, discount_percent, interval_unit, interval_count) values ($1, $2, $3, $4, $5, $6, $7, $8)',
+          [plan.id, group!.group_id, 0, plan.name, plan.description, plan.discountPercent, plan.intervalUnit, plan.intervalCount],
+        );
+        await t.store.db.query('update catalog_version set version = version + 1');
+        await t.store.catalog.refresh(t.store.db);
+      }
+    });
+
     it('two instances running the schedule at once produce each renewal once', async () => {
       const emails = Array.from({ length: 6 }, (_, i) => `twice-${i}@example.com`);
       const subscriptions = [];
