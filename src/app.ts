@@ -14,6 +14,7 @@ import { STOREFRONT_OPENAPI } from './storefront/openapi-fragment.js';
 import { catalogRoutes } from './storefront/catalog-routes.js';
 import { shopRoutes } from './storefront/shop-routes.js';
 import { stripeWebhookRoutes } from './storefront/stripe-webhook-routes.js';
+import { subscriptionRoutes } from './storefront/subscription-routes.js';
 import { ProductSchema, VariantSchema } from './storefront/product-schemas.js';
 import { nonDecimalNumber } from './http/decimal-numbers.js';
 import { ErrorMessage, ErrorSchema, errorBody, installErrorHandlers, invalidParameter, sendError } from './http/errors.js';
@@ -235,6 +236,7 @@ export async function buildApp(store: Store, options: AppOptions = {}): Promise<
     await storefront.register(approvalRoutes, { store });
     await storefront.register(shopRoutes, { store, bodies });
     await storefront.register(cartPageRoutes, { store });
+    await storefront.register(subscriptionRoutes, { store });
   });
   await app.register(ucpRoutes, { store });
   await app.register(adminRoutes, { store });
