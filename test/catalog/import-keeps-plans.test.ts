@@ -3,7 +3,9 @@
  * subscription apps keep them), so re-importing one leaves the plans of the products it updates as they were, ids
  * and all, and its report (and preview) does not say they changed; the project's JSON catalog, which carries plans,
  * still sets them: a plan it no longer lists is removed, one it states again keeps its id (carts, checkouts and orders
- * name plans by id), a product it lists without plans has none. Both backends.
+ * name plans by id), a product it lists without plans has none. The same holds for the products' complementary
+ * products (the JSON catalog's `complementary`, which recommendations answer): a CSV never carries them either.
+ * Both backends.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,7 +14,7 @@ import type { CatalogDocument, ProductInput } from '../../src/catalog/import/cat
 import { CatalogStream } from '../../src/catalog/import/catalog-stream.js';
 import { importCatalog, previewImport } from '../../src/catalog/import/import-catalog.js';
 import type { ImportReport } from '../../src/catalog/import/import-catalog.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, dropTestDatabases, getJson, startTestStore, type TestStore } from '../helpers/store.js';
 
 after(dropTestDatabases);
 
@@ -75,11 +77,27 @@ async function priceOf(t: TestStore, sku: string): Promise<number> {
   return row.price_cents;
 }
 
+/** The product's complementary products as stored, in the merchant's order. */
+async function storedComplementary(t: TestStore, handle = HANDLE): Promise<string[]> {
+  const [row] = await t.store.db.query<{ complementary_handles: string[] }>('select complementary_handles from products where handle = $1', [handle]);
+  assert.ok(row, `no product ${handle}`);
+  return row.complementary_handles;
+}
+
+/** What /recommendations answers as the product's complementary products, once the shop has read the catalog again. */
+async function recommendedAlongside(t: TestStore, handle = HANDLE): Promise<string[]> {
+  const product = (await t.store.catalog.refresh(t.store.db)).productByHandle(handle);
+  assert.ok(product, `the shop sells ${handle}`);
+  const { status, body } = await getJson(t.app, `/recommendations/products.json?product_id=${product.id}&intent=complementary`);
+  assert.equal(status, 200);
+  return body.products.map((p: { handle: string }) => p.handle);
+}
+
 /** The fields the report says the import changed on the product. */
 const changedFieldsOf = (report: ImportReport, handle = HANDLE) => report.changes.products.find((p) => p.handle === handle)?.fields.map((f) => f.field) ?? [];
 
 for (const backend of backends) {
-  describe(`selling plans survive imports (${backend.name})`, () => {
+  describe(`selling plans and complementary products survive imports (${backend.name})`, () => {
     let t: TestStore;
     before(async () => {
       t = await startTestStore(backend);
@@ -134,6 +152,52 @@ for (const backend of backends) {
       // Nor does a CSV bring any back.
       await importCatalog(t.store.db, csvStream(espressoCsv('6.50')));
       assert.deepEqual(await storedPlans(t), []);
+    });
+
+    it('a Shopify CSV re-import leaves the complementary products as they were, and recommendations still answer them', async () => {
+      await importCatalog(t.store.db, { products: [espresso()] });
+      assert.deepEqual(await storedComplementary(t), ['decaf-capsules'], 'the demo’s choice');
+      assert.deepEqual(await recommendedAlongside(t), ['decaf-capsules']);
+
+      const preview = await previewImport(t.store.db, csvStream(espressoCsv('7.50')));
+      assert.deepEqual(changedFieldsOf(preview), [], 'the preview claims no change to the product’s own fields');
+      const report = await importCatalog(t.store.db, csvStream(espressoCsv('7.50')));
+      assert.deepEqual(changedFieldsOf(report), [], 'nor does the report');
+      assert.deepEqual([report.products.updated, report.products.unchanged], [0, 1], 'the product’s row is left as it is');
+      assert.equal(await priceOf(t, 'ESP-RIS-10'), 750, 'the price changed');
+
+      assert.deepEqual(await storedComplementary(t), ['decaf-capsules'], 'the complementary products are as they were');
+      assert.deepEqual(await recommendedAlongside(t), ['decaf-capsules'], 'and recommended alongside it');
+    });
+
+    it('a JSON catalog sets the complementary products: stated again kept, changed reported, dropped removed (and a CSV brings none back)', async () => {
+      const restated = await importCatalog(t.store.db, { products: [espresso()] });
+      assert.ok(!changedFieldsOf(restated).includes('complementary'), 'the same choice is no change');
+      assert.deepEqual(await storedComplementary(t), ['decaf-capsules']);
+
+      const more = espresso();
+      more.complementary = ['sleep-capsules', 'decaf-capsules'];
+      const added = await importCatalog(t.store.db, { products: [more] });
+      const change = added.changes.products.find((p) => p.handle === HANDLE)?.fields.find((f) => f.field === 'complementary');
+      assert.deepEqual(change, { field: 'complementary', from: ['decaf-capsules'], to: ['sleep-capsules', 'decaf-capsules'] }, 'the report says what changed');
+      assert.deepEqual(await recommendedAlongside(t), ['sleep-capsules', 'decaf-capsules']);
+
+      const { complementary: _complementary, ...without } = espresso();
+      const dropped = await importCatalog(t.store.db, { products: [without] });
+      assert.ok(changedFieldsOf(dropped).includes('complementary'), 'the report says they were removed');
+      assert.deepEqual(await storedComplementary(t), []);
+      assert.deepEqual(await recommendedAlongside(t), []);
+
+      await importCatalog(t.store.db, csvStream(espressoCsv('6.50')));
+      assert.deepEqual(await storedComplementary(t), [], 'a CSV brings none back');
+    });
+
+    it('a product a Shopify CSV adds has no complementary products', async () => {
+      const csv = espressoCsv('6.50').replaceAll(HANDLE, 'espresso-capsules-2').replace(/ESP-([A-Z]+)-(\d+)/g, 'ESP2-$1-$2');
+      const report = await importCatalog(t.store.db, csvStream(csv));
+      assert.equal(report.products.created, 1);
+      assert.deepEqual(await storedComplementary(t, 'espresso-capsules-2'), []);
+      assert.deepEqual(await storedPlans(t, 'espresso-capsules-2'), []);
     });
   });
 }

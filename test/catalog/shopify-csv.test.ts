@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { Value } from 'typebox/value';
-import { CatalogDocumentSchema, carriesPlans, ImportError, PLANS_NOT_CARRIED, type ProductInput } from '../../src/catalog/import/catalog-document.js';
+import { CatalogDocumentSchema, carries, FIELDS_NOT_CARRIED, ImportError, type ProductInput } from '../../src/catalog/import/catalog-document.js';
 import { parseShopifyCsv, readShopifyCsvLayout, shopifyCsvProducts } from '../../src/catalog/import/shopify-csv.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
@@ -44,11 +44,17 @@ describe('parseShopifyCsv on a Shopify product export', () => {
     assert.equal(Value.Check(CatalogDocumentSchema, exported), true);
   });
 
-  it('marks every product as carrying no selling plans (an export has none: the import keeps the stored ones)', () => {
+  it('marks every product as carrying no selling plans nor complementary products (an export has none: the import keeps the stored ones)', () => {
     assert.ok(exported.products.length > 0);
-    for (const product of exported.products) assert.equal(carriesPlans(product), false, product.handle);
-    assert.equal(carriesPlans({ handle: 'json', title: 'JSON', variants: [{ price: 100 }] }), true, 'a JSON catalog’s product states its plans');
-    assert.equal(carriesPlans(JSON.parse(JSON.stringify(exported.products[0]))), true, 'no file can carry the mark');
+    for (const product of exported.products) {
+      assert.equal(carries(product, 'selling_plan_groups'), false, product.handle);
+      assert.equal(carries(product, 'complementary'), false, product.handle);
+    }
+    const json: ProductInput = { handle: 'json', title: 'JSON', variants: [{ price: 100 }] };
+    assert.equal(carries(json, 'selling_plan_groups'), true, 'a JSON catalog’s product states its plans');
+    assert.equal(carries(json, 'complementary'), true, 'and its complementary products');
+    const copied = JSON.parse(JSON.stringify(exported.products[0]));
+    assert.ok(carries(copied, 'selling_plan_groups') && carries(copied, 'complementary'), 'no file can carry the mark');
   });
 
   it('makes one product per handle, in the order the handles first appear', () => {
@@ -213,7 +219,7 @@ describe('parseShopifyCsv on hand-made files', () => {
           { sku: null, title: 'Default Title', options: [], price: 1250, compare_at_price: null, inventory_tracked: false, barcode: null },
         ],
         images: [],
-        [PLANS_NOT_CARRIED]: true,
+        [FIELDS_NOT_CARRIED]: ['selling_plan_groups', 'complementary'],
       },
     ]);
   });

@@ -111,17 +111,20 @@ export type CollectionInput = Static<typeof CollectionInputSchema>;
 export type CatalogDocument = Static<typeof CatalogDocumentSchema>;
 
 /**
- * The mark of a product read from a format that cannot carry selling plans: a Shopify CSV (Shopify keeps plans in its
- * subscription apps, never in the export). The import leaves such a product's stored plans as they are; a product of
- * the JSON catalog states its plans (none listed: none). A symbol, so nothing a file holds can set it.
+ * The fields of a product a format may not carry: its selling plans (a Shopify CSV never has them: Shopify's
+ * subscription apps keep them) and its complementary products (the project's own field). The import leaves what the
+ * store holds of such a field as it is; a product of the JSON catalog states them all (none listed: none).
  */
-export const PLANS_NOT_CARRIED: unique symbol = Symbol('selling plans not carried');
+export type UncarriedField = Extract<keyof ProductInput, 'selling_plan_groups' | 'complementary'>;
 
-/** A product as an importer hands it over: the common form, marked when its format carries no selling plans. */
-export type ImportedProduct = ProductInput & { readonly [PLANS_NOT_CARRIED]?: true };
+/** The mark naming the fields an importer's format does not carry. A symbol, so nothing a file holds can set it. */
+export const FIELDS_NOT_CARRIED: unique symbol = Symbol('fields not carried');
 
-/** Whether the product states its selling plans (the JSON catalog), so the import sets them to what it lists. */
-export const carriesPlans = (product: ImportedProduct): boolean => product[PLANS_NOT_CARRIED] !== true;
+/** A product as an importer hands it over: the common form, marked with the fields its format does not carry. */
+export type ImportedProduct = ProductInput & { readonly [FIELDS_NOT_CARRIED]?: readonly UncarriedField[] };
+
+/** Whether the product states `field` (the JSON catalog states every one), so the import sets it to what it lists. */
+export const carries = (product: ImportedProduct, field: UncarriedField): boolean => !product[FIELDS_NOT_CARRIED]?.includes(field);
 
 /** A file that cannot be imported; `where` names the row and column, or the JSON path, at fault. */
 export class ImportError extends Error {

@@ -2,8 +2,8 @@
  * Upserts a catalog into the database in one transaction: products by handle, variants by SKU (or by option
  * values when a variant has no SKU), collections by handle. The file is authoritative for every product it names:
  * images and selling plans it no longer lists are removed, and variants it no longer lists are archived (carts and
- * orders keep pointing at them; they leave the catalog). A Shopify CSV carries no selling plans (PLANS_NOT_CARRIED):
- * the products it names keep theirs, ids and all. Plans a JSON catalog states again keep their ids (matched by name
+ * orders keep pointing at them; they leave the catalog). A Shopify CSV carries no selling plans and no complementary
+ * products (FIELDS_NOT_CARRIED): the products it names keep theirs, plans' ids and all. Plans a JSON catalog states again keep their ids (matched by name
  * within their group's name), since carts, checkouts and orders name them. A new variant starts at the file's `inventory_quantity`
  * (zero without one). A variant the store already has keeps its stock (a file exported before sales would undo
  * them) unless the import is asked to `setStock`; then its level is the file's quantity, where the file gives one.
@@ -21,7 +21,7 @@
 import { Compile } from 'typebox/compile';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpCatalogVersion, catalogVersion } from '../catalog-store.js';
-import { carriesPlans, CollectionInputSchema, ImportError, ProductInputSchema, type CollectionInput, type ProductInput } from './catalog-document.js';
+import { carries, CollectionInputSchema, ImportError, ProductInputSchema, type CollectionInput, type ProductInput } from './catalog-document.js';
 import { collectionFault, productFault, type CatalogFieldFault } from './catalog-fields.js';
 import {
   addProductChange,
@@ -284,7 +284,7 @@ async function writeProducts(tx: Queryable, batch: CheckedProduct[], report: Imp
   const matched = await upsertVariants(tx, batch, productIds, report, options);
   await replaceImages(tx, products, productIds);
   // Only a product that states its plans has them set; a Shopify CSV's keep what they have.
-  const statingPlans = products.filter(carriesPlans);
+  const statingPlans = products.filter((product) => carries(product, 'selling_plan_groups'));
   for (const product of statingPlans) {
     if (product.selling_plan_groups?.length) await replaceSellingPlans(tx, productIds.get(product.handle)!, product);
   }
@@ -386,6 +386,9 @@ async function upsertProducts(tx: Queryable, products: ProductInput[], report: I
     published: product.published ?? true,
     complementary_handles: product.complementary ?? [],
   }));
+  // A product whose file carries no complementary products (a Shopify CSV) keeps the ones it has; a new one has none.
+  const keepingComplementary = products.filter((product) => !carries(product, 'complementary')).map((product) => product.handle);
+  const complementary = 'case when p.handle = any($2::text[]) then p.complementary_handles else excluded.complementary_handles end';
   const written = await tx.query<{ handle: string; inserted: boolean }>(
     `insert into products as p (handle, title, description_html, vendor, product_type, tags, option_names, published,
        complementary_handles, published_at)
@@ -395,13 +398,13 @@ async function upsertProducts(tx: Queryable, products: ProductInput[], report: I
        tags text[], option_names text[], published boolean, complementary_handles text[])
      on conflict (handle) do update set title = excluded.title, description_html = excluded.description_html,
        vendor = excluded.vendor, product_type = excluded.product_type, tags = excluded.tags, option_names = excluded.option_names,
-       published = excluded.published, complementary_handles = excluded.complementary_handles, updated_at = now(),
+       published = excluded.published, complementary_handles = ${complementary}, updated_at = now(),
        published_at = case when excluded.published then coalesce(p.published_at, now()) end
      where (p.title, p.description_html, p.vendor, p.product_type, p.tags, p.option_names, p.published, p.complementary_handles)
        is distinct from (excluded.title, excluded.description_html, excluded.vendor, excluded.product_type, excluded.tags,
-         excluded.option_names, excluded.published, excluded.complementary_handles)
+         excluded.option_names, excluded.published, ${complementary})
      returning p.handle, (xmax = 0) as inserted`,
-    [JSON.stringify(rows)],
+    [JSON.stringify(rows), keepingComplementary],
   );
   const created = written.filter((row) => row.inserted).length;
   report.products.created += created;

@@ -8,7 +8,7 @@
  * listed): what is beyond is counted in `unlisted`, as the import streams with the memory of one batch.
  */
 import { formatMoney } from '../types.js';
-import { carriesPlans, type CollectionInput, type ProductInput, type VariantInput } from './catalog-document.js';
+import { carries, type CollectionInput, type ImportedProduct, type ProductInput, type UncarriedField, type VariantInput } from './catalog-document.js';
 
 /** A field's value as it was or will be: cents for prices, lists for tags and options. */
 export type FieldValue = string | number | boolean | null | string[];
@@ -172,6 +172,13 @@ function productFields(input: ProductInput): [string, FieldValue][] {
   ];
 }
 
+/** The report's name of each product field a file may not carry. */
+const REPORTED_AS: Record<UncarriedField, string> = { selling_plan_groups: 'selling_plans', complementary: 'complementary' };
+
+/** Whether the file states the report's `field` of the product (every field but those its format does not carry). */
+const statedBy = (input: ImportedProduct, field: string): boolean =>
+  (Object.keys(REPORTED_AS) as UncarriedField[]).every((uncarried) => REPORTED_AS[uncarried] !== field || carries(input, uncarried));
+
 function storedProductFields(stored: StoredProduct): FieldValue[] {
   return [stored.title, stored.descriptionHtml, stored.vendor, stored.productType, stored.tags, stored.optionNames, stored.published, stored.complementary, stored.sellingPlans];
 }
@@ -274,8 +281,8 @@ export function productChange(
   if (!stored) {
     return { change: 'added', handle: input.handle, title: input.title, productId: null, fields: [], images: imageChanges([], input.images ?? []), variants };
   }
-  // A product from a file that carries no plans (a Shopify CSV) keeps its own: no change to report.
-  const fields = changedFields(pairedWith(productFields(input), storedProductFields(stored)).filter(([field]) => field !== 'selling_plans' || carriesPlans(input)));
+  // A field the file does not carry (a Shopify CSV's plans and complementary products) is kept: no change to report.
+  const fields = changedFields(pairedWith(productFields(input), storedProductFields(stored)).filter(([field]) => statedBy(input, field)));
   const images = imageChanges(stored.images, input.images ?? []);
   if (fields.length === 0 && images.length === 0 && changedVariants.length === 0) return undefined;
   return { change: 'changed', handle: input.handle, title: input.title, productId: stored.id, fields, images, variants: changedVariants };

@@ -4,15 +4,15 @@
  * later rows add variants and/or images. Rows are numbered as a spreadsheet shows them: the header is row 1.
  * A file is read a row at a time: a product is handed over once its rows are read, so the file is never held whole,
  * and in the order the handles first appear, as the whole file read at once gives them. An export never carries selling
- * plans (Shopify's subscription apps keep them): its products are marked PLANS_NOT_CARRIED, and the import keeps the
- * plans a product already has.
+ * plans (Shopify's subscription apps keep them) nor complementary products: its products are marked FIELDS_NOT_CARRIED
+ * with both, and the import keeps what a product already has of them.
  */
 import { pipeline } from 'node:stream';
 import { parse as parseStream } from 'csv-parse';
 import { parse, CsvError } from 'csv-parse/sync';
 import { textFault, textFaultSentence, type TextRule } from '../../fields/text.js';
 import { catalogUrlFault, MAX_CATALOG_URL_LENGTH } from '../catalog-urls.js';
-import { ImportError, PLANS_NOT_CARRIED, type CatalogDocument, type ImportedProduct, type ProductInput, type VariantInput } from './catalog-document.js';
+import { FIELDS_NOT_CARRIED, ImportError, type CatalogDocument, type ImportedProduct, type ProductInput, type UncarriedField, type VariantInput } from './catalog-document.js';
 import { CATALOG_TEXT } from './catalog-fields.js';
 
 const OPTIONS = [
@@ -399,6 +399,9 @@ function addImages(draft: Draft, row: Row): void {
   if (variantImage) draft.images.push({ src: variantImage, alt: null, position: undefined, row: row.number });
 }
 
+/** What an export never holds of a product: the import keeps what the store has of these. */
+const NOT_IN_AN_EXPORT: readonly UncarriedField[] = Object.freeze(['selling_plan_groups', 'complementary']);
+
 function finishProduct(draft: Draft): ImportedProduct {
   const seen = new Set<string>();
   // Positioned images first by position; the sort is stable, so the rest keep file order.
@@ -411,5 +414,5 @@ function finishProduct(draft: Draft): ImportedProduct {
     });
   const extra = images[MAX_ITEMS];
   if (extra) throw new ImportError(`row ${extra.row}, column "Image Src"`, `a product has at most ${MAX_ITEMS} images`);
-  return { ...draft.product, images: images.map(({ src, alt }) => ({ src, alt })), [PLANS_NOT_CARRIED]: true };
+  return { ...draft.product, images: images.map(({ src, alt }) => ({ src, alt })), [FIELDS_NOT_CARRIED]: NOT_IN_AN_EXPORT };
 }
