@@ -75,7 +75,7 @@ export interface RunReport {
 
 export interface NextDelivery {
   dueAt: Date;
-  lines: { variantId: number; title: string; quantity: number; unitPrice: number; fullUnitPrice: number; available: boolean }[];
+  lines: { variantId: number; title: string; quantity: number; unitPrice: number; fullUnitPrice: number; lineTotal: number; available: boolean }[];
   subtotal: number;
 }
 
@@ -123,6 +123,8 @@ export class SubscriptionNotFound extends Error {
 const DAY_MS = 24 * 3600 * 1000;
 /** The buyer's link to their subscriptions page works this long. */
 const MANAGE_LINK_DAYS = 30;
+/** Links to one mailbox's subscriptions made in an hour (every subscription mail makes one) past which none is mailed on request. */
+const LINKS_PER_MAILBOX_HOUR = 10;
 /** Rows one claim takes; each is produced in its own transaction. */
 const BATCH = 20;
 
@@ -440,9 +442,9 @@ export class SubscriptionService {
       const fullUnitPrice = item?.variant.priceCents ?? 0;
       const unitPrice = item ? planUnitPrice(fullUnitPrice, subscription.plan.discountPercent) : 0;
       const available = item !== undefined && sellableQuantity(item.variant, this.options.inventory) >= line.quantity;
-      return { variantId: line.variantId, title: line.title, quantity: line.quantity, unitPrice, fullUnitPrice, available };
+      return { variantId: line.variantId, title: line.title, quantity: line.quantity, unitPrice, fullUnitPrice, lineTotal: unitPrice * line.quantity, available };
     });
-    return { dueAt: subscription.nextAt, lines, subtotal: lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0) };
+    return { dueAt: subscription.nextAt, lines, subtotal: lines.reduce((sum, line) => sum + line.lineTotal, 0) };
   }
 
   /** The plans of the subscription's group that the catalog offers now, for any of its products. */
@@ -601,12 +603,18 @@ export class SubscriptionService {
     return readLink(db, sha256(token), this.now());
   }
 
-  /** Mails a fresh link to `email` if it has subscriptions; nothing otherwise (the page answers the same either way). */
+  /**
+   * Mails a fresh link to `email` if it has subscriptions; nothing otherwise (the page answers the same either way),
+   * nor once LINKS_PER_MAILBOX_HOUR links were made for it in the last hour (no one floods a buyer's mailbox).
+   */
   async mailManageLink(db: Database, email: string): Promise<void> {
     const address = email.trim().toLowerCase();
     await db.transaction(async (tx) => {
       const [row] = await tx.query<{ buyer_email: string }>('select buyer_email from subscriptions where lower(buyer_email) = $1 limit 1', [address]);
       if (!row) return;
+      const since = new Date(this.now().getTime() - 3600_000).toISOString();
+      const [made] = await tx.query<{ n: string | number }>('select count(*) as n from subscription_links where buyer_email = $1 and created_at > $2', [row.buyer_email, since]);
+      if (Number(made!.n) >= LINKS_PER_MAILBOX_HOUR) return;
       await this.mail(tx, manageLinkMail(row.buyer_email, await this.manageUrl(tx, row.buyer_email), this.options.shop));
     });
   }
