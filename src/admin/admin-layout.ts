@@ -15,6 +15,8 @@ export const ADMIN = '/admin';
 export const SECTIONS = {
   dashboard: { path: ADMIN, label: 'Dashboard', needs: 'orders' },
   orders: { path: `${ADMIN}/orders`, label: 'Orders', needs: 'orders' },
+  // Staff run subscriptions as they run orders: canceling one moves no money.
+  subscriptions: { path: `${ADMIN}/subscriptions`, label: 'Subscriptions', needs: 'orders' },
   products: { path: `${ADMIN}/products`, label: 'Products', needs: 'stock' },
   import: { path: `${ADMIN}/import`, label: 'Import', needs: 'import' },
   deliveries: { path: `${ADMIN}/deliveries`, label: 'Deliveries', needs: 'deliveries' },

@@ -3,7 +3,7 @@
  * without a valid session (none, expired, ended, or a revoked person's) gets the sign-in page (401) or a 401 in JSON,
  * before any route reads or changes anything; every state-changing request must come from this store's origin and,
  * on a session, carry its CSRF token, else 403 with nothing changed; every answer is `Cache-Control: no-store`.
- * The sections (dashboard, orders, catalog, import, deliveries, buyers, staff, sign-in) each register their routes.
+ * The sections (dashboard, orders, subscriptions, catalog, import, deliveries, buyers, staff, sign-in) each register their routes.
  */
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -26,8 +26,9 @@ import { register as importPages } from './import-pages.js';
 import { register as orderPages } from './order-pages.js';
 import { register as signInPages } from './sign-in-pages.js';
 import { register as staffPages } from './staff-pages.js';
+import { register as subscriptionPages } from './subscription-pages.js';
 
-const SECTIONS: readonly AdminSectionRoutes[] = [signInPages, dashboardPages, orderPages, catalogPages, importPages, deliveryPages, buyerPages, staffPages];
+const SECTIONS: readonly AdminSectionRoutes[] = [signInPages, dashboardPages, orderPages, subscriptionPages, catalogPages, importPages, deliveryPages, buyerPages, staffPages];
 
 /** The admin's scripts by file name: the WebAuthn library's browser bundle, and the admin's own from ./assets/. */
 function adminScripts(): Map<string, string> {

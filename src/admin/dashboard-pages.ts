@@ -2,15 +2,27 @@
  * The admin's home, GET /admin: the business at a glance (src/reports/dashboard.ts). Sales, orders and the average
  * order of today, 7 and 30 days beside the days before; what waits for the merchant; orders per day by who prepared
  * them and units sold per product as charts drawn here (svg-charts.ts), each with its numbers in a table; low stock;
- * deliveries given up. Every figure of orders links to the orders list filtered to exactly those orders. No script.
+ * deliveries given up; subscriptions and the renewals approved, linking to the subscriptions list. Every figure of
+ * orders links to the orders list filtered to exactly those orders. No script.
  */
 import type { FastifyInstance } from 'fastify';
 import { html, typed, type Html } from '../markup/html.js';
 import type { Moments } from '../markup/moments.js';
-import { DashboardCache, dashboardFigures, type DashboardFigures, type DaySpan, type PeriodComparison, type PeriodFigures, type Preparer, type WaitingOrders } from '../reports/dashboard.js';
+import {
+  DashboardCache,
+  dashboardFigures,
+  type DashboardFigures,
+  type DaySpan,
+  type PeriodComparison,
+  type PeriodFigures,
+  type Preparer,
+  type SubscriptionFigures,
+  type WaitingOrders,
+} from '../reports/dashboard.js';
 import { orderSearchParams, type OrderSearch, type WaitingFilter } from '../reports/order-search.js';
 import { allowed, money, sendPage, staffOf, SECTIONS, type AdminContext } from './admin-kit.js';
 import { orderPath, scrollingTable } from './admin-page-parts.js';
+import { subscriptionsLink } from './subscription-view.js';
 import { horizontalBarChart, legend, stackedBarChart } from './svg-charts.js';
 
 const ORDERS = SECTIONS.orders.path;
@@ -229,6 +241,21 @@ ${count ? html`<p><a href="${SECTIONS.deliveries.path}">See and retry them in De
 </section>`;
 }
 
+function subscriptionsPanel(figures: SubscriptionFigures): Html {
+  const approved = (Object.keys(PERIOD_LABELS) as PeriodComparison['name'][]).map(
+    (name) => html`<tr><th scope="row">${PERIOD_LABELS[name].now}</th><td class="n">${figures.renewalsApproved[name]}</td></tr>`,
+  );
+  return html`<section class="panel" aria-labelledby="subscriptions-heading">
+<h2 id="subscriptions-heading">Subscriptions</h2>
+<p><a href="${subscriptionsLink({ state: 'active' })}"><span class="figure">${figures.active}</span> active</a> · <a href="${subscriptionsLink({ state: 'paused' })}">${figures.paused} paused</a></p>
+<table>
+<caption id="renewals-approved-caption">Renewals approved by their buyers</caption>
+<tbody>${approved}</tbody>
+</table>
+<p><a href="${subscriptionsLink({})}">Upcoming deliveries and every subscription</a></p>
+</section>`;
+}
+
 /** The body of GET /admin. */
 export function dashboardBody(figures: DashboardFigures, moments: Moments): Html {
   return html`<h1>Dashboard</h1>
@@ -239,6 +266,7 @@ ${figures.periods.map((period) => periodPanel(period, figures.currency))}
 <div class="grid">
 ${waitingPanel(figures.waiting)}
 ${failedSection(figures, moments)}
+${figures.subscriptions ? subscriptionsPanel(figures.subscriptions) : ''}
 </div>
 ${ordersByDaySection(figures)}
 <div class="grid">
@@ -251,7 +279,7 @@ export function register(admin: FastifyInstance, ctx: AdminContext): void {
   const cache = new DashboardCache();
   admin.get(SECTIONS.dashboard.path, { config: { rateLimit: 'admin' } }, async (request, reply) => {
     if (!allowed(request, reply, ctx, SECTIONS.dashboard.needs)) return reply;
-    const figures = await dashboardFigures(ctx.store.db, { now: new Date(), timeZone: ctx.moments.timeZone, cache });
+    const figures = await dashboardFigures(ctx.store.db, { now: ctx.store.clock(), timeZone: ctx.moments.timeZone, cache, subscriptions: ctx.store.subscriptions });
     return sendPage(reply, ctx, staffOf(request), { title: 'Dashboard', section: 'dashboard', body: dashboardBody(figures, ctx.moments) });
   });
 }

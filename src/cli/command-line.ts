@@ -11,11 +11,14 @@ import { configVariablesHelp } from '../config-variables.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { DatabaseInUseError, DatabaseUnreachableError, openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
+import { momentsIn } from '../markup/moments.js';
+import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 import type { StockListing } from '../inventory/inventory-store.js';
 import { Inventory } from '../inventory/inventory.js';
 import { OrderActions } from '../orders/order-actions.js';
 import { retryWhenDue, type OutboxListing } from '../outbox/outbox-dispatcher.js';
 import { SigningKeys } from '../ucp/webhooks/signing-keys.js';
+import { readOptions } from './command-options.js';
 import { controlSocketPath, sendCatalogFile, sendControlCommand } from './control-socket.js';
 import {
   CommandError,
@@ -42,6 +45,7 @@ import {
 import { describeImportPreview, describeImportWithChanges } from './import-changes-text.js';
 import { DRAIN_SECONDS, serve } from './serve.js';
 import { remoteStaffCommands, staffCommand, STAFF_USAGE } from './staff-commands.js';
+import { remoteSubscriptionCommands, subscriptionCommands, subscriptionsCommand, SUBSCRIPTIONS_USAGE, type SubscriptionCommands } from './subscription-commands.js';
 import { inertLine, inertStrings, printLines, type TextStream } from './terminal-text.js';
 
 /** Where a command runs: its environment (the configuration) and the streams its answer and its failure go to. */
@@ -59,10 +63,13 @@ export interface CommandLine {
 /** Prints one answer (the CLI's own lines) to the command's stdout. */
 type Say = (text: string) => void;
 
+/** The commands of the CLI: the merchant's, and the subscriptions' (subscription-commands.ts). */
+type CliCommands = MerchantCommands & SubscriptionCommands;
+
 /** What a merchant's command works with: where its answer goes, and the commands on the configured database. */
 interface CommandTools {
   say: Say;
-  withCommands: <T>(run: (commands: MerchantCommands) => Promise<T>) => Promise<T>;
+  withCommands: <T>(run: (commands: CliCommands) => Promise<T>) => Promise<T>;
 }
 
 const USAGE = `usage: storefront <command> [arguments]
@@ -99,6 +106,15 @@ const USAGE = `usage: storefront <command> [arguments]
                              enrollment link, valid 30 minutes, on which they create their passkey (mailed too with SMTP_URL)
   staff revoke EMAIL         end every session of that person at once and remove their passkeys (never the last owner)
   staff sign-in-link EMAIL   a single-use sign-in link, valid 5 minutes (for a BASE_URL that is an IP address: no passkey there)
+  subscriptions [--state active|paused|canceled] [--email EMAIL]
+                             the newest subscriptions: id, state, buyer email, what, plan, next delivery (in STORE_TIMEZONE)
+  subscriptions show ID      one subscription: lines, plan terms (still offered or not), address, the next delivery priced
+                             now, renewals with their state and orders, and what happened to it
+  subscriptions cancel ID [--reason TEXT]
+                             cancel it: no renewal is produced after this (the buyer is mailed)
+  subscriptions run [--as-of DATE]
+                             what the schedule does, now or as of DATE (2027-01-15, or 2027-01-15T09:00:00Z): produce the
+                             renewals due (the buyer mailed a link to approve each), remind, skip; run twice, it does each once
   help                       this text
 
 The database is the embedded one in DATA_DIR (default ./data), or the PostgreSQL server at DATABASE_URL.
@@ -127,7 +143,7 @@ class NotDeliveredError extends Error {}
  * Runs a merchant command: on the database itself (PostgreSQL, or an embedded database no store holds), or
  * through the control socket of the store that holds the embedded database. Its answer comes back inert (inertStrings).
  */
-async function runMerchantCommand<T>(config: Config, held: Database | undefined, run: (commands: MerchantCommands) => Promise<T>): Promise<T> {
+async function runMerchantCommand<T>(config: Config, held: Database | undefined, run: (commands: CliCommands) => Promise<T>): Promise<T> {
   if (held) return inertStrings(await run(await commandsOn(held, config)));
   let db: Database;
   try {
@@ -143,7 +159,7 @@ async function runMerchantCommand<T>(config: Config, held: Database | undefined,
   }
 }
 
-async function commandsOn(db: Database, config: Config): Promise<MerchantCommands> {
+async function commandsOn(db: Database, config: Config): Promise<CliCommands> {
   await migrate(db);
   const inventory = await Inventory.load(db);
   // The provider and CAPTURE_ON the store has: a card hold captured, released or refunded here is asked of Stripe.
@@ -151,12 +167,30 @@ async function commandsOn(db: Database, config: Config): Promise<MerchantCommand
   const orders = new OrderActions({ inventory, subscribers: orderEventSubscribers(config), provider: openPaymentProvider(config), captureOn: config.payment.captureOn });
   // Only stores send: a retry here makes the message due and waits for a running store to deliver it.
   const retry = (id: number) => retryWhenDue(db, id, RETRY_WAIT_MS);
-  return merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey), staff: openStaff(config) });
+  return {
+    ...merchantCommands({ db, inventory, orders, retry, signingKeys: () => SigningKeys.open(db, config.signingKey), staff: openStaff(config) }),
+    ...subscriptionCommands(db, (run) => withSubscriptionService(config, db, run)),
+  };
 }
 
-function remoteCommands(socketPath: string): MerchantCommands {
+/**
+ * The store's subscription service on `db`, for one command: a store opened on it (no demo catalog seeded, no delivery),
+ * closed after the command; `db` itself stays open (the caller closes it).
+ */
+async function withSubscriptionService<T>(config: Config, db: Database, run: (subscriptions: SubscriptionService) => Promise<T>): Promise<T> {
+  const { openStore } = await import('../store.js');
+  const store = await openStore(config, { db: { ...db, close: async () => {} }, seedDemo: false });
+  try {
+    return await run(store.subscriptions);
+  } finally {
+    await store.close();
+  }
+}
+
+function remoteCommands(socketPath: string): CliCommands {
   return {
     ...remoteStaffCommands(socketPath),
+    ...remoteSubscriptionCommands(socketPath),
     stock: () => sendControlCommand<StockListing[]>(socketPath, 'GET', '/stock'),
     setStock: (sku, onHand) => sendControlCommand<StockSet>(socketPath, 'POST', '/stock', { sku, onHand }),
     // The file itself is sent (the CLI reads a catalog only from a file), streamed as it is read.
@@ -203,21 +237,7 @@ const ORDER_ACTIONS = 'show, capture, fulfill, cancel or refund';
 
 /** `--name value` options after the positional arguments; an unknown option or one without its value is a usage error. */
 function options(args: readonly string[], known: readonly string[], usage: string): { positional: string[]; values: Map<string, string> } {
-  const positional: string[] = [];
-  const values = new Map<string, string>();
-  for (let index = 0; index < args.length; index++) {
-    const arg = args[index]!;
-    if (!arg.startsWith('--')) {
-      positional.push(arg);
-      continue;
-    }
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    if (!known.includes(name)) throw new UsageError(`unknown option --${name.slice(0, 40)}`, usage);
-    const value = inline ?? args[++index];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`, usage);
-    values.set(name, value);
-  }
-  return { positional, values };
+  return readOptions(args, known, (message) => new UsageError(message, usage));
 }
 
 async function orders(args: string[], { say, withCommands }: CommandTools): Promise<void> {
@@ -345,6 +365,8 @@ async function dispatch(argv: readonly string[], io: CommandLine, say: Say): Pro
       return buyers(rest, tools);
     case 'staff':
       return say(await staffCommand(rest, tools.withCommands, (message) => new UsageError(message, STAFF_USAGE)));
+    case 'subscriptions':
+      return say(await subscriptionsCommand(rest, tools.withCommands, (message) => new UsageError(message, SUBSCRIPTIONS_USAGE), momentsIn(config.storeTimeZone)));
     case 'signing-key': {
       if (rest.length !== 1 || rest[0] !== 'rotate') throw new UsageError('usage: storefront signing-key rotate');
       const rotated = await tools.withCommands((commands) => commands.rotateSigningKey());

@@ -2,7 +2,8 @@
  * The business at a glance, for the admin's home: sales, orders and the average order of today, the last 7 and the
  * last 30 days, each beside the days before; orders per day by who prepared them (a browser, or an agent and its
  * platform); units sold per product; low stock; the orders that wait for the merchant (a capture, a shipment, a
- * payment past due, a card hold about to lapse); deliveries given up. Days are calendar days in the store's time
+ * payment past due, a card hold about to lapse); deliveries given up; subscriptions (active, paused) and the renewals
+ * their buyers approved in each period. Days are calendar days in the store's time
  * zone. Read only, in a handful of queries that each stay fast over many orders (migration 017's indexes).
  *
  * Sales are the totals of orders not canceled (refunds are shown apart, in the period they were given).
@@ -124,6 +125,20 @@ export interface DashboardFigures {
     expiring: WaitingOrders;
   };
   failedDeliveries: { count: number; latest: FailedDelivery[] };
+  /** Subscriptions by state now, and the renewals their buyers approved in each period (absent without a counter). */
+  subscriptions?: SubscriptionFigures;
+}
+
+export interface SubscriptionFigures {
+  active: number;
+  paused: number;
+  canceled: number;
+  renewalsApproved: Record<PeriodName, number>;
+}
+
+/** What the dashboard reads of subscriptions (the subscription service's counts): by state now, renewals approved since `since`. */
+export interface SubscriptionCounter {
+  counts(db: Queryable, since: Date): Promise<{ active: number; paused: number; canceled: number; renewalsApproved: number }>;
 }
 
 export interface DashboardRequest {
@@ -132,6 +147,8 @@ export interface DashboardRequest {
   lowStockAt?: number;
   /** Keeps the figures of the days before today between requests (see DashboardCache); without it all are read. */
   cache?: DashboardCache;
+  /** The store's subscriptions, counted (store.subscriptions); without it the figures have none. */
+  subscriptions?: SubscriptionCounter;
 }
 
 /** Orders not canceled of one day, one channel and platform. */
@@ -209,6 +226,8 @@ interface Bounds {
   since: string;
   /** The first instant of the 30 days charted. */
   since30: string;
+  /** The first instant of the last 7 days. */
+  since7: string;
   /** The first instant of today. */
   startOfToday: string;
   /** When the latest order was canceled (what the days before today depend on). */
@@ -216,10 +235,11 @@ interface Bounds {
 }
 
 async function bounds(db: Queryable, now: Date, timeZone: string): Promise<Bounds> {
-  const [row] = await db.query<{ today: string; since: Date | string; since30: Date | string; start_of_today: Date | string; last_cancel: Date | string | null }>(
+  const [row] = await db.query<{ today: string; since: Date | string; since30: Date | string; since7: Date | string; start_of_today: Date | string; last_cancel: Date | string | null }>(
     `select (($1::timestamptz at time zone $2)::date)::text as today,
             ((($1::timestamptz at time zone $2)::date - ${2 * DAYS_CHARTED - 1})::timestamp at time zone $2) as since,
             ((($1::timestamptz at time zone $2)::date - ${DAYS_CHARTED - 1})::timestamp at time zone $2) as since30,
+            ((($1::timestamptz at time zone $2)::date - ${PERIOD_DAYS['7d'] - 1})::timestamp at time zone $2) as since7,
             ((($1::timestamptz at time zone $2)::date)::timestamp at time zone $2) as start_of_today,
             (select max(canceled_at) from orders where canceled_at is not null) as last_cancel`,
     [now.toISOString(), timeZone],
@@ -229,6 +249,7 @@ async function bounds(db: Queryable, now: Date, timeZone: string): Promise<Bound
     today: row!.today,
     since: iso(row!.since),
     since30: iso(row!.since30),
+    since7: iso(row!.since7),
     startOfToday: iso(row!.start_of_today),
     lastCancel: row!.last_cancel === null ? '' : iso(row!.last_cancel),
   };
@@ -290,7 +311,7 @@ export async function dashboardFigures(db: Queryable, request: DashboardRequest)
   const span = await bounds(db, now, timeZone);
   const { today, startOfToday } = span;
   const at = now.toISOString();
-  const [closed, todaysDays, todaysProducts, todaysRefunds, lowStock, waiting, failed] = await Promise.all([
+  const [closed, todaysDays, todaysProducts, todaysRefunds, lowStock, waiting, failed, subscriptions] = await Promise.all([
     closedDays(db, span, timeZone, request.cache),
     ordersPerDay(db, startOfToday, at, timeZone, true),
     unitsPerProduct(db, startOfToday, at, true),
@@ -313,6 +334,7 @@ export async function dashboardFigures(db: Queryable, request: DashboardRequest)
         order by ob.failed_at desc, ob.id desc
         limit ${FAILURES_LISTED}`,
     ),
+    request.subscriptions ? subscriptionFigures(db, request.subscriptions, { today: startOfToday, '7d': span.since7, '30d': span.since30 }) : undefined,
   ]);
 
   // Per day: sales and orders not canceled, refunds; orders of every kind per preparer for the chart.
@@ -417,7 +439,16 @@ export async function dashboardFigures(db: Queryable, request: DashboardRequest)
         lastError: redactedError(row.last_error),
       })),
     },
+    ...(subscriptions ? { subscriptions } : {}),
   };
+}
+
+/** Subscriptions by state, and the renewals approved since the start of each period (`starts`, ISO instants). */
+async function subscriptionFigures(db: Queryable, counter: SubscriptionCounter, starts: Record<PeriodName, string>): Promise<SubscriptionFigures> {
+  const names = Object.keys(starts) as PeriodName[];
+  const counts = await Promise.all(names.map((name) => counter.counts(db, new Date(starts[name]))));
+  const { active, paused, canceled } = counts.at(-1)!;
+  return { active, paused, canceled, renewalsApproved: Object.fromEntries(names.map((name, index) => [name, counts[index]!.renewalsApproved])) as Record<PeriodName, number> };
 }
 
 function rank(preparer: Preparer): number {

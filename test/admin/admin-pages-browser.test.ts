@@ -89,7 +89,10 @@ for (const backend of backends) {
       await until('the enrollment mails delivered', async () => (await undeliveredCounts(store.db)).pending === 0);
       // Deliveries of both kinds: given up (refused for good), and waiting (refused for now).
       smtp.refuse(550, { message: 'Mailbox unavailable (test server)' });
-      const order = await placeOrder(store, [{ variantId: variantId(store, 'ESP-LUN-10'), quantity: 2 }], { email: LONG_EMAIL });
+      // Bought on a plan: the order starts a subscription (the Subscriptions section's pages have one to show).
+      const espresso = store.catalog.snapshot.products.find((product) => product.variants.some((variant) => variant.sku === 'ESP-LUN-10'))!;
+      const plan = espresso.sellingPlanGroups[0]!.plans[0]!;
+      const order = await placeOrder(store, [{ variantId: variantId(store, 'ESP-LUN-10'), quantity: 2, sellingPlanId: plan.id }], { email: LONG_EMAIL });
       orderNumber = order.number;
       await until('the order mails given up', async () => (await undeliveredIn(store.db, 'failed')).length >= 2);
       smtp.refuse(451);
@@ -151,6 +154,7 @@ for (const backend of backends) {
         deliveries: `Order #${orderNumber}`,
         buyers: 'second@example.com',
         staff: 'clerk@example.com',
+        subscriptions: LONG_EMAIL,
       };
       const pages: AdminPage[] = [];
       for (const [name, section] of Object.entries(SECTIONS) as [keyof typeof SECTIONS, (typeof SECTIONS)[keyof typeof SECTIONS]][]) {
@@ -163,6 +167,8 @@ for (const backend of backends) {
       if (order) pages.push({ name: 'an order', path: order, shows: `#${orderNumber}` });
       const product = await firstLink(SECTIONS.products.path, new RegExp(`^${SECTIONS.products.path}/[^/?#]+$`));
       if (product) pages.push({ name: 'a product', path: product });
+      const subscription = await firstLink(SECTIONS.subscriptions.path, new RegExp(`^${SECTIONS.subscriptions.path}/\\d+$`));
+      if (subscription) pages.push({ name: 'a subscription', path: subscription, shows: 'The next delivery, priced now' });
       return pages;
     }
 
@@ -196,7 +202,7 @@ for (const backend of backends) {
     it('each page, at 390 and 1280 px, with JavaScript on (axe) and off (its content)', async (test) => {
       const pages = await adminPages();
       test.diagnostic(`pages checked: ${pages.map((p) => p.path).join(' ')}`);
-      for (const mine of ['deliveries', 'buyers', 'staff']) assert.ok(pages.some((p) => p.name === mine), `${mine} is checked`);
+      for (const mine of ['deliveries', 'buyers', 'staff', 'subscriptions', 'a subscription']) assert.ok(pages.some((p) => p.name === mine), `${mine} is checked`);
       for (const width of WIDTHS) {
         for (const javaScriptEnabled of modes) {
           const page = await signedInWindow(owner, { width, javaScriptEnabled });
@@ -245,7 +251,8 @@ for (const backend of backends) {
       const page = await signedInWindow(owner, { width: 390, javaScriptEnabled: false });
       smtp.accept();
       await page.goto(`${base}${SECTIONS.deliveries.path}`);
-      const [failed] = await undeliveredIn(t.store.db, 'failed');
+      // One of the order's (its subscription's mail, given up too, names no order).
+      const failed = (await undeliveredIn(t.store.db, 'failed')).find((message) => message.orderNumber === orderNumber);
       await submit(page, page.getByRole('form', { name: `Retry message ${failed!.id} of order #${orderNumber}` }).getByRole('button', { name: 'Retry' }));
       assert.equal(new URL(page.url()).search, '?done=delivered');
       await checkPage(page, 'deliveries after a retry', { axe: false, shows: 'The message was delivered.' });
