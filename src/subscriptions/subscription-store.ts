@@ -140,7 +140,8 @@ export async function claimDueSubscriptions(tx: Queryable, noticeBy: Date, limit
   const rows = await tx.query<Row>(
     `select ${SUBSCRIPTION_COLUMNS} from subscriptions s
       where s.state = 'active' and s.next_at <= $1
-        and not exists (select 1 from subscription_renewals r where r.subscription_id = s.id and r.due_at = s.next_at and r.state <> 'replaced')
+        -- A date written with microseconds (by hand, in SQL) is read to the millisecond, as the renewal's was written.
+        and not exists (select 1 from subscription_renewals r where r.subscription_id = s.id and r.due_at = date_trunc('milliseconds', s.next_at) and r.state <> 'replaced')
       order by s.next_at, s.id
       limit $2
       for update skip locked`,
