@@ -5,6 +5,7 @@
  * of everything that happened to it, and the merchant's actions as plain forms (capture, ship, cancel, refund), each
  * with its refusal beside it when one was refused. Pure: the route reads, this renders.
  */
+import { noteLines, orderLinePlanWords } from '../mail/mail-parts.js';
 import { html, typed, type Html } from '../markup/html.js';
 import type { Moments } from '../markup/moments.js';
 import { unitsBackordered, unitsToShip } from '../orders/order-actions.js';
@@ -81,13 +82,25 @@ function linesTable(order: Order): Html {
     html`<tr><th scope="col">Item</th><th scope="col">SKU</th><th scope="col" class="n">Units</th><th scope="col" class="n">Price</th><th scope="col" class="n">Line total</th><th scope="col" class="n">Shipped</th><th scope="col" class="n">Canceled</th><th scope="col" class="n">Backordered</th><th scope="col" class="n">Left to ship</th></tr>`,
     order.lines.map((line) => {
       const properties = Object.entries(line.properties);
-      return html`<tr><td>${typed(line.title)}${
+      const plan = orderLinePlanWords(line, order.currency);
+      return html`<tr><td>${typed(line.title)}${plan ? html`<br><span class="plan">${typed(plan)}</span>` : ''}${
         properties.length ? html`<br><span class="muted">${properties.map(([name, value], index) => html`${index ? '; ' : ''}${typed(name)}: ${typed(value)}`)}</span>` : ''
       }</td><td>${typed(line.sku ?? '')}</td><td class="n">${line.quantity}</td><td class="n">${m(line.unitPrice)}</td><td class="n">${m(line.lineTotal)}</td><td class="n">${
         line.fulfilled
       }</td><td class="n">${line.canceled}</td><td class="n">${unitsBackordered(line)}</td><td class="n">${unitsToShip(line)}</td></tr>`;
     }),
   );
+}
+
+/** The buyer's note (its line breaks kept) and the cart's attributes, as they were typed; nothing when the cart had none. */
+function notePanel(order: Order): Html | '' {
+  const note = noteLines(order.note);
+  const attributes = Object.entries(order.attributes ?? {});
+  if (note.length === 0 && attributes.length === 0) return '';
+  return html`<section class="panel" aria-labelledby="note-heading"><h2 id="note-heading">Note from the buyer</h2>
+${note.length ? html`<p>${note.map((line, index) => html`${index ? html`<br>` : ''}${typed(line)}`)}</p>` : ''}
+${attributes.length ? html`<table aria-label="Attributes"><tbody>${attributes.map(([name, value]) => html`<tr><th scope="row">${typed(name)}</th><td>${typed(value)}</td></tr>`)}</tbody></table>` : ''}
+</section>`;
 }
 
 function totalsTable(order: Order): Html {
@@ -277,6 +290,7 @@ ${shipmentsList(order, moments)}
 <p>${typed(order.buyerEmail)}${buyerName ? html`<br>${typed(buyerName)}` : ''}${order.buyer.phoneNumber ? html`<br>${typed(order.buyer.phoneNumber)}` : ''}</p>
 <h3>Ships to</h3>${addressBlock(order.shippingAddress)}</section>
 <section class="panel" aria-labelledby="approval-heading"><h2 id="approval-heading">Approval</h2>${approvalPanel(view.approval, moments)}</section>
+${notePanel(order)}
 </div>
 <h2 id="timeline">Timeline</h2>
 <p class="muted">Times in ${moments.timeZone}.</p>

@@ -24,6 +24,8 @@ import type { PaymentState } from '../payments/payment-handlers.js';
 import { listUndelivered, retryWhenDue, type DeliveryOutcome, type OutboxListing } from '../outbox/outbox-dispatcher.js';
 import type { StaffService } from '../staff/staff-service.js';
 import { staffCommands, type StaffCommands } from './staff-commands.js';
+import { orderLinePlanWords } from '../mail/mail-parts.js';
+import { inertLine } from './terminal-text.js';
 
 /** Largest stock a variant may hold (the same bound the catalog import accepts). */
 export const MAX_ON_HAND = 1_000_000_000;
@@ -503,6 +505,9 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
     ['Buyer', buyerName ? `${order.buyerEmail} (${buyerName})` : order.buyerEmail],
     ...addressLines.map((line, index) => [index === 0 ? 'Ship to' : '', line]),
     ['Shipping option', `${order.shippingOption.title} (${order.shippingOption.id}), ${money(order.shippingOption.amount)}`],
+    // What the buyer wrote, each on one line whichever way the answer came (a stored line break is shown as its escape).
+    ...(order.note ? [['Note', inertLine(order.note)]] : []),
+    ...Object.entries(order.attributes ?? {}).map(([name, value], index) => [index === 0 ? 'Attributes' : '', inertLine(`${name}: ${value}`)]),
   ]);
   const lines = columns(
     [
@@ -521,6 +526,11 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
     ],
     new Set([3, 4, 5, 7, 8]),
   );
+  // Under each line bought on a plan: the plan, its interval and what the line saved.
+  const linesWithPlans = lines.flatMap((row, index) => {
+    const plan = index === 0 ? undefined : orderLinePlanWords(order.lines[index - 1]!, order.currency);
+    return plan ? [row, `    plan: ${inertLine(plan)}`] : [row];
+  });
   const totals = columns(
     [
       ['Subtotal', money(order.subtotal)],
@@ -553,7 +563,7 @@ export function describeOrder(order: OrderDetails['order'], transitions: OrderDe
   return [
     ...facts,
     '',
-    ...lines.map((line) => `  ${line}`),
+    ...linesWithPlans.map((line) => `  ${line}`),
     '',
     ...totals,
     '',

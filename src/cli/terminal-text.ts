@@ -33,13 +33,13 @@ export function inertLines(text: string): string {
 /**
  * Every string in a command's answer (plain JSON: rows read from the database, what the merchant gave) as inertLine
  * makes it, before the answer is laid out in columns: a stored line break cannot start a line of the CLI's own, and a
- * column is as wide as what it prints.
+ * column is as wide as what it prints. Keys too: a cart's attributes are named by the buyer.
  */
 export function inertStrings<T>(value: T): T {
   if (typeof value === 'string') return inertLine(value) as T;
   if (Array.isArray(value)) return value.map((item: unknown) => inertStrings(item)) as T;
   if (value !== null && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value))) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, inertStrings(item)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [inertLine(key), inertStrings(item)])) as T;
   }
   return value;
 }

@@ -3,10 +3,10 @@
  * the recipient and the one-line fields as a header may hold them, the greeting, the order's link, the payment in the
  * words every surface uses, the signature, and the buyer's and merchant's message envelopes.
  */
-import { formatMoney } from '../catalog/types.js';
+import { formatMoney, planWords, STORE_CURRENCY, type PlanTerms } from '../catalog/types.js';
 import { formatAddress } from '../checkout/shipping.js';
 import { parseMailbox } from '../fields/mailbox.js';
-import type { LineQuantity, Order } from '../orders/orders.js';
+import { lineSaving, type LineQuantity, type Order, type OrderLine } from '../orders/orders.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import type { CaptureOn } from '../orders/order-machine.js';
 import { PAYMENT_LABELS, oneLineWords, paymentContextOf, paymentWords, textLines, type PaymentWords } from '../payments/payment-words.js';
@@ -164,17 +164,44 @@ interface MailLine {
 const orderUrl = (order: Order, shop: MailShop) => `${shop.baseUrl.replace(/\/+$/, '')}/orders/${encodeURIComponent(order.id)}`;
 export const money = (order: Order, cents: number) => formatMoney(cents, order.currency);
 
+/**
+ * A line bought on a selling plan, in the words every surface uses: "Delivery every month (every month, save 10%) —
+ * you save $0.65" (the plan's name, its interval, its discount, and what the line saved when it saved anything).
+ */
+export function planSavingWords(plan: Pick<PlanTerms, 'name' | 'intervalUnit' | 'intervalCount' | 'discountPercent'>, savingCents: number, currency = STORE_CURRENCY): string {
+  return `${planWords(plan)}${savingCents > 0 ? ` — you save ${formatMoney(savingCents, currency)}` : ''}`;
+}
+
+/** An order line's plan in those words; undefined for a one-time line. */
+export function orderLinePlanWords(line: Pick<OrderLine, 'sellingPlan' | 'unitPrice' | 'quantity'>, currency = STORE_CURRENCY): string | undefined {
+  return line.sellingPlan ? planSavingWords(line.sellingPlan, lineSaving(line), currency) : undefined;
+}
+
+/** The cart's note as lines (its own line breaks kept, blank lines dropped), each line as oneLine makes it. */
+export function noteLines(note: string | null | undefined): string[] {
+  return (note ?? '').split(/\r\n|[\n\r\u2028\u2029]/).map(oneLine).filter(Boolean);
+}
+
+/** The cart's attributes as "name: value", each on one line. */
+export function attributeLines(attributes: Record<string, string> | undefined): string[] {
+  return Object.entries(attributes ?? {}).map(([name, value]) => oneLine(`${name}: ${value}`));
+}
+
 function pricedLines(order: Order): MailLine[] {
-  return order.lines.map((line) => ({
-    title: oneLine(line.title),
-    quantity: line.quantity,
-    unitPrice: line.unitPrice,
-    lineTotal: line.lineTotal,
-    details: [
-      ...Object.entries(line.properties).map(([name, value]) => oneLine(`${name}: ${value}`)),
-      ...(line.backordered > 0 ? [`${line.backordered} of ${line.quantity} ship later`] : []),
-    ],
-  }));
+  return order.lines.map((line) => {
+    const plan = orderLinePlanWords(line, order.currency);
+    return {
+      title: oneLine(line.title),
+      quantity: line.quantity,
+      unitPrice: line.unitPrice,
+      lineTotal: line.lineTotal,
+      details: [
+        ...(plan ? [oneLine(plan)] : []),
+        ...Object.entries(line.properties).map(([name, value]) => oneLine(`${name}: ${value}`)),
+        ...(line.backordered > 0 ? [`${line.backordered} of ${line.quantity} ship later`] : []),
+      ],
+    };
+  });
 }
 
 /** The lines an event concerns (a shipment's, a cancellation's), with their titles from the order. */
@@ -248,7 +275,8 @@ function shippingWords(order: Order): string {
 
 const addressLines = (order: Order) => formatAddress(order.shippingAddress).map(oneLine).filter(Boolean);
 
-const addressHtml = (lines: readonly string[]) => html`<p style="margin:0 0 16px">${lines.map((line, index) => html`${index > 0 ? html`<br>` : ''}${line}`)}</p>`;
+/** Lines in one paragraph, each on its own line: an address, a note. */
+const linesParagraph = (lines: readonly string[]) => html`<p style="margin:0 0 16px">${lines.map((line, index) => html`${index > 0 ? html`<br>` : ''}${line}`)}</p>`;
 
 export const heading = (text: string) => html`<h2 style="font-size:17px;margin:20px 0 4px">${text}</h2>`;
 export const paragraph = (text: string | Html) => html`<p style="margin:0 0 12px">${text}</p>`;
@@ -297,7 +325,15 @@ export function paymentHtml(order: Order, shop: MailShop): Html {
   return paragraph(html`<strong>${label}:</strong> ${oneLine(words.text)}${lines.map((line) => html`<br>${line}`)}${words.after ? html`<br>${oneLine(words.after)}` : ''}`);
 }
 
-/** What the buyer's confirmation and the merchant's notice both show: items, totals, address, delivery. */
+/** The buyer's note and the cart's attributes (from the cart's note and cart/update.js), under their headings; none when empty. */
+function notesOf(order: Order): { title: string; lines: string[] }[] {
+  return [
+    { title: 'Note', lines: noteLines(order.note) },
+    { title: 'Additional details', lines: attributeLines(order.attributes) },
+  ].filter((part) => part.lines.length > 0);
+}
+
+/** What the buyer's confirmation and the merchant's notice both show: items, totals, address, delivery, the note and details. */
 export function summaryText(order: Order): string[] {
   return [
     'Items',
@@ -309,6 +345,7 @@ export function summaryText(order: Order): string[] {
     ...addressLines(order),
     '',
     `Delivery: ${shippingWords(order)}`,
+    ...notesOf(order).flatMap(({ title, lines }) => ['', title, ...lines.map((line) => `  ${line}`)]),
   ];
 }
 
@@ -317,6 +354,8 @@ export function summaryHtml(order: Order): Html {
 ${linesHtml(order, pricedLines(order))}
 ${totalsHtml(order)}
 ${heading('Ship to')}
-${addressHtml(addressLines(order))}
-${paragraph(`Delivery: ${shippingWords(order)}`)}`;
+${linesParagraph(addressLines(order))}
+${paragraph(`Delivery: ${shippingWords(order)}`)}
+${notesOf(order).map(({ title, lines }) => html`${heading(title)}
+${linesParagraph(lines)}`)}`;
 }

@@ -297,13 +297,17 @@ for (const backend of backends) {
         { sku: 'HYD-LEMONLIME-30', quantity: 1, sellingPlanId: plan.id, properties: { 'Gift note': '<b>Happy</b> & "you"' } },
       ]);
       const opened = await openApproval(t.app, token);
-      assert.ok(opened.html.includes(`<span class="detail">${plan.name}</span>`));
+      // The plan in full: its name, interval and discount, and what the line saves ($39.99 less 10%: $4.00).
+      const planWords = `${plan.name} (every month, save 10%) — you save $4.00`;
+      assert.ok(opened.html.includes(`<span class="detail">${planWords}</span>`));
+      assert.equal(opened.html.split(`<span class="detail">${plan.name}</span>`).length, 1, 'the bare name is not said again');
       assert.ok(opened.html.includes('<span class="detail"><bdi>Gift note</bdi>: <bdi>&lt;b&gt;Happy&lt;/b&gt; &amp; &quot;you&quot;</bdi></span>'));
       assert.ok(!opened.html.includes('<b>Happy</b>'));
       const approved = await approveAs(t.app, token, opened);
       assert.equal(approved.status, 303);
       const orderPage = await get(t.app, approved.location!);
       assert.ok(orderPage.html.includes('<span class="detail"><bdi>Gift note</bdi>: <bdi>&lt;b&gt;Happy&lt;/b&gt; &amp; &quot;you&quot;</bdi></span>'));
+      assert.ok(orderPage.html.includes(`<span class="detail">${planWords}</span>`), 'the order page keeps the plan as approved');
     });
 
     it('posting the same form twice places no second order: the second answer is the same order', async () => {

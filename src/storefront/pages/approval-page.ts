@@ -5,9 +5,11 @@
  * the details. Declining asks once more before it cancels. Also the page for a
  * link that was used (the order it placed) or no longer works (why, and what changed since it was shown).
  */
-import { STORE_CURRENCY } from '../../catalog/types.js';
+import { findSellingPlan } from '../../cart/cart.js';
+import { planWords, STORE_CURRENCY } from '../../catalog/types.js';
 import type { ProofOffer } from '../../checkout/buyer-proof.js';
 import type { Channel, CheckoutView } from '../../checkout/checkout.js';
+import { noteLines, planSavingWords } from '../../mail/mail-parts.js';
 import type { Order } from '../../orders/orders.js';
 import { approvalPaymentWords, paymentContextOf, paymentLine, type PaymentPlan } from '../../payments/payment-words.js';
 import { html, typed, type Html } from '../../markup/html.js';
@@ -15,7 +17,18 @@ import type { Moments } from '../../markup/moments.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
 import { paymentParagraphs } from './payment-parts.js';
-import { addressBlock, addressLines, checkoutLines, formatMoney, linesTable, thumbnailImage, totalsList, type Thumbnail } from './purchase-parts.js';
+import {
+  addressBlock,
+  addressLines,
+  checkoutLines,
+  formatMoney,
+  linesTable,
+  propertyDetail,
+  thumbnailImage,
+  totalsList,
+  type DisplayLine,
+  type Thumbnail,
+} from './purchase-parts.js';
 
 /**
  * A clock time in the store's zone (STORE_TIMEZONE, the pages' `moments`), "22:42 CET"; with its date when that is
@@ -68,10 +81,53 @@ function sellerLine(context: PageContext): Html {
 type HeadingLevel = 2 | 3;
 const heading = (level: HeadingLevel, text: string) => (level === 2 ? html`<h2>${text}</h2>` : html`<h3>${text}</h3>`);
 
-/** What the checkout will be: lines, address, shipping option, totals. */
+/**
+ * A line's details with its plan in full first ("Delivery every month (every month, save 10%) — you save $0.65"), in
+ * place of the plan's bare name the shared lines give (`shortNames`: the names that stand for the plan there).
+ */
+export function withPlanWords(line: DisplayLine, planSaving: string | undefined, shortNames: readonly (string | undefined)[] = []): DisplayLine {
+  if (!planSaving) return line;
+  return { ...line, details: [planSaving, ...line.details.filter((detail) => typeof detail !== 'string' || !shortNames.includes(detail))] };
+}
+
+/** The checkout's lines as a page lists them, a line bought on a plan saying its plan, interval and saving. */
+export function checkoutPlanLines(view: CheckoutView): DisplayLine[] {
+  return checkoutLines(view).map((line, index) => {
+    const priced = view.lines[index]!;
+    if (!priced.plan) return line;
+    const catalogPlan = priced.item && priced.line.sellingPlanId !== null ? findSellingPlan(priced.item.product, priced.line.sellingPlanId)?.plan.name : undefined;
+    const saving = (priced.fullUnitPrice - priced.unitPrice) * priced.line.quantity;
+    return withPlanWords(line, planSavingWords(priced.plan, saving), [catalogPlan, priced.plan.name, planWords(priced.plan)]);
+  });
+}
+
+/**
+ * The buyer's note (its line breaks kept) and the cart's attributes, as the buyer or the theme wrote them (isolated in
+ * <bdi>), under their headings; nothing when the cart had none.
+ */
+export function buyerNotes(note: string | null | undefined, attributes: Record<string, string> | undefined, level: HeadingLevel = 2): Html | '' {
+  const lines = noteLines(note);
+  const entries = Object.entries(attributes ?? {});
+  if (lines.length === 0 && entries.length === 0) return '';
+  return html`${
+    lines.length > 0
+      ? html`${heading(level, 'Note')}
+<p class="note">${lines.map((line, index) => html`${index > 0 ? html`<br>` : ''}${typed(line)}`)}</p>`
+      : ''
+  }
+${
+  entries.length > 0
+    ? html`${heading(level, 'Additional details')}
+<ul class="attributes">${entries.map(([name, value]) => html`<li>${propertyDetail(name, value)}</li>`)}</ul>`
+    : ''
+}`;
+}
+
+/** What the checkout will be: lines, the buyer's note, address, shipping option, totals. */
 export function checkoutSummary(view: CheckoutView, caption = 'Items', level: HeadingLevel = 2): Html {
   const option = view.selectedOption;
-  return html`${linesTable(caption, checkoutLines(view))}
+  return html`${linesTable(caption, checkoutPlanLines(view))}
+${buyerNotes(view.record.note, view.record.attributes, level)}
 ${
   view.address
     ? html`${heading(level, 'Ship to')}
@@ -97,6 +153,20 @@ function summaryPictures(view: CheckoutView): Thumbnail[] {
 }
 
 /**
+ * What approving lines bought on a plan means: a cart's start a subscription, each later delivery of which the buyer
+ * approves first, as this one; a renewal's lines (which carry the subscription's own terms) are its next delivery.
+ * Nothing when no line is on a plan.
+ */
+function subscriptionSentence(view: CheckoutView): Html | '' {
+  const planned = view.lines.filter((priced) => priced.plan);
+  if (planned.length === 0) return '';
+  const named = planned.map((priced) => `${priced.title}: ${planWords(priced.plan!)}`).join('; ');
+  return planned.every((priced) => priced.line.plan)
+    ? html`<p class="summary-plan">The next delivery of your subscription (${named}). If you do not approve it, this delivery is skipped and your subscription stays active.</p>`
+    : html`<p class="summary-plan">You subscribe to ${named}. Each later delivery waits for your approval, and you can skip or cancel any time.</p>`;
+}
+
+/**
  * The top of the page: the total, the items (with pictures), where it ships, and how and by when it is paid if
  * approved `now` (manual: the amount, the instructions, the due date, and the order number as the reference).
  */
@@ -107,6 +177,7 @@ function summary(view: CheckoutView, payment: { plan: PaymentPlan; now: Date; mo
 <h2 id="summary-title" class="visually-hidden">Summary</h2>
 <p class="summary-total">Total <strong>${formatMoney(view.totals.total)}</strong></p>
 <p class="summary-items"><span>${count(items, 'item', 'items')}</span>${summaryPictures(view).map((image) => thumbnailImage(image))}</p>
+${subscriptionSentence(view)}
 ${shipTo ? html`<p class="summary-ship">Ship to ${shipTo.map((line, index) => html`${index > 0 ? ', ' : ''}${line}`)}${view.selectedOption ? ` · ${view.selectedOption.title}` : ''}</p>` : ''}
 ${payment ? paymentParagraphs(approvalPaymentWords(payment.plan, { total: view.totals.total, currency: STORE_CURRENCY, now: payment.now, moments: payment.moments }), { className: 'summary-pay' }) : ''}
 </section>`;

@@ -5,12 +5,15 @@
  * the same one an agent's checkout sends the buyer to.
  */
 import type { PricedCart } from '../../cart/cart.js';
+import { planTermsOf } from '../../catalog/types.js';
 import type { CheckoutMessage } from '../../checkout/checkout.js';
 import type { FieldPath } from '../../checkout/fields.js';
 import type { Refusal } from '../../checkout/machine.js';
 import { US_REGIONS, type ShippingOption } from '../../checkout/shipping.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
 import { PERSON_FIELDS } from '../../fields/person-fields.js';
+import { planSavingWords } from '../../mail/mail-parts.js';
+import { buyerNotes, withPlanWords } from './approval-page.js';
 import { CART_PATH, CHECKOUT_PATH, lineDetails, variantTitleOf } from './cart-page.js';
 import { buyerSentence } from './checkout-sentences.js';
 import { html, type Html } from '../../markup/html.js';
@@ -62,6 +65,9 @@ export interface BrowserCheckoutFacts {
   problems: readonly CheckoutProblem[];
   /** The approval page of this checkout while one is waiting for the buyer. */
   pendingApproval?: string;
+  /** The cart's note and attributes (cart/update.js), which the order keeps. */
+  note?: string | null;
+  attributes?: Record<string, string>;
 }
 
 /** The field of the form a checkout fact names (in the domain's names), if the form has one. */
@@ -80,17 +86,21 @@ export function checkoutProblems(facts: readonly (Refusal | CheckoutMessage)[], 
   return facts.map((fact) => ({ field: formFieldOf(fact.field), text: buyerSentence(fact, options) }));
 }
 
-/** The cart's lines as the summary table shows them. */
+/** The cart's lines as the summary table shows them, a line on a plan saying its plan, interval and saving. */
 export function cartDisplayLines(cart: PricedCart): DisplayLine[] {
-  return cart.lines.map((priced) => ({
-    product: priced.item.product.title,
-    variant: variantTitleOf(priced),
-    details: lineDetails(priced),
-    quantity: priced.line.quantity,
-    unitPrice: priced.price,
-    lineTotal: priced.linePrice,
-    image: productThumbnail(priced.item.product),
-  }));
+  return cart.lines.map((priced) => {
+    const line: DisplayLine = {
+      product: priced.item.product.title,
+      variant: variantTitleOf(priced),
+      details: lineDetails(priced),
+      quantity: priced.line.quantity,
+      unitPrice: priced.price,
+      lineTotal: priced.linePrice,
+      image: productThumbnail(priced.item.product),
+    };
+    const plan = priced.sellingPlan;
+    return plan ? withPlanWords(line, planSavingWords(planTermsOf(plan.group, plan.plan), priced.discount), [plan.plan.name]) : line;
+  });
 }
 
 const REGION_NAMES: Record<string, string> = {
@@ -201,6 +211,7 @@ ${
 <h2 id="checkout-order-title">Your order</h2>
 ${linesTable('Items', facts.lines)}
 ${totalsList(facts.totals, selected?.title)}
+${buyerNotes(facts.note, facts.attributes, 3)}
 <p><a href="${CART_PATH}">Change your cart</a></p>
 </section>
 <form method="post" action="${CHECKOUT_PATH}" class="checkout-form" novalidate>

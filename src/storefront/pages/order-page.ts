@@ -6,11 +6,11 @@
  * shipping and totals, and a way back to the store.
  */
 import type { Product } from '../../catalog/types.js';
-import { plainMailAddress } from '../../mail/mail-parts.js';
+import { orderLinePlanWords, plainMailAddress } from '../../mail/mail-parts.js';
 import type { Order } from '../../orders/orders.js';
 import type { CaptureOn } from '../../orders/order-machine.js';
 import { PAYMENT_LABELS, paymentContextOf, paymentWords } from '../../payments/payment-words.js';
-import { orderPath } from './approval-page.js';
+import { buyerNotes, orderPath, withPlanWords } from './approval-page.js';
 import { html, typed, type Html } from '../../markup/html.js';
 import { layout, type PageContext } from './layout.js';
 import { paymentParagraphs } from './payment-parts.js';
@@ -31,6 +31,14 @@ export interface OrderPageOptions {
   productOf?: (productId: number) => Product | undefined;
   /** When a card hold is charged (CAPTURE_ON), for the sentence of an authorized payment. */
   captureOn?: CaptureOn;
+}
+
+/** The buyer's subscriptions page of an order (its route and page are the subscriptions'). */
+export const orderSubscriptionsPath = (orderId: string) => `${orderPath(orderId)}/subscriptions`;
+
+/** The order's lines as the page lists them, a line bought on a plan saying its plan, interval and saving. */
+function orderPlanLines(order: Order, productOf: OrderPageOptions['productOf']) {
+  return orderLines(order.lines, productOf).map((line, index) => withPlanWords(line, orderLinePlanWords(order.lines[index]!, order.currency)));
 }
 
 /** Units neither shipped nor canceled. */
@@ -116,7 +124,13 @@ ${
         .map((a) => html`<li><time datetime="${a.occurredAt.toISOString()}">${context.moments.moment(a.occurredAt)}</time>: ${formatMoney(-a.amount)}${a.reason ? html` (${typed(a.reason)})` : ''}</li>`)}</ul>`
     : ''
 }
-${linesTable('Items', orderLines(order.lines, options.productOf))}
+${linesTable('Items', orderPlanLines(order, options.productOf))}
+${
+  order.lines.some((line) => line.sellingPlan)
+    ? html`<p class="subscriptions">Items bought on a plan come again at its interval, each delivery once you approve it. <a href="${orderSubscriptionsPath(order.id)}">Manage your subscription</a></p>`
+    : ''
+}
+${buyerNotes(order.note, order.attributes)}
 <h2>Ship to</h2>
 ${addressBlock(addressLines(order.shippingAddress))}
 <p>Email for this order: ${typed(order.buyerEmail)}</p>

@@ -5,7 +5,8 @@
  * before the selling-plan discount, the discount negative, then the total).
  */
 import type { PricedCart } from '../../cart/cart.js';
-import { absoluteUrl, STORE_CURRENCY } from '../../catalog/types.js';
+import { absoluteUrl, planTermsOf, STORE_CURRENCY } from '../../catalog/types.js';
+import { lineTitle } from '../checkout/ucp-checkout.js';
 
 export interface UcpTotal {
   type: 'subtotal' | 'items_discount' | 'total';
@@ -49,7 +50,8 @@ export function ucpCart(cart: PricedCart, baseUrl: string): UcpCart {
         id: priced.line.key,
         item: {
           id: String(priced.item.variant.id),
-          title: priced.title,
+          // A line bought on a selling plan names its plan, as the checkout's and the order's lines do.
+          title: lineTitle(priced.title, priced.sellingPlan && planTermsOf(priced.sellingPlan.group, priced.sellingPlan.plan)),
           price: priced.price,
           ...(image ? { image_url: absoluteUrl(baseUrl, image.src) } : {}),
         },

@@ -12,7 +12,7 @@ import type { CheckoutAnswer } from '../../checkout/checkout-service.js';
 import { orderCanceledNotice, type CheckoutView } from '../../checkout/checkout.js';
 import { isTerminal } from '../../checkout/machine.js';
 import type { CheckoutTotals } from '../../checkout/totals.js';
-import { STORE_CURRENCY } from '../../catalog/types.js';
+import { planWords, STORE_CURRENCY, type PlanTerms } from '../../catalog/types.js';
 import type { AddressKey } from '../../checkout/shipping.js';
 import type { ApprovalProofMode, PolicyKind } from '../../config.js';
 import type { Order } from '../../orders/orders.js';
@@ -51,6 +51,15 @@ export const POSTAL_ADDRESS_MEMBERS: Record<AddressKey, string> = {
 export const approvalUrl = (baseUrl: string, token: string) => `${baseUrl}/checkout/approve/${token}`;
 export const checkoutPageUrl = (baseUrl: string, id: string) => `${baseUrl}/checkouts/${id}`;
 export const orderPageUrl = (baseUrl: string, id: string) => `${baseUrl}/orders/${id}`;
+
+/**
+ * A line's item title: the item's name and, for a line bought on a selling plan, the plan with its interval and
+ * saving ("Espresso Capsules — Delivery every month (every month, save 10%)"). Neither release's line item has a
+ * member of its own for a subscription, so the title, which every platform shows, says it.
+ */
+export function lineTitle(title: string, plan: PlanTerms | null | undefined): string {
+  return plan ? `${title} — ${planWords(plan)}` : title;
+}
 
 /** The payment handlers as a checkout's `ucp` block and the profile advertise them. */
 export function paymentHandlersEntry(payments: PaymentHandler): Record<string, object[]> {
@@ -117,7 +126,7 @@ export function ucpCheckout(answer: CheckoutAnswer, mapping: CheckoutMapping): R
     ...(Object.keys(buyer).length > 0 ? { buyer } : {}),
     line_items: view.lines.map((priced) => ({
       id: priced.line.id,
-      item: { id: String(priced.line.variantId), title: priced.title, price: priced.unitPrice },
+      item: { id: String(priced.line.variantId), title: lineTitle(priced.title, priced.plan), price: priced.unitPrice },
       quantity: priced.line.quantity,
       totals: [
         { type: 'subtotal', amount: priced.lineTotal },
@@ -215,7 +224,7 @@ export function ucpOrder(order: Order, mapping: Pick<CheckoutMapping, 'release' 
     currency: order.currency,
     line_items: order.lines.map((line) => ({
       id: line.id,
-      item: { id: String(line.variantId), title: line.title, price: line.unitPrice },
+      item: { id: String(line.variantId), title: lineTitle(line.title, line.sellingPlan), price: line.unitPrice },
       quantity: { original: line.quantity, total: line.quantity - line.canceled, fulfilled: line.fulfilled },
       totals: [
         { type: 'subtotal', amount: line.lineTotal },
