@@ -156,6 +156,7 @@ export async function openStore(config: Config, options: StoreOptions = {}): Pro
       maxLineQuantity: config.cartMaxLineQuantity,
       shop: { ...merchantIdentity(config), timeZone: config.storeTimeZone },
       mailDeadlineSeconds: config.outbox.mailDeadlineSeconds,
+      onError,
     });
     // An order bought on a plan starts a subscription; a renewal's order moves it to its next date: in the order's transaction.
     checkouts.approvals.afterOrderPlaced(subscriptions.onOrderPlaced);

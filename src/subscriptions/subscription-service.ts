@@ -65,12 +65,16 @@ export interface SubscriptionServiceOptions {
   maxLineQuantity: number;
   shop: SubscriptionMailShop;
   mailDeadlineSeconds: number;
+  /** Where a subscription whose renewal could not be produced is reported (the others are produced all the same). */
+  onError?: (what: string, error: unknown) => void;
 }
 
 export interface RunReport {
   produced: number;
   reminded: number;
   skipped: number;
+  /** Subscriptions whose renewal could not be produced this time (reported; tried again at the next run). */
+  failed: number;
 }
 
 export interface NextDelivery {
@@ -198,7 +202,7 @@ export class SubscriptionService {
    * Idempotent: run twice, or on every instance at once, each happens once.
    */
   async run(db: Database, asOf: Date = this.now()): Promise<RunReport> {
-    const report: RunReport = { produced: 0, reminded: 0, skipped: 0 };
+    const report: RunReport = { produced: 0, reminded: 0, skipped: 0, failed: 0 };
     // Not approved in time: the checkout is canceled first (its own transaction), then the renewal closed below.
     for (const renewal of await claimRenewalsDue(db, 'skip', asOf, 500)) {
       await this.options.checkouts.cancel(db, renewal.checkoutId, 'system', 'the renewal was not approved in time', 'checkout_expired').catch((error: unknown) => {
@@ -215,15 +219,26 @@ export class SubscriptionService {
       report.reminded += reminded;
       if (reminded < BATCH) break;
     }
+    // One subscription per transaction: one that cannot be produced (its row rolled back) holds up no other.
+    const failed: number[] = [];
     for (;;) {
-      const produced = await db.transaction(async (tx) => {
-        const [subscription] = await claimDueSubscriptions(tx, new Date(asOf.getTime() + this.options.noticeDays * DAY_MS), 1);
-        if (!subscription) return false;
-        await this.produce(tx, subscription, asOf);
-        return true;
-      });
-      if (!produced) break;
-      report.produced++;
+      let claimed: number | undefined;
+      try {
+        const produced = await db.transaction(async (tx) => {
+          const [subscription] = await claimDueSubscriptions(tx, new Date(asOf.getTime() + this.options.noticeDays * DAY_MS), 1, failed);
+          if (!subscription) return false;
+          claimed = subscription.id;
+          await this.produce(tx, subscription, asOf);
+          return true;
+        });
+        if (!produced) break;
+        report.produced++;
+      } catch (error) {
+        if (claimed === undefined) throw error;
+        failed.push(claimed);
+        report.failed++;
+        this.options.onError?.(`the renewal of subscription ${claimed} could not be produced; tried again at the next run`, error);
+      }
     }
     await purgeExpiredLinks(db, asOf);
     return report;

@@ -134,18 +134,18 @@ export async function subscriptionsOfOrder(db: Queryable, orderId: string): Prom
 
 /**
  * Active subscriptions whose next delivery's renewal is due by `noticeBy` and not yet produced, locked for the
- * caller's transaction; rows another instance holds are passed over (it is producing them).
+ * caller's transaction; rows another instance holds are passed over (it is producing them), and those of `passOver`.
  */
-export async function claimDueSubscriptions(tx: Queryable, noticeBy: Date, limit: number): Promise<Subscription[]> {
+export async function claimDueSubscriptions(tx: Queryable, noticeBy: Date, limit: number, passOver: readonly number[] = []): Promise<Subscription[]> {
   const rows = await tx.query<Row>(
     `select ${SUBSCRIPTION_COLUMNS} from subscriptions s
-      where s.state = 'active' and s.next_at <= $1
+      where s.state = 'active' and s.next_at <= $1 and not (s.id = any($3::bigint[]))
         -- A date written with microseconds (by hand, in SQL) is read to the millisecond, as the renewal's was written.
         and not exists (select 1 from subscription_renewals r where r.subscription_id = s.id and r.due_at = date_trunc('milliseconds', s.next_at) and r.state <> 'replaced')
       order by s.next_at, s.id
       limit $2
       for update skip locked`,
-    [noticeBy.toISOString(), limit],
+    [noticeBy.toISOString(), limit, passOver],
   );
   return rows.map(subscriptionFromRow);
 }

@@ -285,6 +285,22 @@ for (const backend of backends) {
       }
     });
 
+    it('a subscription whose renewal cannot be produced holds up no other, and is reported', async () => {
+      const { subscription: broken } = await subscribe('broken@example.com', 1);
+      const { subscription: fine } = await subscribe('fine@example.com', 1);
+      // A row no code of the store writes: lines that are not a list.
+      await t.store.db.query(`update subscriptions set lines = '{}'::jsonb where id = $1`, [broken.id]);
+      try {
+        clock.set(new Date(fine.nextAt.getTime() - DAY));
+        const report = await t.store.subscriptions.run(t.store.db);
+        assert.ok(report.failed >= 1, JSON.stringify(report));
+        const [row] = await t.store.db.query<{ n: string }>('select count(*) as n from subscription_renewals where subscription_id = $1', [fine.id]);
+        assert.equal(Number(row!.n), 1, 'the other one renewed');
+      } finally {
+        await t.store.db.query(`update subscriptions set state = 'canceled' where id = $1`, [broken.id]);
+      }
+    });
+
     it('two instances running the schedule at once produce each renewal once', async () => {
       const emails = Array.from({ length: 6 }, (_, i) => `twice-${i}@example.com`);
       const subscriptions = [];
