@@ -132,6 +132,13 @@ const LINKS_PER_MAILBOX_HOUR = 10;
 /** Rows one claim takes; each is produced in its own transaction. */
 const BATCH = 20;
 
+/** What the store did, told to the buyer, where the buyer's own words ("Your subscription is paused") do not turn into it. */
+const STORE_DID: Record<string, string> = {
+  paused: 'The store paused your subscription',
+  resumed: 'The store resumed your subscription',
+  canceled: 'The store canceled your subscription',
+};
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 const secret = () => randomBytes(32).toString('base64url');
 
@@ -589,9 +596,11 @@ export class SubscriptionService {
       // Skipping the next delivery when its renewal was waiting: that renewal's date was the next date.
       const written = await writeSubscription(tx, id, update, now);
       const actor: SubscriptionActor = by.actor;
-      await insertEvent(tx, id, now, actor, kind, done);
-      if (by.actor === 'merchant') await recordAudit(tx, by.audit, { action: `subscription.${kind}`, summary: `subscription ${id}: ${done.replace(/^You /, '').replace(/^Your subscription /, '')}` });
-      await this.mail(tx, changedMail(written, by.actor === 'merchant' ? done.replace(/^You /, 'The store ') : done, await this.manageUrl(tx, written.buyerEmail), this.options.shop));
+      // In the buyer's words to the buyer ("You skipped…", "Your subscription is canceled"); the store's when it was the store.
+      const told = by.actor === 'merchant' ? (STORE_DID[kind] ?? done.replace(/^You /, 'The store ')) : done;
+      await insertEvent(tx, id, now, actor, kind, by.actor === 'merchant' ? `${kind.replace('_', ' ')} by ${by.audit.label}` : told);
+      if (by.actor === 'merchant') await recordAudit(tx, by.audit, { action: `subscription.${kind}`, summary: `subscription ${id}: ${kind.replace('_', ' ')}` });
+      await this.mail(tx, changedMail(written, told, await this.manageUrl(tx, written.buyerEmail), this.options.shop));
       return written;
     });
     if (planned.pending === 'replaced' && changed.state === 'active') await this.run(db);

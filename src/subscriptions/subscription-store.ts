@@ -116,7 +116,7 @@ export async function listSubscriptions(db: Queryable, filter: SubscriptionFilte
   const where: string[] = [];
   const params: unknown[] = [];
   if (filter.state) where.push(`state = $${params.push(filter.state)}`);
-  if (filter.email !== undefined) where.push(`buyer_email = $${params.push(filter.email)}`);
+  if (filter.email !== undefined) where.push(`lower(buyer_email) = lower($${params.push(filter.email)})`);
   if (filter.before !== undefined) where.push(`id < $${params.push(filter.before)}`);
   const limit = Math.min(Math.max(filter.limit ?? 50, 1), 500);
   const rows = await db.query<Row>(

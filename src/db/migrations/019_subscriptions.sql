@@ -30,7 +30,8 @@ create table subscriptions (
   cancel_reason text
 );
 create index subscriptions_due on subscriptions (next_at) where state = 'active';
-create index subscriptions_by_buyer on subscriptions (buyer_email, id);
+-- A buyer's subscriptions, whatever the case their address is typed in.
+create index subscriptions_by_buyer on subscriptions (lower(buyer_email), id);
 create index subscriptions_by_origin on subscriptions (origin_order_id);
 
 -- A renewal: one per subscription and delivery date (produced once, across instances and restarts), its checkout
