@@ -17,6 +17,7 @@ import { CatalogStream, type CatalogFormat } from '../catalog/import/catalog-str
 import type { ImportReport } from '../catalog/import/import-catalog.js';
 import { CommandError, type FulfillRequest, type MerchantCommands } from './merchant-commands.js';
 import { staffRoute } from './staff-commands.js';
+import { subscriptionRoute, type SubscriptionCommands } from './subscription-commands.js';
 
 /** Unix socket paths are limited to about 107 bytes; a deep DATA_DIR gets a socket in the temp folder instead. */
 const MAX_SOCKET_PATH = 100;
@@ -30,7 +31,10 @@ export function controlSocketPath(dataDir: string): string {
 
 type Answer = { status: number; body: unknown };
 
-async function route(commands: MerchantCommands, method: string, url: string, body: unknown): Promise<Answer> {
+/** What a running store answers on its socket: the merchant's commands and the subscriptions'. */
+export type ControlCommands = MerchantCommands & SubscriptionCommands;
+
+async function route(commands: ControlCommands, method: string, url: string, body: unknown): Promise<Answer> {
   const input = (body ?? {}) as Record<string, unknown>;
   if (method === 'GET' && url === '/stock') return { status: 200, body: await commands.stock() };
   if (method === 'POST' && url === '/stock') return { status: 200, body: await commands.setStock(String(input.sku), Number(input.onHand)) };
@@ -50,6 +54,8 @@ async function route(commands: MerchantCommands, method: string, url: string, bo
   }
   const staff = await staffRoute(commands, method, url, input);
   if (staff) return staff;
+  const subscriptions = await subscriptionRoute(commands, method, url, input);
+  if (subscriptions) return subscriptions;
   if (method === 'GET' && url === '/outbox') return { status: 200, body: await commands.outbox() };
   if (method === 'POST' && url === '/outbox/retry') return { status: 200, body: await commands.retryOutbox(Number(input.id)) };
   // An order's id or number, escaped in the path (`#1001` would otherwise read as a fragment); null when none.
@@ -65,7 +71,7 @@ const IMPORT_PATH = '/import';
  * imported from there. The upload ends before the import's transaction begins, so a slow or stopped upload never
  * holds the embedded database, which the store's requests share.
  */
-async function importUpload(commands: MerchantCommands, upload: http.IncomingMessage, query: URLSearchParams): Promise<Answer> {
+async function importUpload(commands: ControlCommands, upload: http.IncomingMessage, query: URLSearchParams): Promise<Answer> {
   const format: CatalogFormat = query.get('format') === 'csv' ? 'csv' : 'json';
   const dir = await mkdtemp(path.join(tmpdir(), 'storefront-import-'));
   try {
@@ -79,7 +85,7 @@ async function importUpload(commands: MerchantCommands, upload: http.IncomingMes
 }
 
 /** Serves the commands on the socket until closed; a socket left by a store that died is replaced. */
-export async function serveControlSocket(socketPath: string, commands: MerchantCommands): Promise<{ close(): Promise<void>; closeAllConnections(): void }> {
+export async function serveControlSocket(socketPath: string, commands: ControlCommands): Promise<{ close(): Promise<void>; closeAllConnections(): void }> {
   if (existsSync(socketPath)) rmSync(socketPath, { force: true }); // the data directory's lock says no live store holds it
   const server = http.createServer((request, response) => {
     const reply = (answer: Answer) => {

@@ -24,6 +24,7 @@ import type { PaymentState } from '../payments/payment-handlers.js';
 import { listUndelivered, retryWhenDue, type DeliveryOutcome, type OutboxListing } from '../outbox/outbox-dispatcher.js';
 import type { StaffService } from '../staff/staff-service.js';
 import { staffCommands, type StaffCommands } from './staff-commands.js';
+import { subscriptionCommands, type SubscriptionCommands } from './subscription-commands.js';
 import { orderLinePlanWords } from '../mail/mail-parts.js';
 import { inertLine } from './terminal-text.js';
 
@@ -31,8 +32,8 @@ import { inertLine } from './terminal-text.js';
 export const MAX_ON_HAND = 1_000_000_000;
 
 /** The commands of a running store: its own stock, order moves and dispatcher; changes taken in at once. */
-export function storeCommands(store: Store): MerchantCommands {
-  return merchantCommands({
+export function storeCommands(store: Store): MerchantCommands & SubscriptionCommands {
+  const commands = merchantCommands({
     db: store.db,
     inventory: store.inventory,
     orders: store.orders,
@@ -45,6 +46,7 @@ export function storeCommands(store: Store): MerchantCommands {
       await store.catalog.refresh(store.db);
     },
   });
+  return { ...commands, ...subscriptionCommands(store.db, (run) => run(store.subscriptions)) };
 }
 
 /** A merchant's mistake (unknown SKU, bad quantity): one clear line, exit 1, nothing changed. */

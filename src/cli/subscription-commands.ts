@@ -59,7 +59,7 @@ export interface SubscriptionCommands {
   /** Cancels it as the terminal (the buyer is mailed); refused (CommandError) when it cannot be, nothing changed. */
   cancelSubscription(id: number, reason?: string): Promise<SubscriptionShown>;
   /** What the scheduler does, as of `asOf` (ISO) or now: renewals produced, reminded, skipped. */
-  runSubscriptions(asOf?: string): Promise<{ produced: number; reminded: number; skipped: number }>;
+  runSubscriptions(asOf?: string): Promise<{ produced: number; reminded: number; skipped: number; failed?: number }>;
 }
 
 /** A refusal of the subscriptions domain is the merchant's one line (nothing changed). */
@@ -124,7 +124,7 @@ export function remoteSubscriptionCommands(socketPath: string): SubscriptionComm
     subscriptions: (filter) => sendControlCommand<SubscriptionListing[]>(socketPath, 'POST', '/subscriptions', filter),
     subscription: (id) => sendControlCommand<SubscriptionShown | null>(socketPath, 'GET', `/subscriptions/${id}`),
     cancelSubscription: (id, reason) => sendControlCommand<SubscriptionShown>(socketPath, 'POST', '/subscriptions/cancel', { id, reason }),
-    runSubscriptions: (asOf) => sendControlCommand<{ produced: number; reminded: number; skipped: number }>(socketPath, 'POST', '/subscriptions/run', { asOf }),
+    runSubscriptions: (asOf) => sendControlCommand<{ produced: number; reminded: number; skipped: number; failed?: number }>(socketPath, 'POST', '/subscriptions/run', { asOf }),
   };
 }
 
@@ -350,12 +350,13 @@ export function describeSubscription(details: SubscriptionShown, moments: Moment
   ].join('\n');
 }
 
-export function describeRun(report: { produced: number; reminded: number; skipped: number }, asOf: Date | undefined, moments: Moments): string {
+export function describeRun(report: { produced: number; reminded: number; skipped: number; failed?: number }, asOf: Date | undefined, moments: Moments): string {
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
   return [
     `as of ${asOf ? moments.moment(asOf) : 'now'}:`,
     `  ${count(report.produced, 'renewal', 'renewals')} produced (the buyer mailed a link to approve it)`,
     `  ${count(report.reminded, 'renewal', 'renewals')} reminded`,
     `  ${count(report.skipped, 'renewal', 'renewals')} skipped (not approved in time; the subscription goes on)`,
+    ...(report.failed ? [`  ${count(report.failed, 'subscription', 'subscriptions')} could not be renewed (see the lines above; tried again at the next run)`] : []),
   ].join('\n');
 }

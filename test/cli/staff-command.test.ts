@@ -179,6 +179,16 @@ for (const target of cliTargets(scratch, 'sf_staff', databases)) {
           assert.equal(refused.code, 1);
           assert.equal(refused.stderr, 'storefront: live@example.com is not staff.; nothing was changed\n');
         });
+
+        it('the subscriptions commands go through the control socket too', async () => {
+          const listed = await cli('subscriptions');
+          assert.equal(listed.code, 0, listed.stderr);
+          assert.match(listed.stdout, /^no subscriptions yet$/m);
+          const ran = await cli('subscriptions', 'run', '--as-of', '2027-01-15');
+          assert.equal(ran.code, 0, ran.stderr);
+          assert.match(ran.stdout, /^ {2}0 renewals produced/m);
+          assert.equal((await cli('subscriptions', 'show', '4242')).code, 1);
+        });
       });
     }
   });
