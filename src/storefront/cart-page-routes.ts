@@ -24,7 +24,7 @@ import { cartFromCookie, PER_CART } from './cart-cookie.js';
 import { urlencodedFields } from './form-body.js';
 import { sendPersonalPage } from './page-answers.js';
 import { pagePolicy } from './page-policy.js';
-import { approvalPath } from './pages/approval-page.js';
+import { approvalPath, checkoutPlanLines } from './pages/approval-page.js';
 import {
   CHECKOUT_FIELDS,
   EMPTY_CHECKOUT_FORM,
@@ -38,7 +38,6 @@ import {
 import { CART_PATH, CHECKOUT_PATH, cartPage } from './pages/cart-page.js';
 import { pageContext } from './pages/layout.js';
 import { messagePage } from './pages/message-page.js';
-import { checkoutLines } from './pages/purchase-parts.js';
 import { sameOriginCheck } from './same-origin.js';
 
 /** The checkout form is a dozen short fields. */
@@ -160,8 +159,10 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
     const { cart, view, options } = order;
     const selected = options.find((option) => option.id === values.shippingOption);
     const page = browserCheckoutPage(context, {
-      lines: view ? checkoutLines(view) : cartDisplayLines(cart),
+      lines: view ? checkoutPlanLines(view) : cartDisplayLines(cart),
       totals: view?.totals ?? checkoutTotals(cart.totals.totalPrice, selected?.amount, undefined),
+      note: cart.note,
+      attributes: cart.attributes,
       options,
       values,
       problems,

@@ -115,7 +115,8 @@ const REGION_NAMES: Record<string, string> = {
 };
 
 /** The regions the store ships to, by name. */
-const REGIONS = [...US_REGIONS].map((code) => ({ code, name: REGION_NAMES[code] ?? code })).sort((a, b) => a.name.localeCompare(b.name, 'en'));
+/** The US states and territories by name (the checkout's and the subscriptions page's address forms). */
+export const REGIONS = [...US_REGIONS].map((code) => ({ code, name: REGION_NAMES[code] ?? code })).sort((a, b) => a.name.localeCompare(b.name, 'en'));
 
 const fieldId = (field: CheckoutField) => `checkout-${CHECKOUT_FIELDS[field].name.replace(/_/g, '-')}`;
 const errorId = (field: CheckoutField) => `${fieldId(field)}-error`;

@@ -7,14 +7,14 @@
  * the store; what a buyer or the catalog wrote is shown inert.
  */
 import { intervalWords, planWords, type PlanTerms } from '../../catalog/types.js';
-import { US_REGIONS, type PostalAddress } from '../../checkout/shipping.js';
+import type { PostalAddress } from '../../checkout/shipping.js';
 import { html, typed, type Html } from '../../markup/html.js';
 import type { Moments } from '../../markup/moments.js';
 import type { Renewal, Subscription } from '../../subscriptions/subscriptions.js';
 import { subscriptionTitle } from '../../subscriptions/subscriptions.js';
 import type { RenewalEntry, SubscriptionDetails } from '../../subscriptions/subscription-service.js';
 import { orderPath } from './approval-page.js';
-import { CHECKOUT_FIELDS, type CheckoutField } from './browser-checkout-page.js';
+import { CHECKOUT_FIELDS, REGIONS, type CheckoutField } from './browser-checkout-page.js';
 import { layout, type PageContext } from './layout.js';
 import { messagePage, sentence } from './message-page.js';
 import { addressBlock, addressLines, checkoutLines, formatMoney, linesTable, type DisplayLine } from './purchase-parts.js';
@@ -171,8 +171,6 @@ const FIELD_LABELS: Record<AddressField, { label: string; autocomplete: string; 
   phoneNumber: { label: 'Phone (optional)', autocomplete: 'shipping tel', type: 'tel' },
 };
 
-const REGION_CODES = [...US_REGIONS].sort();
-
 function addressField(subscription: Subscription, field: AddressField, values: AddressFormValues, error: string | undefined): Html {
   const spec = FIELD_LABELS[field];
   const id = idOf(subscription, CHECKOUT_FIELDS[field].name.replace(/_/g, '-'));
@@ -182,7 +180,7 @@ function addressField(subscription: Subscription, field: AddressField, values: A
     field === 'region'
       ? html`<select id="${id}" name="${CHECKOUT_FIELDS.region.name}" autocomplete="${spec.autocomplete}" required${invalid}>
 <option value="">Choose a state</option>
-${REGION_CODES.map((code) => html`<option value="${code}"${code === values.region.trim().toUpperCase() ? html` selected` : ''}>${code}</option>`)}
+${REGIONS.map(({ code, name }) => html`<option value="${code}"${code === values.region.trim().toUpperCase() ? html` selected` : ''}>${name}</option>`)}
 </select>`
       : html`<input id="${id}" name="${CHECKOUT_FIELDS[field].name}" type="${spec.type ?? 'text'}" autocomplete="${spec.autocomplete}" maxlength="${CHECKOUT_FIELDS[field].max}" value="${values[field]}"${
           field === 'postalCode' ? html` inputmode="numeric"` : ''
