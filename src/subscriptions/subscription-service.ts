@@ -588,9 +588,13 @@ export class SubscriptionService {
       }
     }
     const now = this.now();
+    let late: Renewal | undefined;
     const changed = await db.transaction(async (tx) => {
       const renewal = pending ? await pendingRenewalOf(tx, id, { lock: true }) : undefined;
       const locked = (await readSubscription(tx, id, { lock: true }))!;
+      // The schedule holds the subscription's row while it produces: one produced since the first look is already
+      // committed, with the old terms (one produced after this change commits reads the new ones).
+      if (planned.pending && !pending) late = await pendingRenewalOf(tx, id);
       const { update, done } = decide(locked);
       if (renewal && planned.pending) await closeRenewal(tx, renewal.id, planned.pending, now, planned.pending === 'skipped' ? `${done.replace(/^You /, 'you ').replace(/^Your /, 'your ')}.` : `${kind.replace('_', ' ')} before it was approved`);
       // Skipping the next delivery when its renewal was waiting: that renewal's date was the next date.
@@ -603,6 +607,23 @@ export class SubscriptionService {
       await this.mail(tx, changedMail(written, told, await this.manageUrl(tx, written.buyerEmail), this.options.shop));
       return written;
     });
+    // The renewal the schedule produced between the first look and the lock carries the old terms: withdrawn the same way.
+    const stale = late as Renewal | undefined;
+    if (stale && planned.pending) {
+      const withdrawn = await this.options.checkouts.cancel(db, stale.checkoutId, 'system', `the subscription's delivery was ${planned.pending}`).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof CheckoutRefused) return false; // approved meanwhile: it stands
+          throw error;
+        },
+      );
+      if (withdrawn) {
+        await db.transaction(async (tx) => {
+          const renewal = await pendingRenewalOf(tx, id, { lock: true });
+          if (renewal?.id === stale.id) await closeRenewal(tx, renewal.id, planned.pending!, this.now(), `${kind.replace('_', ' ')} before it was approved`);
+        });
+      }
+    }
     if (planned.pending === 'replaced' && changed.state === 'active') await this.run(db);
     return changed;
   }
