@@ -101,8 +101,8 @@ export function subscriptionCommands(db: Database, withService: WithSubscription
       ),
     runSubscriptions: (asOf) =>
       withService(async (subscriptions) => {
-        const { produced, reminded, skipped } = await subscriptions.run(db, asOf === undefined ? undefined : new Date(asOf));
-        return { produced, reminded, skipped };
+        const { produced, reminded, skipped, failed } = await subscriptions.run(db, asOf === undefined ? undefined : new Date(asOf));
+        return { produced, reminded, skipped, failed };
       }),
   };
 }

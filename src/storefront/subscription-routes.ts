@@ -35,6 +35,7 @@ import {
   changeNotice,
   isManageAction,
   linkOnItsWayPage,
+  orderLinkPage,
   managePath,
   renewalApprovedPage,
   renewalClosedPage,
@@ -240,10 +241,20 @@ export const subscriptionRoutes: FastifyPluginAsync<{ store: Store }> = async (a
     return send(reply, 200, linkOnItsWayPage(context));
   });
 
+  // The order's id is the order page's capability, but agents hold it too: it earns a link mailed to the order's
+  // buyer (their mailbox is the proof), asked for with a button, never the subscriptions page itself.
   app.get<{ Params: { id: string } }>('/orders/:id/subscriptions', { config: { rateLimit: 'page' }, schema: { hide: true } }, async (request, reply) => {
     const { id } = request.params;
-    const url = ORDER_ID.test(id) ? await subscriptions.manageUrlForOrder(db, id) : undefined;
-    if (url === undefined) return send(reply, 404, notFoundPage(context, 'No order with subscriptions has this link.'));
-    return redirect(reply, url);
+    if (!ORDER_ID.test(id)) return send(reply, 404, notFoundPage(context, 'No order with subscriptions has this link.'));
+    return send(reply, 200, orderLinkPage(context, `/orders/${id}/subscriptions`));
+  });
+
+  app.post<{ Params: { id: string } }>('/orders/:id/subscriptions', { config: { rateLimit: 'approval-post' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+    const { id } = request.params;
+    const foreign = refusedForeign(request, reply);
+    if (foreign) return foreign;
+    const mailed = ORDER_ID.test(id) && (await subscriptions.mailManageLinkForOrder(db, id));
+    if (!mailed) return send(reply, 404, notFoundPage(context, 'No order with subscriptions has this link.'));
+    return send(reply, 200, linkOnItsWayPage(context));
   });
 };

@@ -139,6 +139,11 @@ const STORE_DID: Record<string, string> = {
   canceled: 'The store canceled your subscription',
 };
 
+/** The most characters of a cancellation's reason (the admin's form says the same). */
+const MAX_REASON = 200;
+/** A change found the schedule had produced a renewal under it: it starts again. */
+const AGAIN = Symbol('again');
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 const secret = () => randomBytes(32).toString('base64url');
 
@@ -192,7 +197,7 @@ export class SubscriptionService {
         shippingOption: order.shippingOption.id,
         plan,
         lines,
-        nextAt: followingDate({ plan }, now),
+        nextAt: followingDate({ plan, createdAt: now }, now),
         originOrderId: order.id,
         createdAt: now,
       });
@@ -251,12 +256,20 @@ export class SubscriptionService {
     return report;
   }
 
+  /** The renewal of one subscription, if it is due (a change replaced the one waiting): as the schedule would. */
+  private async produceOne(db: Database, id: number, asOf: Date): Promise<void> {
+    await db.transaction(async (tx) => {
+      const [subscription] = await claimDueSubscriptions(tx, new Date(asOf.getTime() + this.options.noticeDays * DAY_MS), 1, [], id);
+      if (subscription) await this.produce(tx, subscription, asOf);
+    });
+  }
+
   /** Pending renewals whose checkout was canceled (declined by the buyer, expired, not approved in time): skipped. */
   private async settleClosedCheckouts(db: Database, asOf: Date): Promise<number> {
     let skipped = 0;
     for (;;) {
       const count = await db.transaction(async (tx) => {
-        const settled = await claimSettledRenewals(tx, BATCH);
+        const settled = await claimSettledRenewals(tx, asOf, BATCH);
         for (const renewal of settled) {
           const declined = (await tx.query<{ code: string | null }>(`select code from checkout_transitions where checkout_id = $1 order by id desc limit 1`, [renewal.checkoutId]))[0]?.code === 'checkout_declined';
           const reason = declined ? 'you declined it on the approval page.' : 'it was not approved in time.';
@@ -324,11 +337,14 @@ export class SubscriptionService {
       await this.mail(tx, changedMail(canceled, 'Your subscription ended: its items are no longer sold', await this.manageUrl(tx, canceled.buyerEmail), this.options.shop));
       return;
     }
-    const { remindAt, skipAt } = renewalDeadlines(dueAt, asOf, this.graceDays, followingDate(subscription, dueAt));
+    // Mailed now, whatever date it is produced as of: a catch-up run (--as-of a past date) gives the buyer their days.
+    const mailedAt = new Date(Math.max(asOf.getTime(), this.now().getTime()));
+    const { remindAt, skipAt } = renewalDeadlines(dueAt, mailedAt, this.graceDays, followingDate(subscription, dueAt));
     const checkout = await this.options.checkouts.createWithin(
       tx,
       {
-        lines: lines.map((line) => ({ variantId: line.variantId, quantity: line.quantity, sellingPlanId: subscription.plan.sellingPlanId, plan: subscription.plan })),
+        // A line over the store's ceiling (lowered since) is renewed at the ceiling rather than never.
+        lines: lines.map((line) => ({ variantId: line.variantId, quantity: Math.min(line.quantity, this.options.maxLineQuantity), sellingPlanId: subscription.plan.sellingPlanId, plan: subscription.plan })),
         buyer: subscription.buyer,
         destination: { ...subscription.shippingAddress },
         shippingOption: subscription.shippingOption,
@@ -375,11 +391,22 @@ export class SubscriptionService {
       return { kind: 'closed', renewal, subscription, reason: 'This delivery was skipped: it was not approved in time.' };
     }
     if (status === 'requires_escalation' && answer.approval) return { kind: 'approve', approvalToken: answer.approval.token };
+    if (status === 'complete_in_progress') {
+      // Approved and being paid on the provider's page: its approval page says where the payment stands.
+      const [link] = await db.query<{ token: string }>('select token from checkout_approvals where checkout_id = $1 and used_at is null and voided_at is null order by created_at desc limit 1', [renewal.checkoutId]);
+      return link ? { kind: 'approve', approvalToken: link.token } : { kind: 'closed', renewal, subscription, reason: 'The payment for this delivery is under way.' };
+    }
     if (itemsSoldOut(answer.view)) return this.soldOut(renewal, subscription, answer.view);
-    const asked = await this.options.checkouts.requestCompletion(db, renewal.checkoutId, 'buyer');
-    if (asked.approval) return { kind: 'approve', approvalToken: asked.approval.token };
-    if (itemsSoldOut(asked.view)) return this.soldOut(renewal, subscription, asked.view);
-    return { kind: 'closed', renewal, subscription, reason: asked.view.blockers.map((b) => b.content).join(' ') || 'This delivery cannot be approved.' };
+    try {
+      const asked = await this.options.checkouts.requestCompletion(db, renewal.checkoutId, 'buyer');
+      if (asked.approval) return { kind: 'approve', approvalToken: asked.approval.token };
+      if (itemsSoldOut(asked.view)) return this.soldOut(renewal, subscription, asked.view);
+      return { kind: 'closed', renewal, subscription, reason: asked.view.blockers.map((b) => b.content).join(' ') || 'This delivery cannot be approved.' };
+    } catch (error) {
+      // It moved under the tap (approved, paid, canceled a moment ago): the link's next look says how it stands.
+      if (error instanceof CheckoutRefused) return { kind: 'closed', renewal, subscription, reason: `${error.reason.content} Open the link again to see how it stands.` };
+      throw error;
+    }
   }
 
   /** The buyer approves the delivery without what sold out: the lines in stock (as many units as there are), then its approval page. */
@@ -393,7 +420,12 @@ export class SubscriptionService {
       const quantity = Math.min(priced.line.quantity, sellable);
       return quantity > 0 ? [{ variantId: priced.line.variantId, quantity, sellingPlanId: priced.line.sellingPlanId, plan: priced.line.plan, properties: priced.line.properties }] : [];
     });
-    await this.options.checkouts.update(db, record.id, { lines, buyer: record.buyer, destination: record.destination, shippingOption: record.shippingOption }, 'buyer');
+    try {
+      await this.options.checkouts.update(db, record.id, { lines, buyer: record.buyer, destination: record.destination, shippingOption: record.shippingOption }, 'buyer');
+    } catch (error) {
+      if (!(error instanceof CheckoutRefused)) throw error;
+      // Closed meanwhile (approved elsewhere, skipped): the link says what became of it.
+    }
     return this.openRenewal(db, token);
   }
 
@@ -500,16 +532,17 @@ export class SubscriptionService {
   async resume(db: Database, id: number, by: Changer): Promise<Subscription> {
     return this.change(db, id, by, 'resumed', (subscription) => {
       if (subscription.state !== 'paused') throw new SubscriptionRefused('not_paused', `Only a paused subscription can be resumed; this one is ${subscription.state}.`);
-      // The next delivery is the first one still ahead, at least the notice days away: the buyer gets their mail in time.
+      // The next delivery is the first one still ahead (one the pause withdrew is mailed again, with its days to approve).
       let nextAt = subscription.nextAt;
-      const earliest = this.now().getTime() + this.options.noticeDays * DAY_MS;
-      while (nextAt.getTime() < earliest) nextAt = followingDate(subscription, nextAt);
+      const now = this.now().getTime();
+      while (nextAt.getTime() < now) nextAt = followingDate(subscription, nextAt);
       return { update: { state: 'active', nextAt }, done: 'Your subscription is active again' };
     });
   }
 
   async cancel(db: Database, id: number, by: Changer, reason?: string): Promise<Subscription> {
-    const why = reason?.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu, ' ').trim().slice(0, 200) || null;
+    const why = reason?.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]+/gu, ' ').trim() || null;
+    if (why && why.length > MAX_REASON) throw new SubscriptionRefused('reason', `The reason is at most ${MAX_REASON} characters (this one has ${why.length}).`);
     return this.change(db, id, by, 'canceled', (subscription) => {
       if (subscription.state === 'canceled') throw new SubscriptionRefused('canceled', 'This subscription is already canceled.');
       return { update: { state: 'canceled', canceledAt: this.now(), cancelReason: why ?? (by.actor === 'buyer' ? 'canceled by the buyer' : 'canceled by the store') }, done: 'Your subscription is canceled', pending: 'skipped' };
@@ -562,9 +595,10 @@ export class SubscriptionService {
 
   /**
    * One change: the delivery waiting for the buyer's approval, if any, is skipped or replaced first (its checkout
-   * canceled in its own transaction; one approved meanwhile refuses the change), then the renewal and subscription
-   * are locked and changed, the change recorded (and audited for the merchant) and the buyer mailed. A replaced
-   * delivery is produced again at once with the new terms.
+   * canceled in its own transaction; one approved or being paid meanwhile refuses the change), then the renewal and
+   * subscription are locked and changed, the change recorded (and audited for the merchant) and the buyer mailed. A
+   * replaced delivery is produced again at once with the new terms. If the schedule produced a renewal between the
+   * first look and the lock (with the old terms), nothing is kept and the change starts again.
    */
   private async change(
     db: Database,
@@ -573,31 +607,45 @@ export class SubscriptionService {
     kind: string,
     decide: (subscription: Subscription) => { update: SubscriptionUpdate; done: string; pending?: 'skipped' | 'replaced' },
   ): Promise<Subscription> {
+    for (let attempt = 1; ; attempt++) {
+      const changed = await this.changeOnce(db, id, by, kind, decide);
+      if (changed !== AGAIN) return changed;
+      if (attempt === 3) throw new SubscriptionRefused('busy', 'The subscription was being renewed at that moment, so nothing was changed. Try again.');
+    }
+  }
+
+  private async changeOnce(
+    db: Database,
+    id: number,
+    by: Changer,
+    kind: string,
+    decide: (subscription: Subscription) => { update: SubscriptionUpdate; done: string; pending?: 'skipped' | 'replaced' },
+  ): Promise<Subscription | typeof AGAIN> {
     const current = await readSubscription(db, id);
-    if (!current || (by.actor === 'buyer' && current.buyerEmail !== by.email)) throw new SubscriptionNotFound();
+    if (!current || (by.actor === 'buyer' && current.buyerEmail.toLowerCase() !== by.email.toLowerCase())) throw new SubscriptionNotFound();
     const planned = decide(current);
     const pending = planned.pending ? await pendingRenewalOf(db, id) : undefined;
     if (pending) {
       try {
         await this.options.checkouts.cancel(db, pending.checkoutId, by.actor === 'buyer' ? 'buyer' : 'merchant', `the subscription's delivery was ${planned.pending}`);
       } catch (error) {
-        if (error instanceof CheckoutRefused) {
-          throw new SubscriptionRefused('approved', 'The delivery waiting for your approval was approved a moment ago; nothing was changed. Try again for the next one.');
-        }
-        throw error;
+        if (!(error instanceof CheckoutRefused)) throw error;
+        const whose = by.actor === 'buyer' ? 'your' : "the buyer's";
+        throw error.reason.code === 'checkout_closed'
+          ? new SubscriptionRefused('approved', `The delivery waiting for ${whose} approval was approved a moment ago; nothing was changed. Try again for the next one.`)
+          : new SubscriptionRefused('paying', `The delivery waiting for ${whose} approval is being paid right now; nothing was changed. Try again in a few minutes.`);
       }
     }
     const now = this.now();
-    let late: Renewal | undefined;
     const changed = await db.transaction(async (tx) => {
-      const renewal = pending ? await pendingRenewalOf(tx, id, { lock: true }) : undefined;
+      // Renewal before subscription, as everywhere. One other than the first look's means the schedule produced it meanwhile.
+      const renewal = await pendingRenewalOf(tx, id, { lock: true });
+      if (planned.pending && renewal && renewal.id !== pending?.id) return AGAIN;
       const locked = (await readSubscription(tx, id, { lock: true }))!;
-      // The schedule holds the subscription's row while it produces: one produced since the first look is already
-      // committed, with the old terms (one produced after this change commits reads the new ones).
-      if (planned.pending && !pending) late = await pendingRenewalOf(tx, id);
       const { update, done } = decide(locked);
-      if (renewal && planned.pending) await closeRenewal(tx, renewal.id, planned.pending, now, planned.pending === 'skipped' ? `${done.replace(/^You /, 'you ').replace(/^Your /, 'your ')}.` : `${kind.replace('_', ' ')} before it was approved`);
-      // Skipping the next delivery when its renewal was waiting: that renewal's date was the next date.
+      if (renewal && planned.pending) {
+        await closeRenewal(tx, renewal.id, planned.pending, now, planned.pending === 'skipped' ? `${done.replace(/^You /, 'you ').replace(/^Your /, 'your ')}.` : `${kind.replace('_', ' ')} before it was approved`);
+      }
       const written = await writeSubscription(tx, id, update, now);
       const actor: SubscriptionActor = by.actor;
       // In the buyer's words to the buyer ("You skipped…", "Your subscription is canceled"); the store's when it was the store.
@@ -607,24 +655,11 @@ export class SubscriptionService {
       await this.mail(tx, changedMail(written, told, await this.manageUrl(tx, written.buyerEmail), this.options.shop));
       return written;
     });
-    // The renewal the schedule produced between the first look and the lock carries the old terms: withdrawn the same way.
-    const stale = late as Renewal | undefined;
-    if (stale && planned.pending) {
-      const withdrawn = await this.options.checkouts.cancel(db, stale.checkoutId, 'system', `the subscription's delivery was ${planned.pending}`).then(
-        () => true,
-        (error: unknown) => {
-          if (error instanceof CheckoutRefused) return false; // approved meanwhile: it stands
-          throw error;
-        },
-      );
-      if (withdrawn) {
-        await db.transaction(async (tx) => {
-          const renewal = await pendingRenewalOf(tx, id, { lock: true });
-          if (renewal?.id === stale.id) await closeRenewal(tx, renewal.id, planned.pending!, this.now(), `${kind.replace('_', ' ')} before it was approved`);
-        });
-      }
+    if (changed === AGAIN) return AGAIN;
+    // Its delivery with the new terms, now (the buyer mailed its link); the schedule's next minute does it otherwise.
+    if (planned.pending === 'replaced' && changed.state === 'active') {
+      await this.produceOne(db, id, this.now()).catch((error: unknown) => this.options.onError?.(`the renewal of subscription ${id} could not be produced; tried again at the next run`, error));
     }
-    if (planned.pending === 'replaced' && changed.state === 'active') await this.run(db);
     return changed;
   }
 
@@ -658,20 +693,25 @@ export class SubscriptionService {
       const [row] = await tx.query<{ buyer_email: string }>('select buyer_email from subscriptions where lower(buyer_email) = $1 limit 1', [address]);
       if (!row) return;
       const since = new Date(this.now().getTime() - 3600_000).toISOString();
-      const [made] = await tx.query<{ n: string | number }>('select count(*) as n from subscription_links where buyer_email = $1 and created_at > $2', [row.buyer_email, since]);
+      const [made] = await tx.query<{ n: string | number }>('select count(*) as n from subscription_links where lower(buyer_email) = $1 and created_at > $2', [address, since]);
       if (Number(made!.n) >= LINKS_PER_MAILBOX_HOUR) return;
       await this.mail(tx, manageLinkMail(row.buyer_email, await this.manageUrl(tx, row.buyer_email), this.options.shop));
     });
   }
 
-  /** A link to the subscriptions of an order's buyer, if the order started or renewed one (the order page's capability). */
-  async manageUrlForOrder(db: Database, orderId: string): Promise<string | undefined> {
+  /**
+   * Mails the buyer of an order that started or renewed a subscription a link to their subscriptions (the order page
+   * asks): false when the order has none. The order's id is no proof of the mailbox (agents hold it), so the link goes
+   * to the mailbox, never to whoever asked, and as often as `mailManageLink` allows.
+   */
+  async mailManageLinkForOrder(db: Database, orderId: string): Promise<boolean> {
     const started = await subscriptionsOfOrder(db, orderId);
     const renewed = started.length ? [] : await db.query<{ id: string }>('select id from subscription_renewals where order_id = $1', [orderId]);
-    if (started.length === 0 && renewed.length === 0) return undefined;
+    if (started.length === 0 && renewed.length === 0) return false;
     const order = await readOrder(db, orderId);
-    if (!order) return undefined;
-    return db.transaction((tx) => this.manageUrl(tx, order.buyerEmail));
+    if (!order) return false;
+    await this.mailManageLink(db, order.buyerEmail);
+    return true;
   }
 
   private async mail(tx: Queryable, message: MailMessage): Promise<void> {

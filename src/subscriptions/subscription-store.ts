@@ -136,16 +136,16 @@ export async function subscriptionsOfOrder(db: Queryable, orderId: string): Prom
  * Active subscriptions whose next delivery's renewal is due by `noticeBy` and not yet produced, locked for the
  * caller's transaction; rows another instance holds are passed over (it is producing them), and those of `passOver`.
  */
-export async function claimDueSubscriptions(tx: Queryable, noticeBy: Date, limit: number, passOver: readonly number[] = []): Promise<Subscription[]> {
+export async function claimDueSubscriptions(tx: Queryable, noticeBy: Date, limit: number, passOver: readonly number[] = [], only?: number): Promise<Subscription[]> {
   const rows = await tx.query<Row>(
     `select ${SUBSCRIPTION_COLUMNS} from subscriptions s
-      where s.state = 'active' and s.next_at <= $1 and not (s.id = any($3::bigint[]))
+      where s.state = 'active' and s.next_at <= $1 and not (s.id = any($3::bigint[])) and ($4::bigint is null or s.id = $4)
         -- A date written with microseconds (by hand, in SQL) is read to the millisecond, as the renewal's was written.
         and not exists (select 1 from subscription_renewals r where r.subscription_id = s.id and r.due_at = date_trunc('milliseconds', s.next_at) and r.state <> 'replaced')
       order by s.next_at, s.id
       limit $2
       for update skip locked`,
-    [noticeBy.toISOString(), limit, passOver],
+    [noticeBy.toISOString(), limit, passOver, only ?? null],
   );
   return rows.map(subscriptionFromRow);
 }
@@ -204,14 +204,17 @@ export async function claimRenewalsDue(tx: Queryable, which: 'remind' | 'skip', 
   return rows.map(renewalFromRow);
 }
 
-/** Pending renewals whose checkout was canceled by other means (the buyer declined it; it expired; not approved in time). */
-export async function claimSettledRenewals(tx: Queryable, limit: number): Promise<(Renewal & { checkoutStatus: string })[]> {
+/** Pending renewals whose checkout was canceled by other means: the buyer declined it, it expired, or it was not approved in time. */
+export async function claimSettledRenewals(tx: Queryable, asOf: Date, limit: number): Promise<(Renewal & { checkoutStatus: string })[]> {
   const rows = await tx.query<Row>(
     `select ${RENEWAL_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')}, c.status as checkout_status
        from subscription_renewals r join checkouts c on c.id = r.checkout_id
       where r.state = 'pending' and c.status = 'canceled'
+        -- Declined by the buyer or expired; one canceled otherwise (a change under way withdrawing it) is the change's
+        -- to close, unless its skip date passed (a change that stopped half-way).
+        and (r.skip_at <= $2 or (select t.code from checkout_transitions t where t.checkout_id = c.id order by t.id desc limit 1) in ('checkout_declined', 'checkout_expired'))
       order by r.id limit $1 for update of r skip locked`,
-    [limit],
+    [limit, asOf.toISOString()],
   );
   return rows.map((row) => ({ ...renewalFromRow(row), checkoutStatus: String(row.checkout_status) }));
 }

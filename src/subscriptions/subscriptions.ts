@@ -73,14 +73,13 @@ export interface SubscriptionEvent {
 const DAY_MS = 24 * 3600 * 1000;
 
 /**
- * The date `count` units after `from`, in UTC: months and years keep the day of the month where they can (Jan 31 +
- * 1 month = Feb 28 or 29), days and weeks are exact.
+ * The date `count` units after `from`, in UTC: months and years land on `day` of the month (by default `from`'s) where
+ * the month has it, else on its last day (Jan 31 + 1 month = Feb 28 or 29); days and weeks are exact.
  */
-export function addInterval(from: Date, unit: PlanTerms['intervalUnit'], count: number): Date {
+export function addInterval(from: Date, unit: PlanTerms['intervalUnit'], count: number, day: number = from.getUTCDate()): Date {
   if (unit === 'day' || unit === 'week') return new Date(from.getTime() + count * (unit === 'week' ? 7 : 1) * DAY_MS);
   const months = unit === 'year' ? 12 * count : count;
   const next = new Date(from.getTime());
-  const day = next.getUTCDate();
   next.setUTCDate(1);
   next.setUTCMonth(next.getUTCMonth() + months);
   const lastDay = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
@@ -88,9 +87,12 @@ export function addInterval(from: Date, unit: PlanTerms['intervalUnit'], count: 
   return next;
 }
 
-/** The next delivery after this one. */
-export const followingDate = (subscription: Pick<Subscription, 'plan'>, after: Date): Date =>
-  addInterval(after, subscription.plan.intervalUnit, subscription.plan.intervalCount);
+/**
+ * The next delivery after this one: an interval on, on the day of the month the subscription started (so a
+ * subscription started on the 31st comes back to the 31st after February's 28th, rather than drifting to the 28th).
+ */
+export const followingDate = (subscription: Pick<Subscription, 'plan' | 'createdAt'>, after: Date): Date =>
+  addInterval(after, subscription.plan.intervalUnit, subscription.plan.intervalCount, subscription.createdAt.getUTCDate());
 
 /** When a delivery's renewal is produced and mailed: `noticeDays` before its date. */
 export const noticeAt = (dueAt: Date, noticeDays: number): Date => new Date(dueAt.getTime() - noticeDays * DAY_MS);

@@ -301,6 +301,54 @@ for (const backend of backends) {
       }
     });
 
+    it("a renewal a change is withdrawing is left to the change by the schedule: skipped once, not twice", async () => {
+      const email = 'withdrawn@example.com';
+      const { subscription } = await subscribe(email, 1);
+      clock.set(new Date(subscription.nextAt.getTime() - 2 * DAY));
+      await t.store.subscriptions.run(t.store.db);
+      const [renewal] = (await t.store.subscriptions.get(t.store.db, subscription.id))!.renewals;
+      // The change's first step (its checkout canceled), then the schedule runs before the change's second step.
+      await t.store.checkouts.cancel(t.store.db, renewal!.checkoutId, 'buyer', "the subscription's delivery was skipped");
+      await t.store.subscriptions.run(t.store.db);
+      assert.equal((await t.store.subscriptions.get(t.store.db, subscription.id))!.renewals[0]!.state, 'pending', 'not the schedule’s to skip');
+      const skipped = await t.store.subscriptions.skipNext(t.store.db, subscription.id, { actor: 'buyer', email: email.toUpperCase() });
+      assert.equal(skipped.nextAt.toISOString(), addInterval(subscription.nextAt, 'month', 1).toISOString(), 'one delivery skipped');
+      assert.equal((await mailsTo(t.store, email)).filter((m) => /was skipped/.test(m.subject)).length, 0, 'no "not approved in time" mail');
+    });
+
+    it('pausing and resuming at once keeps the delivery: its renewal is mailed again', async () => {
+      const email = 'pauses@example.com';
+      const { subscription } = await subscribe(email, 1);
+      clock.set(new Date(subscription.nextAt.getTime() - 2 * DAY));
+      await t.store.subscriptions.run(t.store.db);
+      await t.store.subscriptions.pause(t.store.db, subscription.id, { actor: 'buyer', email });
+      const resumed = await t.store.subscriptions.resume(t.store.db, subscription.id, { actor: 'buyer', email });
+      assert.equal(resumed.nextAt.toISOString(), subscription.nextAt.toISOString(), 'the same delivery date');
+      await t.store.subscriptions.run(t.store.db);
+      const renewals = (await t.store.subscriptions.get(t.store.db, subscription.id))!.renewals;
+      assert.deepEqual(renewals.map((r) => r.state), ['pending', 'replaced']);
+      assert.equal((await mailsTo(t.store, email)).filter((m) => /approve your delivery/.test(m.subject)).length, 2);
+    });
+
+    it('a catch-up run as of a past date gives the buyer their days to approve from now', async () => {
+      const email = 'catch-up@example.com';
+      const { subscription } = await subscribe(email, 1);
+      clock.set(new Date(subscription.nextAt.getTime() + 2 * DAY));
+      await t.store.subscriptions.run(t.store.db, new Date(subscription.nextAt.getTime() - DAY));
+      const [renewal] = (await t.store.subscriptions.get(t.store.db, subscription.id))!.renewals;
+      assert.equal(renewal!.dueAt.toISOString(), subscription.nextAt.toISOString());
+      assert.ok(renewal!.skipAt.getTime() > clock.at.getTime(), 'not skipped the moment it is mailed');
+      await t.store.subscriptions.run(t.store.db);
+      assert.equal((await t.store.subscriptions.get(t.store.db, subscription.id))!.renewals[0]!.state, 'pending');
+    });
+
+    it('a reason over 200 characters is refused, not cut; nothing changes', async () => {
+      const email = 'long-reason@example.com';
+      const { subscription } = await subscribe(email, 1);
+      await assert.rejects(t.store.subscriptions.cancel(t.store.db, subscription.id, { actor: 'buyer', email }, 'x'.repeat(201)), /at most 200 characters/);
+      assert.equal((await t.store.subscriptions.get(t.store.db, subscription.id))!.subscription.state, 'active');
+    });
+
     it('two instances running the schedule at once produce each renewal once', async () => {
       const emails = Array.from({ length: 6 }, (_, i) => `twice-${i}@example.com`);
       const subscriptions = [];
@@ -335,3 +383,16 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('the calendar of deliveries', () => {
+  it('a subscription started on the 31st comes back to the 31st after a short month', async () => {
+    const { followingDate } = await import('../../src/subscriptions/subscriptions.js');
+    const plan = { intervalUnit: 'month' as const, intervalCount: 1 } as Parameters<typeof followingDate>[0]['plan'];
+    const subscription = { plan, createdAt: new Date('2027-01-31T10:00:00Z') };
+    const feb = followingDate(subscription, subscription.createdAt);
+    assert.equal(feb.toISOString(), '2027-02-28T10:00:00.000Z');
+    assert.equal(followingDate(subscription, feb).toISOString(), '2027-03-31T10:00:00.000Z');
+    const weekly = { plan: { ...plan, intervalUnit: 'week' as const, intervalCount: 2 }, createdAt: new Date('2027-01-31T10:00:00Z') };
+    assert.equal(followingDate(weekly, weekly.createdAt).toISOString(), '2027-02-14T10:00:00.000Z');
+  });
+});

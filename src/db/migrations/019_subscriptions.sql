@@ -75,3 +75,5 @@ create table subscription_links (
   expires_at timestamptz not null
 );
 create index subscription_links_expiry on subscription_links (expires_at);
+-- How many links a mailbox was sent in the last hour (a request for one is refused past a few).
+create index subscription_links_by_buyer on subscription_links (lower(buyer_email), created_at);

@@ -282,10 +282,19 @@ ${problem ? html`<p class="field-error" id="subscriptions-email-error"><span cla
 export function askForLinkPage(context: PageContext, options: { expired?: boolean; problem?: string; email?: string } = {}): string {
   const title = options.expired ? 'This link has expired' : 'Your subscriptions';
   const body = html`<h1>${title}</h1>
-${options.expired ? html`<p class="problem">This link to your subscriptions no longer works: links work for 30 days, and only the newest few of an email.</p>` : ''}
+${options.expired ? html`<p class="problem">This link to your subscriptions no longer works: each link works for 30 days.</p>` : ''}
 <p>Enter the email you subscribed with. We email a link to your subscriptions page to that address: opening it proves the address is yours.</p>
 ${emailForm(options.problem, options.email ?? '')}`;
   return layout(context, { title: options.problem ? `Error: ${title}` : title, body, path: options.expired ? undefined : SUBSCRIPTIONS_PATH, personal: true });
+}
+
+/** From an order's page: a button that mails the order's buyer a link to their subscriptions. */
+export function orderLinkPage(context: PageContext, action: string): string {
+  const body = html`<h1>Your subscriptions</h1>
+<p>We email a link to your subscriptions page to the address of this order: opening it proves the address is yours. There you can skip a delivery, change it, pause or cancel.</p>
+<form method="post" action="${action}" class="checkout-form"><div class="actions"><button type="submit" class="primary">Email me the link</button></div></form>
+<p><a href="${SUBSCRIPTIONS_PATH}">Use another email</a></p>`;
+  return layout(context, { title: 'Your subscriptions', body, personal: true });
 }
 
 /** The answer to the email form: the same whether or not the email has subscriptions. */
