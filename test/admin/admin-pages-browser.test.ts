@@ -17,10 +17,10 @@ import { loadConfig } from '../../src/config.js';
 import { undeliveredCounts, undeliveredIn } from '../../src/outbox/outbox-overview.js';
 import type { Store } from '../../src/store.js';
 import { ADMIN_SESSION_COOKIE, startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
-import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
+import { freePort, seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
 import { placeOrder } from '../helpers/orders.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
 const WIDTHS = [390, 1280] as const;
 const WAIT_MS = 30_000;
@@ -28,13 +28,7 @@ const WAIT_MS = 30_000;
 const LONG_EMAIL = 'a.buyer.with.a.remarkably.long.mailbox.name.that.does.not.break@subdomain.example.com';
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 async function until<T>(what: string, check: () => Promise<T | undefined | false>): Promise<T> {
   const deadline = Date.now() + WAIT_MS;

@@ -11,18 +11,12 @@ import { formatMoney } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import type { Order } from '../../src/orders/orders.js';
 import { ADMIN_SESSION_COOKIE, startStaffSession } from '../helpers/admin-session.js';
-import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { freePort, seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
+import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 import { placeOrderBy, variantOf } from '../reports/placing.js';
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 /** The table whose caption has this id. */
 const tableOf = (page: Page, captionId: string) => page.locator(`table:has(caption#${captionId})`);

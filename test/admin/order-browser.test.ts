@@ -12,18 +12,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import { readOrder, type Order } from '../../src/orders/orders.js';
 import { ADMIN_SESSION_COOKIE, startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
-import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { freePort, seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
+import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 import { placeOrderBy, variantOf } from '../reports/placing.js';
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 for (const backend of backends) {
   describe(`the admin's orders in Chromium (${backend.name})`, () => {

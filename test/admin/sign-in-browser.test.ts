@@ -11,17 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TERMINAL_ACTOR } from '../../src/audit/audit-log.js';
 import { loadConfig } from '../../src/config.js';
-import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { freePort, seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
+import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 const WIDTHS = [390, 1280];
 

@@ -16,8 +16,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { launchChromium, seriousViolations } from '../helpers/browser.js';
-import { backends, dropTestDatabases } from '../helpers/store.js';
+import { seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
+import { backends } from '../helpers/store.js';
 import {
   BUYER,
   MERCHANT,
@@ -41,13 +41,7 @@ import {
 } from '../helpers/walk.js';
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 /** The product walked to, and the variant each walk orders (different ones, so each walk's stock is its own). */
 const PRODUCT = 'Espresso Capsules';

@@ -3,7 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { dropTestDatabases } from './store.js';
 
 /** Debian's chromium package installs here (scripts/start-services.sh installs it); CHROMIUM_PATH names another. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -15,6 +17,22 @@ export async function launchChromium(): Promise<Browser> {
     throw new Error(`Chromium is not installed at ${CHROMIUM}: the browser tests need it (apt-get install chromium, or set CHROMIUM_PATH).`);
   }
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}
+
+/**
+ * One Chromium for a test file: launched before its tests (`opened` is told), closed after them, and the file's test
+ * databases dropped then.
+ */
+export function oneChromiumForTheFile(opened: (browser: Browser) => void): void {
+  let browser: Browser | undefined;
+  before(async () => {
+    browser = await launchChromium();
+    opened(browser);
+  });
+  after(async () => {
+    await browser?.close();
+    await dropTestDatabases();
+  });
 }
 
 /** A loopback port free now, so a store can be configured with its BASE_URL before it listens. */

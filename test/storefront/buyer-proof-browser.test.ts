@@ -19,9 +19,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
-import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
+import { freePort, seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../helpers/smtp.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
 
 /** The 6-digit code a code mail's subject begins with. */
@@ -35,13 +35,7 @@ function codeOf(mail: ReceivedMail | undefined): string {
 const otherThan = (code: string, step = 1) => String((Number(code) + step) % 1_000_000).padStart(6, '0');
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 for (const backend of backends) {
   describe(`the buyer's proof in Chromium, passkeys and mailed codes (${backend.name})`, () => {

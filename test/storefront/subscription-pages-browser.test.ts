@@ -9,22 +9,16 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import type { Store } from '../../src/store.js';
-import { freePort, launchChromium, seriousViolations } from '../helpers/browser.js';
+import { freePort, seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
 import { placeOrder } from '../helpers/orders.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
 const DAY = 24 * 3600 * 1000;
 const START = new Date('2027-01-10T12:00:00Z');
 const WIDTHS = [390, 1280];
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 /** A subscription of two espressos on the monthly plan (and decaf once): its id and its buyer's email. */
 async function subscribe(store: Store, email: string): Promise<number> {

@@ -21,21 +21,15 @@ import { planUnitPrice } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { readOrder } from '../../src/orders/orders.js';
 import { addInterval } from '../../src/subscriptions/subscriptions.js';
-import { freePort, launchChromium } from '../helpers/browser.js';
+import { freePort, oneChromiumForTheFile } from '../helpers/browser.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../helpers/smtp.js';
-import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
 const DAY = 24 * 3600 * 1000;
 const ORDER_PAGE = /\/orders\/(ord_[A-Za-z0-9_-]{22})$/;
 
 let browser: Browser;
-before(async () => {
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await dropTestDatabases();
-});
+oneChromiumForTheFile((opened) => (browser = opened));
 
 /** The store's clock: the system's, moved on by the test (a month in a few seconds). */
 class MovedClock {
