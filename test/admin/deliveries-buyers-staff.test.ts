@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { insertPasskey, passkeysOf } from '../../src/checkout/buyer-proof-store.js';
 import { undeliveredCounts, undeliveredIn } from '../../src/outbox/outbox-overview.js';
 import type { Store } from '../../src/store.js';
@@ -17,6 +16,7 @@ import { adminClient, startStaffSession, type StaffSessionForTest } from '../hel
 import { placeOrder } from '../helpers/orders.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { backends, dropTestDatabases, startTestStore, testConfig, type TestStore } from '../helpers/store.js';
+import { around, pageText } from '../helpers/page-text.js';
 
 after(dropTestDatabases);
 
@@ -39,25 +39,6 @@ function variantId(store: Store, sku: string): number {
   const found = store.catalog.snapshot.products.flatMap((p) => p.variants).find((v) => v.sku === sku);
   if (!found) throw new Error(`no variant ${sku}`);
   return found.id;
-}
-
-/** The text of a page, tags dropped, entities read, spaces collapsed. */
-function pageText(response: LightMyRequestResponse): string {
-  const entities: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
-  return response.body
-    .replace(/<style[\s\S]*?<\/style>/g, ' ')
-    .replace(/<\/?bdi>/g, '')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&(amp|lt|gt|quot|#39);/g, (entity) => entities[entity]!)
-    .replace(/\s+/g, ' ');
-}
-
-/** The markup of the element whose opening tag carries `marker` (an id or aria-label), up to its closing tag. */
-function around(body: string, marker: string, closing: string): string {
-  const at = body.indexOf(marker);
-  assert.ok(at !== -1, `${marker} on the page`);
-  const end = body.indexOf(closing, at);
-  return body.slice(at, end === -1 ? undefined : end + closing.length);
 }
 
 async function auditOf(store: Store, action: string) {
@@ -108,7 +89,7 @@ for (const backend of backends) {
       const page = await admin.get('/admin/deliveries', staffer);
       assert.equal(page.statusCode, 200);
       assert.equal(page.headers['cache-control'], 'no-store');
-      const text = pageText(page);
+      const text = pageText(page.body);
       assert.match(text, /Given up: 2/);
       assert.ok(page.body.includes(`href="/admin/orders/${order.number}"`), 'the order is linked');
       assert.ok(text.includes(`Order #${order.number}`));
@@ -132,14 +113,14 @@ for (const backend of backends) {
       assert.match(audit[0]!.summary, /delivered/);
 
       const after = await admin.get('/admin/deliveries?done=delivered', owner);
-      assert.match(pageText(after), /The message was delivered\./);
-      assert.match(pageText(after), /Given up: 1/);
+      assert.match(pageText(after.body), /The message was delivered\./);
+      assert.match(pageText(after.body), /Given up: 1/);
       assert.ok(!after.body.includes(`/admin/deliveries/${first!.id}/retry`), 'the delivered message is gone from the lists');
 
       // Retrying it again: it was delivered meanwhile; nothing is audited.
       const again = await admin.post(`/admin/deliveries/${first!.id}/retry`, owner);
       assert.equal(again.statusCode, 404);
-      assert.match(pageText(again), /no such message waiting for delivery/);
+      assert.match(pageText(again.body), /no such message waiting for delivery/);
       assert.equal((await auditOf(store, 'outbox.retry')).length, 1);
       // The other one is delivered too, so the next test starts with none given up.
       assert.equal((await admin.post(`/admin/deliveries/${failed[1]!.id}/retry`, owner)).statusCode, 303);
@@ -154,7 +135,7 @@ for (const backend of backends) {
         return rows.find((row) => row.orderId === order.id && row.attempts >= 1 && row.lastError !== null && row.nextAttemptAt !== null);
       });
       const page = await admin.get('/admin/deliveries', owner);
-      const text = pageText(page);
+      const text = pageText(page.body);
       assert.match(text, /Waiting: [1-9]/);
       assert.ok(text.includes('Try again later (test server)'));
       assert.ok(text.includes(`Order #${order.number}`));
@@ -182,7 +163,7 @@ for (const backend of backends) {
 
       const page = await admin.get('/admin/buyers', owner);
       assert.equal(page.statusCode, 200);
-      const text = pageText(page);
+      const text = pageText(page.body);
       assert.ok(text.includes('ada@example.com') && text.includes('lin@example.com'));
       assert.match(text, /ada@example\.com 2 passkeys/);
       assert.ok(text.includes('ada-passkey-'), 'the passkey named by its start');
@@ -204,12 +185,12 @@ for (const backend of backends) {
       assert.match(audit[1]!.summary, /revoked 1 passkey of lin@example\.com/);
 
       const shown = await admin.get('/admin/buyers?done=revoked-all', owner);
-      assert.ok(!pageText(shown).includes('lin@example.com'), 'a buyer with no passkey left is not listed');
+      assert.ok(!pageText(shown.body).includes('lin@example.com'), 'a buyer with no passkey left is not listed');
 
       // The passkey revoked already: refused, beside that passkey's Revoke (the page still lists the other).
       const twice = await admin.post('/admin/buyers/revoke', owner, { email: 'ada@example.com', passkey: 'ada-passkey-one-0123456789' });
       assert.equal(twice.statusCode, 409);
-      assert.match(pageText(twice), /Not revoked: this buyer holds no such passkey/);
+      assert.match(pageText(twice.body), /Not revoked: this buyer holds no such passkey/);
       assert.equal((await auditOf(store, 'buyer.revoke')).length, 2, 'a refusal is not audited');
       assert.equal((await passkeysOf(store.db, 'ada@example.com')).length, 1, 'nothing changed');
     });
@@ -249,7 +230,7 @@ for (const backend of backends) {
       const { store } = t;
       const page = await admin.get('/admin/staff', owner);
       assert.equal(page.statusCode, 200);
-      const text = pageText(page);
+      const text = pageText(page.body);
       assert.ok(text.includes('owner@example.com (you)') && text.includes('clerk@example.com'));
       assert.ok(!page.body.includes('sign-in-link'), 'passkeys are possible here: no sign-in link buttons');
 
@@ -260,7 +241,7 @@ for (const backend of backends) {
       assert.equal(added.headers['cache-control'], 'no-store');
       const link = /value="(http:\/\/store\.test\/admin\/enroll\/[A-Za-z0-9_-]+)"/.exec(added.body)?.[1];
       assert.ok(link, 'the link on the answer');
-      const addedText = pageText(added);
+      const addedText = pageText(added.body);
       assert.match(addedText, /new\.person@example\.com can use this link once, until /);
       assert.match(addedText, /it was also mailed to them/);
       const secret = link.slice(link.lastIndexOf('/') + 1);
@@ -271,7 +252,7 @@ for (const backend of backends) {
 
       // The staff page afterwards lists them and shows no link.
       const later = await admin.get('/admin/staff', owner);
-      assert.ok(pageText(later).includes('new.person@example.com'));
+      assert.ok(pageText(later.body).includes('new.person@example.com'));
       assert.ok(!later.body.includes(secret));
 
       const bad = await admin.post('/admin/staff', owner, { email: 'not an address', role: 'staff' });
@@ -291,7 +272,7 @@ for (const backend of backends) {
 
       const asked = await admin.post('/admin/staff/revoke', owner, { email: 'leaving@example.com' });
       assert.equal(asked.statusCode, 200);
-      assert.match(pageText(asked), /Revoke leaving@example\.com\?/);
+      assert.match(pageText(asked.body), /Revoke leaving@example\.com\?/);
       assert.ok(asked.body.includes('name="confirm" value="yes"'));
       assert.equal((await store.staff.list(store.db)).find((m) => m.email === 'leaving@example.com')!.revokedAt, null, 'not yet');
       assert.equal((await admin.get('/admin/deliveries', victim)).statusCode, 200, 'still signed in');
@@ -303,8 +284,8 @@ for (const backend of backends) {
       assert.equal((await admin.get('/admin/deliveries', victim)).statusCode, 401, 'their session ended');
       assert.match((await auditOf(store, 'staff.revoke')).at(-1)!.summary, /leaving@example\.com/);
       const shown = await admin.get('/admin/staff?done=revoked', owner);
-      assert.match(pageText(shown), /The person was revoked/);
-      assert.match(pageText(shown), /leaving@example\.com Staff .* Revoked /);
+      assert.match(pageText(shown.body), /The person was revoked/);
+      assert.match(pageText(shown.body), /leaving@example\.com Staff .* Revoked /);
 
       // The only owner: refused, beside their own Revoke; nothing changed.
       const last = await admin.post('/admin/staff/revoke', owner, { email: 'owner@example.com', confirm: 'yes' });
@@ -330,20 +311,20 @@ for (const backend of backends) {
       const admin = adminClient(t);
       const page = await admin.get('/admin/staff', owner);
       assert.equal(page.statusCode, 200);
-      assert.match(pageText(page), /is an IP address, where no passkey can exist/);
+      assert.match(pageText(page.body), /is an IP address, where no passkey can exist/);
       assert.ok(page.body.includes('aria-label="Make a sign-in link for clerk@example.com"'));
 
       const made = await admin.post('/admin/staff/sign-in-link', owner, { email: 'clerk@example.com' });
       assert.equal(made.statusCode, 200);
       const link = /value="(http:\/\/127\.0\.0\.1:8080\/admin\/sign-in\/link\/[A-Za-z0-9_-]+)"/.exec(made.body)?.[1];
       assert.ok(link);
-      assert.match(pageText(made), /clerk@example\.com can use this link once, until /);
+      assert.match(pageText(made.body), /clerk@example\.com can use this link once, until /);
       const signedIn = await store.staff.useSignInLink(store.db, link.slice(link.lastIndexOf('/') + 1));
       assert.equal(signedIn.session.email, 'clerk@example.com');
 
       const unknown = await admin.post('/admin/staff/sign-in-link', owner, { email: 'nobody@example.com' });
       assert.equal(unknown.statusCode, 409);
-      assert.match(pageText(unknown), /No link made: nobody@example\.com is not staff/);
+      assert.match(pageText(unknown.body), /No link made: nobody@example\.com is not staff/);
     });
   });
 }

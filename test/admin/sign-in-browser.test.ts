@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TERMINAL_ACTOR } from '../../src/audit/audit-log.js';
 import { loadConfig } from '../../src/config.js';
-import { freePort, seriousViolations, oneChromiumForTheFile } from '../helpers/browser.js';
+import { freePort, seriousViolations, oneChromiumForTheFile, pageWithPasskeys } from '../helpers/browser.js';
 import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
 let browser: Browser;
@@ -44,17 +44,7 @@ for (const backend of backends) {
     it('enrolls a passkey from the emailed link, signs out, and signs in again with the passkey alone', async () => {
       const context = await browser.newContext();
       try {
-        const page = await context.newPage();
-        const errors: string[] = [];
-        page.on('console', (message) => {
-          if (message.type() === 'error') errors.push(message.text());
-        });
-        page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
-        const cdp = await context.newCDPSession(page);
-        await cdp.send('WebAuthn.enable');
-        const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-          options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-        });
+        const { page, errors, cdp, authenticatorId } = await pageWithPasskeys(context);
 
         const { link } = await t.store.staff.add(t.store.db, TERMINAL_ACTOR, 'ada@example.com', 'owner');
         assert.ok(link.startsWith(`${base}/admin/enroll/`));

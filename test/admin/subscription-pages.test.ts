@@ -15,29 +15,11 @@ import type { Store } from '../../src/store.js';
 import { adminClient, startStaffSession, type StaffSessionForTest } from '../helpers/admin-session.js';
 import { placeOrder } from '../helpers/orders.js';
 import { backends, dropTestDatabases, startTestStore, type TestStore } from '../helpers/store.js';
+import { around, pageText } from '../helpers/page-text.js';
 
 after(dropTestDatabases);
 
 const DAY_MS = 24 * 3600 * 1000;
-
-/** The text of a page or part of one, tags dropped, entities read, spaces collapsed. */
-function pageText(markup: string): string {
-  const entities: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
-  return markup
-    .replace(/<style[\s\S]*?<\/style>/g, ' ')
-    .replace(/<\/?bdi>/g, '')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&(amp|lt|gt|quot|#39);/g, (entity) => entities[entity]!)
-    .replace(/\s+/g, ' ');
-}
-
-/** The markup from the element carrying `marker` up to the next `closing`. */
-function around(body: string, marker: string, closing: string): string {
-  const at = body.indexOf(marker);
-  assert.ok(at !== -1, `${marker} on the page`);
-  const end = body.indexOf(closing, at);
-  return body.slice(at, end === -1 ? undefined : end + closing.length);
-}
 
 /** The subscriptions a list page links to, in its order (the upcoming deliveries' table left out). */
 function listedIds(body: string): number[] {

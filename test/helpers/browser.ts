@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { dropTestDatabases } from './store.js';
 
 /** Debian's chromium package installs here (scripts/start-services.sh installs it); CHROMIUM_PATH names another. */
@@ -33,6 +33,25 @@ export function oneChromiumForTheFile(opened: (browser: Browser) => void): void 
     await browser?.close();
     await dropTestDatabases();
   });
+}
+
+/**
+ * A page of `context` with a virtual WebAuthn authenticator (a platform passkey that verifies its user and answers at
+ * once) and the console errors it logs, a script the page's CSP refused among them.
+ */
+export async function pageWithPasskeys(context: BrowserContext): Promise<{ page: Page; errors: string[]; cdp: CDPSession; authenticatorId: string }> {
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return { page, errors, cdp, authenticatorId };
 }
 
 /** A loopback port free now, so a store can be configured with its BASE_URL before it listens. */

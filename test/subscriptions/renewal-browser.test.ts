@@ -21,7 +21,7 @@ import { planUnitPrice } from '../../src/catalog/types.js';
 import { loadConfig } from '../../src/config.js';
 import { readOrder } from '../../src/orders/orders.js';
 import { addInterval } from '../../src/subscriptions/subscriptions.js';
-import { freePort, oneChromiumForTheFile } from '../helpers/browser.js';
+import { freePort, oneChromiumForTheFile, pageWithPasskeys } from '../helpers/browser.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../helpers/smtp.js';
 import { backends, startTestStore, type TestStore } from '../helpers/store.js';
 
@@ -89,17 +89,7 @@ for (const backend of backends) {
       const oneTime = t.store.catalog.snapshot.productByHandle('decaf-capsules')!.variants[0]!;
 
       context = await browser.newContext();
-      const page = await context.newPage();
-      const errors: string[] = [];
-      page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(message.text());
-      });
-      page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable');
-      const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-      });
+      const { page, errors, cdp, authenticatorId } = await pageWithPasskeys(context);
 
       // The cart, as a theme's script fills it (the browser's own cookie jar keeps the cart), then the checkout page.
       const added = await page.request.post(`${base}/cart/add.js`, {
