@@ -30,6 +30,7 @@ import { pageContext } from './pages/layout.js';
 import { messagePage, notFoundPage } from './pages/message-page.js';
 import {
   ADDRESS_FIELDS,
+  SUBSCRIPTIONS_CODE_PATH,
   SUBSCRIPTIONS_PATH,
   askForLinkPage,
   changeNotice,
@@ -238,7 +239,18 @@ export const subscriptionRoutes: FastifyPluginAsync<{ store: Store }> = async (a
     const read = readPersonField('email', typed.trim());
     if (read.fault) return send(reply, 422, askForLinkPage(context, { problem: `This email ${fieldFaultSentence(read.fault)}.`, email: typed }));
     await subscriptions.mailManageLink(db, read.value);
-    return send(reply, 200, linkOnItsWayPage(context));
+    return send(reply, 200, linkOnItsWayPage(context, read.value));
+  });
+
+  // The code of that mail, typed here: its subscriptions page, or the form again (every wrong try counts; five end it).
+  app.post<{ Body: unknown }>(SUBSCRIPTIONS_CODE_PATH, { config: { rateLimit: 'approval-post' }, schema: { hide: true }, bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
+    const foreign = refusedForeign(request, reply);
+    if (foreign) return foreign;
+    const email = formText(request.body, 'email').trim();
+    const code = formText(request.body, 'code').trim();
+    const url = email && code ? await subscriptions.manageUrlForCode(db, email, code) : undefined;
+    if (url === undefined) return send(reply, 422, linkOnItsWayPage(context, email.slice(0, CHECKOUT_FIELDS.email.max), 'That code is not right, or no longer works: codes work 15 minutes, for five tries. Ask for a new mail if needed.'));
+    return redirect(reply, new URL(url).pathname);
   });
 
   // The order's id is the order page's capability, but agents hold it too: it earns a link mailed to the order's

@@ -102,11 +102,16 @@ export function changedMail(subscription: Subscription, done: string, manageUrl:
   );
 }
 
-export function manageLinkMail(email: string, manageUrl: string, shop: SubscriptionMailShop): MailMessage {
+export function manageLinkMail(email: string, manageUrl: string, code: string, shop: SubscriptionMailShop): MailMessage {
   return compose(
     email,
-    'your subscriptions',
-    ['Here is the link to your subscriptions, as asked. It works for 30 days:', { link: manageUrl }, 'If you did not ask for it, ignore this mail.'],
+    `${code} is your code for your subscriptions`,
+    [
+      'Here is the link to your subscriptions, as asked. It works for 30 days:',
+      { link: manageUrl },
+      `Or type this code on the page that asked for it, within 15 minutes: ${code}`,
+      'If you did not ask for it, ignore this mail.',
+    ],
     shop,
   );
 }

@@ -9,7 +9,7 @@
  * Locks are taken in one order everywhere, so no two of these wait for each other: a checkout, then its renewal,
  * then the subscription. A checkout is therefore canceled in its own transaction before its renewal is closed.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Catalog } from '../catalog/catalog.js';
 import { planTermsOf, planUnitPrice, type PlanTerms } from '../catalog/types.js';
 import type { Database, Queryable } from '../db/database.js';
@@ -129,6 +129,9 @@ const DAY_MS = 24 * 3600 * 1000;
 const MANAGE_LINK_DAYS = 30;
 /** Links to one mailbox's subscriptions made in an hour (every subscription mail makes one) past which none is mailed on request. */
 const LINKS_PER_MAILBOX_HOUR = 10;
+/** A code mailed with a subscriptions link works this long, for this many tries. */
+const CODE_MINUTES = 15;
+const CODE_TRIES = 5;
 /** Rows one claim takes; each is produced in its own transaction. */
 const BATCH = 20;
 
@@ -695,7 +698,42 @@ export class SubscriptionService {
       const since = new Date(this.now().getTime() - 3600_000).toISOString();
       const [made] = await tx.query<{ n: string | number }>('select count(*) as n from subscription_links where lower(buyer_email) = $1 and created_at > $2', [address, since]);
       if (Number(made!.n) >= LINKS_PER_MAILBOX_HOUR) return;
-      await this.mail(tx, manageLinkMail(row.buyer_email, await this.manageUrl(tx, row.buyer_email), this.options.shop));
+      // With a code for the page that asked: a new one ends the mailbox's earlier codes.
+      const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      const now = this.now();
+      await tx.query('update subscription_codes set used_at = $2 where lower(buyer_email) = $1 and used_at is null', [address, now.toISOString()]);
+      await tx.query('insert into subscription_codes (buyer_email, code_digest, created_at, expires_at) values ($1, $2, $3, $4)', [
+        row.buyer_email,
+        sha256(`${address}:${code}`),
+        now.toISOString(),
+        new Date(now.getTime() + CODE_MINUTES * 60_000).toISOString(),
+      ]);
+      await this.mail(tx, manageLinkMail(row.buyer_email, await this.manageUrl(tx, row.buyer_email), code, this.options.shop));
+    });
+  }
+
+  /**
+   * The code mailed with a subscriptions link, typed on the page that asked: a fresh link to the subscriptions of
+   * `email` when it is the mailbox's latest code, unused, unexpired and tried fewer than CODE_TRIES times; undefined
+   * otherwise (every wrong try counts).
+   */
+  async manageUrlForCode(db: Database, email: string, code: string): Promise<string | undefined> {
+    const address = email.trim().toLowerCase();
+    if (!/^\d{6}$/.test(code.trim())) return undefined;
+    const now = this.now();
+    return db.transaction(async (tx) => {
+      const [row] = await tx.query<{ id: string; buyer_email: string; code_digest: string; attempts: number }>(
+        `select id, buyer_email, code_digest, attempts from subscription_codes
+          where lower(buyer_email) = $1 and used_at is null and expires_at > $2 order by id desc limit 1 for update`,
+        [address, now.toISOString()],
+      );
+      if (!row || row.attempts >= CODE_TRIES) return undefined;
+      if (row.code_digest !== sha256(`${address}:${code.trim()}`)) {
+        await tx.query('update subscription_codes set attempts = attempts + 1 where id = $1', [row.id]);
+        return undefined;
+      }
+      await tx.query('update subscription_codes set used_at = $2 where id = $1', [row.id, now.toISOString()]);
+      return this.manageUrl(tx, row.buyer_email);
     });
   }
 

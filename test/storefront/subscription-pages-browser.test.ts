@@ -122,6 +122,16 @@ for (const backend of backends) {
 
           await page.goto(`${base}/subscriptions`);
           assert.deepEqual(await seriousViolations(page), [], `the email form at ${width} px`);
+          // Sent: the page that takes the mailed code, then refusing a wrong one.
+          await page.fill('#subscriptions-email', email);
+          await page.click('button[type=submit]');
+          await page.waitForSelector('#code-code');
+          await fitsTheScreen(page, width);
+          assert.deepEqual(await seriousViolations(page), [], `the code form at ${width} px`);
+          await page.fill('#code-code', '000000');
+          await page.click('form[action="/subscriptions/code"] button[type=submit]');
+          await page.waitForSelector('#code-code-error');
+          assert.deepEqual(await seriousViolations(page), [], `the code form with a refused code at ${width} px`);
         }
       } finally {
         await context.close();

@@ -77,3 +77,16 @@ create table subscription_links (
 create index subscription_links_expiry on subscription_links (expires_at);
 -- How many links a mailbox was sent in the last hour (a request for one is refused past a few).
 create index subscription_links_by_buyer on subscription_links (lower(buyer_email), created_at);
+
+-- A code mailed with a subscriptions link, for the buyer who would rather type it on the page that asked (the same
+-- proof: the mailbox). A digest only, for 15 minutes, five tries.
+create table subscription_codes (
+  id bigint generated always as identity primary key,
+  buyer_email text not null,
+  code_digest text not null,
+  created_at timestamptz not null,
+  expires_at timestamptz not null,
+  attempts integer not null default 0,
+  used_at timestamptz
+);
+create index subscription_codes_by_buyer on subscription_codes (lower(buyer_email), id);

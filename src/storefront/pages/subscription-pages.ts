@@ -297,16 +297,38 @@ export function orderLinkPage(context: PageContext, action: string): string {
   return layout(context, { title: 'Your subscriptions', body, personal: true });
 }
 
-/** The answer to the email form: the same whether or not the email has subscriptions. */
-export function linkOnItsWayPage(context: PageContext): string {
-  return messagePage(context, {
-    title: 'Check your email',
-    paragraphs: [
-      'If that address has subscriptions with us, a link to them is on its way. It works for 30 days.',
-      'No mail after a few minutes? Check the spam folder, and that the address is the one you subscribed with.',
-    ],
-    extra: html`<p><a href="${SUBSCRIPTIONS_PATH}">Use another email</a></p>`,
-  });
+/** Where the code mailed with a subscriptions link is typed. */
+export const SUBSCRIPTIONS_CODE_PATH = `${SUBSCRIPTIONS_PATH}/code`;
+
+/** The form for the mailed code: the email (as given, when known) and the code, with the last try's problem. */
+function codeForm(email: string, problem: string | undefined): Html {
+  return html`<form method="post" action="${SUBSCRIPTIONS_CODE_PATH}" class="checkout-form" novalidate>
+<div class="field">
+<label for="code-email">Email</label>
+<input id="code-email" name="email" type="email" autocomplete="email" maxlength="${CHECKOUT_FIELDS.email.max}" value="${email}" required>
+</div>
+<div class="field${problem ? ' field-invalid' : ''}">
+<label for="code-code">The 6-digit code from the mail</label>
+${problem ? html`<p class="field-error" id="code-code-error"><span class="visually-hidden">Error: </span>${problem}</p>` : ''}
+<input id="code-code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${
+    problem ? html` aria-invalid="true" aria-describedby="code-code-error"` : ''
+  }>
+</div>
+<div class="actions"><button type="submit" class="primary">Open my subscriptions</button></div>
+</form>`;
+}
+
+/**
+ * The answer to the email form: the same whether or not the email has subscriptions. The mail holds a link and a
+ * code; the code may be typed here instead (`email`: as the buyer gave it; empty when the store mailed an order's buyer).
+ */
+export function linkOnItsWayPage(context: PageContext, email = '', problem?: string): string {
+  const title = problem ? 'Error: Check your email' : 'Check your email';
+  const body = html`<h1>Check your email</h1>
+<p>If that address has subscriptions with us, a mail with a link to them is on its way (the link works for 30 days), and a code you can type here instead.</p>
+${codeForm(email, problem)}
+<p>No mail after a few minutes? Check the spam folder, and that the address is the one you subscribed with. <a href="${SUBSCRIPTIONS_PATH}">Use another email</a></p>`;
+  return layout(context, { title, body, personal: true });
 }
 
 type RenewalOf<K extends RenewalEntry['kind']> = Extract<RenewalEntry, { kind: K }>;
