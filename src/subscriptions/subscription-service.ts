@@ -157,6 +157,11 @@ export class SubscriptionService {
     return this.options.clock();
   }
 
+  /** STORE_TIMEZONE: the wall clock deliveries' dates follow. */
+  private get zone(): string {
+    return this.options.shop.timeZone;
+  }
+
   private get graceDays(): number {
     return this.options.noticeDays;
   }
@@ -179,7 +184,7 @@ export class SubscriptionService {
       await closeRenewal(tx, renewal.id, 'approved', now, `approved: order #${order.number}`, order.id);
       const subscription = await readSubscription(tx, renewal.subscriptionId, { lock: true });
       if (subscription && subscription.nextAt.getTime() === renewal.dueAt.getTime()) {
-        await writeSubscription(tx, subscription.id, { nextAt: followingDate(subscription, renewal.dueAt) }, now);
+        await writeSubscription(tx, subscription.id, { nextAt: followingDate(subscription, renewal.dueAt, this.zone) }, now);
       }
       await insertEvent(tx, renewal.subscriptionId, now, 'buyer', 'renewal_approved', `order #${order.number}`);
       return;
@@ -200,7 +205,7 @@ export class SubscriptionService {
         shippingOption: order.shippingOption.id,
         plan,
         lines,
-        nextAt: followingDate({ plan, createdAt: now }, now),
+        nextAt: followingDate({ plan, createdAt: now }, now, this.zone),
         originOrderId: order.id,
         createdAt: now,
       });
@@ -290,7 +295,7 @@ export class SubscriptionService {
     await closeRenewal(tx, renewal.id, 'skipped', at, reason);
     let subscription = (await readSubscription(tx, renewal.subscriptionId, { lock: true }))!;
     if (subscription.nextAt.getTime() === renewal.dueAt.getTime()) {
-      subscription = await writeSubscription(tx, subscription.id, { nextAt: followingDate(subscription, renewal.dueAt) }, at);
+      subscription = await writeSubscription(tx, subscription.id, { nextAt: followingDate(subscription, renewal.dueAt, this.zone) }, at);
     }
     await insertEvent(tx, subscription.id, at, actor, 'renewal_skipped', reason);
     await this.mail(tx, skippedMail(subscription, renewal.dueAt, reason, await this.manageUrl(tx, subscription.buyerEmail), this.options.shop));
@@ -325,7 +330,7 @@ export class SubscriptionService {
   private async produce(tx: Queryable, claimed: Subscription, asOf: Date): Promise<void> {
     let subscription = claimed;
     let dueAt = subscription.nextAt;
-    while (followingDate(subscription, dueAt).getTime() <= asOf.getTime()) dueAt = followingDate(subscription, dueAt);
+    while (followingDate(subscription, dueAt, this.zone).getTime() <= asOf.getTime()) dueAt = followingDate(subscription, dueAt, this.zone);
     if (dueAt.getTime() !== subscription.nextAt.getTime()) {
       await insertEvent(tx, subscription.id, asOf, 'system', 'deliveries_missed', `the store was not running at the date of a delivery; the next is ${dueAt.toISOString().slice(0, 10)}`);
       subscription = await writeSubscription(tx, subscription.id, { nextAt: dueAt }, asOf);
@@ -342,7 +347,7 @@ export class SubscriptionService {
     }
     // Mailed now, whatever date it is produced as of: a catch-up run (--as-of a past date) gives the buyer their days.
     const mailedAt = new Date(Math.max(asOf.getTime(), this.now().getTime()));
-    const { remindAt, skipAt } = renewalDeadlines(dueAt, mailedAt, this.graceDays, followingDate(subscription, dueAt));
+    const { remindAt, skipAt } = renewalDeadlines(dueAt, mailedAt, this.graceDays, followingDate(subscription, dueAt, this.zone));
     const checkout = await this.options.checkouts.createWithin(
       tx,
       {
@@ -520,7 +525,7 @@ export class SubscriptionService {
   async skipNext(db: Database, id: number, by: Changer): Promise<Subscription> {
     return this.change(db, id, by, 'skipped', (subscription) => {
       if (subscription.state !== 'active') throw new SubscriptionRefused('not_active', `Only an active subscription has a next delivery to skip; this one is ${subscription.state}.`);
-      return { update: { nextAt: followingDate(subscription, subscription.nextAt) }, done: `You skipped the delivery of ${this.day(subscription.nextAt)}`, pending: 'skipped' };
+      return { update: { nextAt: followingDate(subscription, subscription.nextAt, this.zone) }, done: `You skipped the delivery of ${this.day(subscription.nextAt)}`, pending: 'skipped' };
     });
   }
 
@@ -538,7 +543,7 @@ export class SubscriptionService {
       // The next delivery is the first one still ahead (one the pause withdrew is mailed again, with its days to approve).
       let nextAt = subscription.nextAt;
       const now = this.now().getTime();
-      while (nextAt.getTime() < now) nextAt = followingDate(subscription, nextAt);
+      while (nextAt.getTime() < now) nextAt = followingDate(subscription, nextAt, this.zone);
       return { update: { state: 'active', nextAt }, done: 'Your subscription is active again' };
     });
   }

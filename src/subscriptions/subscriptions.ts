@@ -72,27 +72,49 @@ export interface SubscriptionEvent {
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/**
- * The date `count` units after `from`, in UTC: months and years land on `day` of the month (by default `from`'s) where
- * the month has it, else on its last day (Jan 31 + 1 month = Feb 28 or 29); days and weeks are exact.
- */
-export function addInterval(from: Date, unit: PlanTerms['intervalUnit'], count: number, day: number = from.getUTCDate()): Date {
-  if (unit === 'day' || unit === 'week') return new Date(from.getTime() + count * (unit === 'week' ? 7 : 1) * DAY_MS);
-  const months = unit === 'year' ? 12 * count : count;
-  const next = new Date(from.getTime());
-  next.setUTCDate(1);
-  next.setUTCMonth(next.getUTCMonth() + months);
-  const lastDay = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
-  next.setUTCDate(Math.min(day, lastDay));
-  return next;
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+
+/** What a clock on the wall in `timeZone` reads at `at`: year, month (0 to 11), day, hours, minutes, seconds, ms. */
+function wallClock(at: Date, timeZone: string): number[] {
+  let format = wallClocks.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    wallClocks.set(timeZone, format);
+  }
+  const part = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, Number(p.value)]));
+  return [part.year!, part.month! - 1, part.day!, part.hour!, part.minute!, part.second!, at.getUTCMilliseconds()];
+}
+
+/** The instant at which the wall clock in `timeZone` reads these parts (the first of two in an hour that repeats). */
+function instantOf(parts: number[], timeZone: string): Date {
+  const [year, month, day, hour, minute, second, ms] = parts as [number, number, number, number, number, number, number];
+  const asIfUtc = Date.UTC(year, month, day, hour, minute, second, ms);
+  const offsetAt = (instant: number) => Date.UTC(...(wallClock(new Date(instant), timeZone) as [number, number, number, number, number, number, number])) - instant;
+  let instant = asIfUtc - offsetAt(asIfUtc);
+  instant = asIfUtc - offsetAt(instant);
+  return new Date(instant);
 }
 
 /**
- * The next delivery after this one: an interval on, on the day of the month the subscription started (so a
- * subscription started on the 31st comes back to the 31st after February's 28th, rather than drifting to the 28th).
+ * The date `count` units after `from`, on the store's wall clock (`timeZone`, UTC by default): the same time of day;
+ * months and years land on `day` of the month (by default `from`'s there) where the month has it, else on its last
+ * day (Jan 31 + 1 month = Feb 28 or 29); days and weeks are calendar days.
  */
-export const followingDate = (subscription: Pick<Subscription, 'plan' | 'createdAt'>, after: Date): Date =>
-  addInterval(after, subscription.plan.intervalUnit, subscription.plan.intervalCount, subscription.createdAt.getUTCDate());
+export function addInterval(from: Date, unit: PlanTerms['intervalUnit'], count: number, day?: number, timeZone = 'UTC'): Date {
+  const [year, month, fromDay, ...time] = wallClock(from, timeZone) as [number, number, number, ...number[]];
+  if (unit === 'day' || unit === 'week') return instantOf([year, month, fromDay + count * (unit === 'week' ? 7 : 1), ...time], timeZone);
+  const months = month + (unit === 'year' ? 12 * count : count);
+  const lastDay = new Date(Date.UTC(year, months + 1, 0)).getUTCDate();
+  return instantOf([year, months, Math.min(day ?? fromDay, lastDay), ...time], timeZone);
+}
+
+/**
+ * The next delivery after this one: an interval on, on the day of the month the subscription started, in the store's
+ * zone (so a subscription started on the 31st comes back to the 31st after February's 28th, rather than drifting to
+ * the 28th, and an evening order west of UTC keeps its own day).
+ */
+export const followingDate = (subscription: Pick<Subscription, 'plan' | 'createdAt'>, after: Date, timeZone = 'UTC'): Date =>
+  addInterval(after, subscription.plan.intervalUnit, subscription.plan.intervalCount, wallClock(subscription.createdAt, timeZone)[2], timeZone);
 
 /** When a delivery's renewal is produced and mailed: `noticeDays` before its date. */
 export const noticeAt = (dueAt: Date, noticeDays: number): Date => new Date(dueAt.getTime() - noticeDays * DAY_MS);

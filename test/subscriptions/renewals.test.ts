@@ -395,4 +395,16 @@ describe('the calendar of deliveries', () => {
     const weekly = { plan: { ...plan, intervalUnit: 'week' as const, intervalCount: 2 }, createdAt: new Date('2027-01-31T10:00:00Z') };
     assert.equal(followingDate(weekly, weekly.createdAt).toISOString(), '2027-02-14T10:00:00.000Z');
   });
+
+  it("dates follow the store's wall clock: an evening order west of UTC keeps its day, and its hour across a clock change", async () => {
+    const { followingDate } = await import('../../src/subscriptions/subscriptions.js');
+    const plan = { intervalUnit: 'month' as const, intervalCount: 1 } as Parameters<typeof followingDate>[0]['plan'];
+    // 8 pm on 30 January in Los Angeles is already the 31st in UTC: the next delivery is 28 February there, at 8 pm.
+    const evening = { plan, createdAt: new Date('2027-01-31T04:00:00Z') };
+    assert.equal(followingDate(evening, evening.createdAt, 'America/Los_Angeles').toISOString(), '2027-03-01T04:00:00.000Z');
+    assert.equal(followingDate(evening, evening.createdAt, 'UTC').toISOString(), '2027-02-28T04:00:00.000Z');
+    // 9 am in Berlin on 10 March (CET, UTC+1) → 9 am on 10 April (CEST, UTC+2).
+    const spring = { plan, createdAt: new Date('2027-03-10T08:00:00Z') };
+    assert.equal(followingDate(spring, spring.createdAt, 'Europe/Berlin').toISOString(), '2027-04-10T07:00:00.000Z');
+  });
 });
