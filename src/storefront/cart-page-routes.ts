@@ -8,7 +8,7 @@
  */
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { PricedCart } from '../cart/cart.js';
 import type { CheckoutRecord, CheckoutView } from '../checkout/checkout.js';
 import { CheckoutNotFound, CheckoutRefused, type CheckoutDetails } from '../checkout/checkout-service.js';
@@ -17,8 +17,6 @@ import { fieldFaultSentence } from '../fields/person-fields.js';
 import { isTerminal } from '../checkout/machine.js';
 import { shippingOptions, type AddressInput, type ShippingOption } from '../checkout/shipping.js';
 import { checkoutTotals } from '../checkout/totals.js';
-import { isDatabaseUnavailable } from '../db/database.js';
-import { StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName } from '../http/errors.js';
 import type { Store } from '../store.js';
 import { cartFromCookie, PER_CART } from './cart-cookie.js';
 import { urlencodedFields } from './form-body.js';
@@ -38,6 +36,7 @@ import {
 import { CART_PATH, CHECKOUT_PATH, cartPage } from './pages/cart-page.js';
 import { pageContext } from './pages/layout.js';
 import { messagePage } from './pages/message-page.js';
+import { pageErrorHandler } from './page-errors.js';
 import { sameOriginCheck } from './same-origin.js';
 
 /** The checkout form is a dozen short fields. */
@@ -117,22 +116,8 @@ export const cartPageRoutes: FastifyPluginAsync<{ store: Store }> = async (app, 
   const sayPage = (reply: FastifyReply, status: number, title: string, paragraphs: string[]) =>
     sendPersonalPage(reply, status, messagePage(context, { title, tone: 'problem', paragraphs }), cartPagesPolicy(store));
 
-  // A person reads these answers: errors are pages too, except 429, which keeps the store's JSON and Retry-After.
-  app.setErrorHandler((error: FastifyError | StorefrontError, request, reply) => {
-    const status = error.statusCode ?? 500;
-    if (status === 429) throw error;
-    if (status < 500) {
-      const why = error instanceof StorefrontError ? error.description : 'The form could not be read.';
-      return sayPage(reply, status, 'Nothing was changed', [`${why} Nothing was changed.`, 'Go back to your cart and try again.']);
-    }
-    if (isDatabaseUnavailable(error)) {
-      request.log.warn({ cause: databaseErrorName(error) }, 'database unavailable: answered 503');
-      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-      return sayPage(reply, 503, 'The store is briefly unavailable', ['This page cannot be shown right now. Try again in a moment.']);
-    }
-    request.log.error({ err: error }, 'page failed');
-    return sayPage(reply, 500, 'Something went wrong', ['Something went wrong on our side. Try again in a moment.']);
-  });
+  // A person reads these answers: errors are pages too (page-errors.ts).
+  app.setErrorHandler(pageErrorHandler(sayPage, { again: 'Go back to your cart and try again.', unavailable: 'This page cannot be shown right now. Try again in a moment.' }));
 
   const toCart = (reply: FastifyReply) => reply.header('cache-control', 'no-store').redirect(CART_PATH, 303);
 

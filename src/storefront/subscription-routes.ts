@@ -12,11 +12,9 @@
  * refusal's sentence and nothing changed.
  */
 import formbody from '@fastify/formbody';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { readPersonField, fieldFaultSentence } from '../fields/person-fields.js';
 import type { AddressInput } from '../checkout/shipping.js';
-import { isDatabaseUnavailable } from '../db/database.js';
-import { StorefrontError, UNAVAILABLE_RETRY_AFTER_SECONDS, databaseErrorName } from '../http/errors.js';
 import type { Store } from '../store.js';
 import { SubscriptionNotFound, SubscriptionRefused, type Changer, type RenewalEntry, type SubscriptionDetails } from '../subscriptions/subscription-service.js';
 import type { Subscription } from '../subscriptions/subscriptions.js';
@@ -47,6 +45,7 @@ import {
   type ManageAction,
   type ManageRefusal,
 } from './pages/subscription-pages.js';
+import { pageErrorHandler } from './page-errors.js';
 import { sameOriginCheck } from './same-origin.js';
 
 /** A renewal's token and a subscriptions link's secret: 256 random bits, base64url. Anything else is not looked up. */
@@ -97,22 +96,8 @@ export const subscriptionRoutes: FastifyPluginAsync<{ store: Store }> = async (a
   const redirect = (reply: FastifyReply, location: string) => reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(location, 303);
   const sayPage = (reply: FastifyReply, status: number, title: string, paragraphs: string[]) => send(reply, status, messagePage(context, { title, tone: 'problem', paragraphs }));
 
-  // A person reads these answers: errors are pages too, except 429, which keeps the store's JSON and Retry-After.
-  app.setErrorHandler((error: FastifyError | StorefrontError, request, reply) => {
-    const status = error.statusCode ?? 500;
-    if (status === 429) throw error;
-    if (status < 500) {
-      const why = error instanceof StorefrontError ? error.description : 'The form could not be read.';
-      return sayPage(reply, status, 'Nothing was changed', [`${why} Nothing was changed.`, 'Go back to the page and try again.']);
-    }
-    if (isDatabaseUnavailable(error)) {
-      request.log.warn({ cause: databaseErrorName(error) }, 'database unavailable: answered 503');
-      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-      return sayPage(reply, 503, 'The store is briefly unavailable', ['This page cannot be shown right now. Try again in a moment. Nothing was changed.']);
-    }
-    request.log.error({ err: error }, 'page failed');
-    return sayPage(reply, 500, 'Something went wrong', ['Something went wrong on our side. Try again in a moment.']);
-  });
+  // A person reads these answers: errors are pages too (page-errors.ts).
+  app.setErrorHandler(pageErrorHandler(sayPage, { again: 'Go back to the page and try again.', unavailable: 'This page cannot be shown right now. Try again in a moment. Nothing was changed.' }));
 
   /** A POST from a page of another site is refused before anything is read. */
   const refusedForeign = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined =>

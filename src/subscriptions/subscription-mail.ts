@@ -6,7 +6,7 @@
 import { formatMoney, intervalWords } from '../catalog/types.js';
 import { html, type Html } from '../markup/html.js';
 import { momentsIn } from '../markup/moments.js';
-import { oneLine, signatureHtml, signatureText, type MerchantIdentity } from '../mail/mail-parts.js';
+import { link, oneLine, paragraph, signatureHtml, signatureText, type MerchantIdentity } from '../mail/mail-parts.js';
 import type { MailMessage } from '../outbox/outbox.js';
 import { subscriptionTitle, type Subscription } from './subscriptions.js';
 
@@ -19,7 +19,7 @@ type Part = string | { link: string };
 
 function compose(to: string, subject: string, parts: readonly Part[], shop: SubscriptionMailShop): MailMessage {
   const text = parts.map((part) => (typeof part === 'string' ? part : part.link)).join('\n\n');
-  const body: Html[] = parts.map((part) => (typeof part === 'string' ? html`<p style="margin:0 0 12px">${part}</p>` : html`<p style="margin:0 0 12px"><a href="${part.link}" style="color:#0645ad">${part.link}</a></p>`));
+  const body: Html[] = parts.map((part) => paragraph(typeof part === 'string' ? part : link(part.link)));
   return {
     to,
     subject: oneLine(`${shop.storeName}: ${subject}`),
